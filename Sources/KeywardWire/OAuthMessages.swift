@@ -1,0 +1,93 @@
+/// Successful token endpoint answer (RFC 6749 §5.1, RFC 9449 §5).
+public struct TokenResponse: Codable, Sendable, Equatable {
+    public var accessToken: String
+    /// "DPoP" when the token is bound to a proof key, otherwise "Bearer".
+    public var tokenType: String
+    public var expiresIn: Int
+    public var scope: String?
+
+    public init(accessToken: String, tokenType: String, expiresIn: Int, scope: String?) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.expiresIn = expiresIn
+        self.scope = scope
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case scope
+    }
+}
+
+/// `cnf` claim of a sender-constrained token (RFC 9449 §6.1).
+public struct Confirmation: Codable, Sendable, Equatable {
+    public var jkt: String
+
+    public init(jkt: String) { self.jkt = jkt }
+}
+
+/// Answer of `GET /realms/{realm}/v1/whoami`: the caller's verified token claims.
+public struct WhoAmIResponse: Codable, Sendable, Equatable {
+    public var sub: String
+    public var azp: String?
+    public var scope: String?
+    public var cnf: Confirmation?
+    public var exp: Int64
+    public var iss: String
+
+    public init(sub: String, azp: String?, scope: String?, cnf: Confirmation?, exp: Int64, iss: String) {
+        self.sub = sub
+        self.azp = azp
+        self.scope = scope
+        self.cnf = cnf
+        self.exp = exp
+        self.iss = iss
+    }
+}
+
+/// The subset of OpenID Provider metadata Keyward publishes (OpenID Connect Discovery 1.0 §3, RFC 8414).
+public struct ProviderMetadata: Codable, Sendable, Equatable {
+    public var issuer: String
+    public var jwksURI: String
+    public var tokenEndpoint: String
+    public var grantTypesSupported: [String]
+    public var tokenEndpointAuthMethodsSupported: [String]
+    public var dpopSigningAlgValuesSupported: [String]
+    public var idTokenSigningAlgValuesSupported: [String]
+    public var responseTypesSupported: [String]
+    public var subjectTypesSupported: [String]
+    public var scopesSupported: [String]
+
+    public init(
+        issuer: String, jwksURI: String, tokenEndpoint: String, grantTypesSupported: [String],
+        tokenEndpointAuthMethodsSupported: [String], dpopSigningAlgValuesSupported: [String],
+        idTokenSigningAlgValuesSupported: [String], responseTypesSupported: [String],
+        subjectTypesSupported: [String], scopesSupported: [String]
+    ) {
+        self.issuer = issuer
+        self.jwksURI = jwksURI
+        self.tokenEndpoint = tokenEndpoint
+        self.grantTypesSupported = grantTypesSupported
+        self.tokenEndpointAuthMethodsSupported = tokenEndpointAuthMethodsSupported
+        self.dpopSigningAlgValuesSupported = dpopSigningAlgValuesSupported
+        self.idTokenSigningAlgValuesSupported = idTokenSigningAlgValuesSupported
+        self.responseTypesSupported = responseTypesSupported
+        self.subjectTypesSupported = subjectTypesSupported
+        self.scopesSupported = scopesSupported
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case jwksURI = "jwks_uri"
+        case tokenEndpoint = "token_endpoint"
+        case grantTypesSupported = "grant_types_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
+        case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
+        case responseTypesSupported = "response_types_supported"
+        case subjectTypesSupported = "subject_types_supported"
+        case scopesSupported = "scopes_supported"
+    }
+}
