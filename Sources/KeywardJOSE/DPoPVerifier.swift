@@ -1,0 +1,238 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Remembers DPoP `jti`s. Implementations must be atomic: of two concurrent calls with the same key,
+/// exactly one returns true.
+public protocol DPoPReplayCache: Sendable {
+    /// false when (jti, keyThumbprint) was already seen and has not expired.
+    func recordOnce(jti: String, keyThumbprint: String, expiresAt: Date, now: Date) async throws -> Bool
+}
+
+public struct DPoPError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case invalidProof = "invalid_dpop_proof"
+        case useNonce = "use_dpop_nonce"
+    }
+
+    public let code: Code
+    /// A short, stable label for metrics and logs: "bad_signature", "htm_mismatch", "htu_mismatch",
+    /// "iat_window", "replayed", "ath_mismatch", "ath_missing", "jkt_mismatch", "typ", "alg", "jwk",
+    /// "missing_claim", "invalid_claim", "jti", "nonce", "malformed", "too_large", "duplicate_member",
+    /// "crit", "b64", "replay_check_failed".
+    public let reason: String
+    public let message: String
+
+    public init(code: Code, reason: String, message: String) {
+        self.code = code
+        self.reason = reason
+        self.message = message
+    }
+
+    static func invalid(_ reason: String, _ message: String) -> DPoPError {
+        DPoPError(code: .invalidProof, reason: reason, message: message)
+    }
+
+    public var description: String { "\(code.rawValue) (\(reason)): \(message)" }
+}
+
+public struct DPoPVerifier: Sendable {
+    public struct Options: Sendable {
+        public var allowedAlgorithms: Set<JWSAlgorithm>
+        /// How far in the past iat may be.
+        public var maxAge: TimeInterval
+        /// How far in the future iat may be (client clock ahead of ours).
+        public var maxFutureSkew: TimeInterval
+        public var maxProofSize: Int
+        public var maxJTILength: Int
+        /// How long a jti is remembered; must cover the whole acceptance window of one proof.
+        public var replayLifetime: TimeInterval
+
+        public init(
+            allowedAlgorithms: Set<JWSAlgorithm> = Set(JWSAlgorithm.allCases),
+            maxAge: TimeInterval = 120,
+            maxFutureSkew: TimeInterval = 120,
+            maxProofSize: Int = 8192,
+            maxJTILength: Int = 256,
+            replayLifetime: TimeInterval? = nil
+        ) {
+            self.allowedAlgorithms = allowedAlgorithms
+            self.maxAge = maxAge
+            self.maxFutureSkew = maxFutureSkew
+            self.maxProofSize = maxProofSize
+            self.maxJTILength = maxJTILength
+            self.replayLifetime = replayLifetime ?? (maxAge + maxFutureSkew)
+        }
+    }
+
+    public struct Verified: Sendable {
+        public let jwk: JWK
+        public let thumbprint: String
+        public let claims: JSONObject
+        public let header: JSONObject
+        public let jti: String
+        public let issuedAt: Date
+    }
+
+    public let options: Options
+    let replayCache: any DPoPReplayCache
+
+    public init(options: Options = .init(), replayCache: any DPoPReplayCache) {
+        self.options = options
+        self.replayCache = replayCache
+    }
+
+    /// RFC 9449 §4.3 steps 2–12, cheapest checks first. The replay cache is written last, after the signature
+    /// and every claim check, so that unauthenticated garbage cannot fill it. Nothing referenced by `kid`, `jku`,
+    /// `x5u` or `x5c` is ever fetched.
+    ///
+    /// - Parameters:
+    ///   - accessToken: when non-nil, `ath` is required and must match.
+    ///   - expectedThumbprint: when non-nil (`cnf.jkt`), the proof key must have this RFC 7638 thumbprint.
+    ///   - expectedNonce: when non-nil, the `nonce` claim must equal it, else `.useNonce`.
+    ///   - verificationKey: when non-nil (e.g. a push-MFA device's stored key), verify with it instead of the
+    ///     header `jwk`, which then becomes optional but must still be a valid public key if present.
+    public func verify(
+        proof: String,
+        method: String,
+        url: String,
+        accessToken: String? = nil,
+        expectedThumbprint: String? = nil,
+        expectedNonce: String? = nil,
+        verificationKey: JWK? = nil,
+        now: Date
+    ) async throws(DPoPError) -> Verified {
+        let checked = try check(proof: proof, method: method, url: url, accessToken: accessToken,
+                                expectedThumbprint: expectedThumbprint, expectedNonce: expectedNonce,
+                                verificationKey: verificationKey, now: now)
+        let fresh: Bool
+        do {
+            fresh = try await replayCache.recordOnce(
+                jti: checked.jti, keyThumbprint: checked.thumbprint,
+                expiresAt: now.addingTimeInterval(options.replayLifetime), now: now)
+        } catch {
+            // Fail closed: without the replay check we cannot say the proof is fresh.
+            throw .invalid("replay_check_failed", "DPoP replay check failed")
+        }
+        guard fresh else { throw .invalid("replayed", "DPoP proof jti has already been used") }
+        return checked
+    }
+
+    /// Everything except the replay check. Internal on purpose: a caller that skipped the replay cache would
+    /// accept replays.
+    func check(
+        proof: String,
+        method: String,
+        url: String,
+        accessToken: String? = nil,
+        expectedThumbprint: String? = nil,
+        expectedNonce: String? = nil,
+        verificationKey: JWK? = nil,
+        now: Date
+    ) throws(DPoPError) -> Verified {
+        guard proof.utf8.count <= options.maxProofSize else {
+            throw .invalid("too_large", "DPoP proof is larger than \(options.maxProofSize) bytes")
+        }
+        let jws: JWS
+        do throws(JOSEError) {
+            jws = try JWS.parse(proof, maxSize: options.maxProofSize)
+        } catch {
+            throw Self.map(error)
+        }
+        let header = jws.header
+
+        guard header["typ"]?.stringValue == "dpop+jwt" else {
+            throw .invalid("typ", header["typ"] == nil ? "DPoP proof header has no \"typ\"" : "DPoP proof \"typ\" is not \"dpop+jwt\"")
+        }
+        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), options.allowedAlgorithms.contains(algorithm) else {
+            throw .invalid("alg", "DPoP proof alg \"\(displayable(jws.algorithmName))\" is not allowed")
+        }
+
+        var headerKey: JWK?
+        if let value = header["jwk"] {
+            guard let object = value.objectValue else { throw .invalid("jwk", "DPoP proof \"jwk\" is not an object") }
+            do throws(JOSEError) {
+                headerKey = try JWK(json: object)
+            } catch {
+                throw .invalid("jwk", "DPoP proof jwk: \(error.message)")
+            }
+        }
+        guard let key = verificationKey ?? headerKey else {
+            throw .invalid("jwk", "DPoP proof header has no \"jwk\"")
+        }
+        guard key.isCompatible(with: algorithm), key.alg == nil || key.alg == algorithm else {
+            throw .invalid("alg", "DPoP proof alg \(algorithm.rawValue) does not fit its \(key.material.keyTypeDescription) key")
+        }
+
+        let claims: JSONObject
+        do throws(JOSEError) {
+            claims = try jws.claims()
+        } catch {
+            throw Self.map(error)
+        }
+
+        guard let jtiValue = claims["jti"] else { throw .invalid("missing_claim", "DPoP proof has no \"jti\"") }
+        guard let htmValue = claims["htm"] else { throw .invalid("missing_claim", "DPoP proof has no \"htm\"") }
+        guard let htuValue = claims["htu"] else { throw .invalid("missing_claim", "DPoP proof has no \"htu\"") }
+        guard let iatValue = claims["iat"] else { throw .invalid("missing_claim", "DPoP proof has no \"iat\"") }
+        guard let jti = jtiValue.stringValue, !jti.isEmpty, jti.utf8.count <= options.maxJTILength else {
+            throw .invalid("jti", "DPoP proof \"jti\" must be a non-empty string of at most \(options.maxJTILength) bytes")
+        }
+        guard let htm = htmValue.stringValue else { throw .invalid("invalid_claim", "DPoP proof \"htm\" is not a string") }
+        guard let htu = htuValue.stringValue else { throw .invalid("invalid_claim", "DPoP proof \"htu\" is not a string") }
+        guard let iat = iatValue.numberValue else { throw .invalid("invalid_claim", "DPoP proof \"iat\" is not a number") }
+
+        // Methods are case-sensitive tokens (RFC 9110 §9.1).
+        guard htm == method else { throw .invalid("htm_mismatch", "DPoP proof htm \"\(displayable(htm))\" is not \(method)") }
+        guard let proofURL = HTU.normalize(htu), let requestURL = HTU.normalize(url), proofURL == requestURL else {
+            throw .invalid("htu_mismatch", "DPoP proof htu does not match the request URL")
+        }
+
+        let nowSeconds = now.timeIntervalSince1970
+        guard isReasonableTimestamp(iat), iat >= nowSeconds - options.maxAge, iat <= nowSeconds + options.maxFutureSkew else {
+            throw .invalid("iat_window", "DPoP proof iat is outside the accepted window")
+        }
+
+        if let accessToken {
+            guard let athValue = claims["ath"] else { throw .invalid("ath_missing", "DPoP proof has no \"ath\"") }
+            guard athValue.stringValue == DPoPProof.accessTokenHash(accessToken) else {
+                throw .invalid("ath_mismatch", "DPoP proof ath does not match the access token")
+            }
+        }
+
+        let thumbprint = key.thumbprint()
+        if let expectedThumbprint, thumbprint != expectedThumbprint {
+            throw .invalid("jkt_mismatch", "DPoP proof key is not the key the token is bound to")
+        }
+
+        if let expectedNonce {
+            guard let nonce = claims["nonce"]?.stringValue, nonce == expectedNonce else {
+                throw DPoPError(code: .useNonce, reason: "nonce",
+                                message: claims["nonce"] == nil ? "DPoP proof has no \"nonce\"" : "DPoP proof nonce is not current")
+            }
+        }
+
+        guard key.verify(signature: jws.signature, over: jws.signingInput, algorithm: algorithm) else {
+            throw .invalid("bad_signature", "DPoP proof signature does not verify")
+        }
+
+        return Verified(jwk: key, thumbprint: thumbprint, claims: claims, header: header, jti: jti,
+                        issuedAt: Date(timeIntervalSince1970: iat))
+    }
+
+    static func map(_ error: JOSEError) -> DPoPError {
+        let reason: String
+        switch error.code {
+        case .tooLarge: reason = "too_large"
+        case .duplicateMember: reason = "duplicate_member"
+        case .unsupportedCritical: reason = "crit"
+        case .unsupportedB64: reason = "b64"
+        case .missingAlgorithm, .algorithmNotAllowed, .algorithmKeyMismatch: reason = "alg"
+        case .unsupportedKey, .weakKey, .privateKeyMaterial, .invalidKey: reason = "jwk"
+        default: reason = "malformed"
+        }
+        return .invalid(reason, "DPoP proof: \(error.message)")
+    }
+}

@@ -1,0 +1,30 @@
+import XCTest
+@testable import KeywardJOSE
+
+/// htu comparison follows RFC 3986 §6.2.2–6.2.3 and ignores query and fragment (RFC 9449 §4.3 step 9).
+final class HTUTests: XCTestCase {
+    func testNormalization() {
+        XCTAssertEqual(HTU.normalize("HTTPS://Server.Example.COM:443/token?x=1#f"), "https://server.example.com/token")
+        XCTAssertEqual(HTU.normalize("http://a.example:80"), "http://a.example/")
+        XCTAssertEqual(HTU.normalize("http://a.example:8080/p"), "http://a.example:8080/p")
+        XCTAssertEqual(HTU.normalize("https://a.example:/p"), "https://a.example/p")
+        XCTAssertEqual(HTU.normalize("https://a.example/%7euser/%2f"), "https://a.example/~user/%2F")
+        XCTAssertEqual(HTU.normalize("https://[::1]:8443/x"), "https://[::1]:8443/x")
+        XCTAssertEqual(HTU.normalize("https://a.example?q"), "https://a.example/")
+    }
+
+    func testRejectsNonHTTPAndOddForms() {
+        for url in ["ftp://a.example/", "a.example/x", "/token", "https:/a.example", "https://", "https://user@a.example/",
+                    "https://a.example:99999/", "https://a.example:x/", "https://a b/", "https://a.example/%zz", ""] {
+            XCTAssertNil(HTU.normalize(url), url)
+        }
+    }
+
+    func testDistinguishesSchemeHostPortPath() {
+        let base = HTU.normalize("https://a.example/token")
+        for other in ["http://a.example/token", "https://b.example/token", "https://a.example:8443/token",
+                      "https://a.example/token/", "https://a.example/Token"] {
+            XCTAssertNotEqual(HTU.normalize(other), base, other)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import XCTest
+@testable import KeywardJOSE
+
+/// Reference §2.4 B, header side: the algorithm, the key and the type come from policy, never from the token.
+final class HostTokenHeaderTests: XCTestCase {
+    let now = Date(timeIntervalSince1970: 1_750_000_000)
+    let claims = #"{"iss":"https://issuer.example","sub":"u1","iat":1750000000,"exp":1750000300}"#
+
+    var rsaJWK: JWK {
+        var key = TestKeys.rsa.publicJWK
+        key.kid = "A"
+        return key
+    }
+
+    func policy(keys: JWTVerificationPolicy.Keys? = nil, type: String? = nil, algorithms: Set<JWSAlgorithm> = [.rs256]) -> JWTVerificationPolicy {
+        JWTVerificationPolicy(allowedAlgorithms: algorithms, keys: keys ?? .set(JWKSet(keys: [rsaJWK])), expectedType: type,
+                              requiredClaims: ["iss", "sub", "exp"], issuer: "https://issuer.example")
+    }
+
+    func token(_ header: String, key: SigningKey = TestKeys.rsa) throws -> String {
+        try signRaw(header: header, payload: claims, key: key)
+    }
+
+    func testValidTokenAccepted() throws {
+        let verified = try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"A","typ":"JWT"}"#), policy: policy(type: "JWT"), now: now)
+        XCTAssertEqual(verified.key.kid, "A")
+    }
+
+    func testHeaderAlgNoneOrHS256WithValidRS256SignatureRejected() throws {
+        let valid = try token(#"{"alg":"RS256","kid":"A"}"#)
+        for header in [#"{"alg":"none","kid":"A"}"#, #"{"alg":"HS256","kid":"A"}"#] {
+            let forged = replacingPart(valid, index: 0, with: b64(header))
+            XCTAssertJOSEError(.algorithmNotAllowed, try JWTVerifier.verify(forged, policy: policy(), now: now), header)
+        }
+        let unsigned = b64(#"{"alg":"none","kid":"A"}"#) + "." + b64(claims) + "."
+        XCTAssertJOSEError(.algorithmNotAllowed, try JWTVerifier.verify(unsigned, policy: policy(), now: now))
+    }
+
+    func testHS256KeyedWithThePublicKeyRejected() throws {
+        let input = b64(#"{"alg":"HS256","kid":"A"}"#) + "." + b64(claims)
+        guard case .rsa(let n, _) = rsaJWK.material else { return XCTFail() }
+        let pem = StrictJSON.serialize(rsaJWK.jsonObject)
+        for secret in [n, pem] {
+            let forged = input + "." + b64(TestHMAC.hmacSHA256(key: secret, message: Array(input.utf8)))
+            XCTAssertJOSEError(.algorithmNotAllowed, try JWTVerifier.verify(forged, policy: policy(), now: now))
+        }
+    }
+
+    func testAlgorithmOutsideAllowListOrMismatchedWithKey() throws {
+        XCTAssertJOSEError(.algorithmNotAllowed, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"A"}"#), policy: policy(algorithms: [.ps256]), now: now))
+        let ec = TestKeys.es256.publicJWK
+        XCTAssertJOSEError(.algorithmKeyMismatch, try JWTVerifier.verify(try token(#"{"alg":"RS256"}"#), policy: policy(keys: .single(ec), algorithms: [.rs256, .es256]), now: now))
+        // A key pinned to RS256 refuses a PS256 token even though PS256 is allowed and fits RSA.
+        var pinned = rsaJWK
+        pinned.alg = .rs256
+        let ps = try token(#"{"alg":"PS256","kid":"A"}"#, key: TestKeys.key(for: .ps256))
+        XCTAssertJOSEError(.algorithmKeyMismatch, try JWTVerifier.verify(ps, policy: policy(keys: .single(pinned), algorithms: [.rs256, .ps256]), now: now))
+    }
+
+    func testKidHandlingWithAKeySet() throws {
+        XCTAssertJOSEError(.unknownKeyID, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"UNKNOWN"}"#), policy: policy(), now: now))
+        XCTAssertJOSEError(.missingKeyID, try JWTVerifier.verify(try token(#"{"alg":"RS256"}"#), policy: policy(), now: now))
+        for kid in [#"../../etc/passwd"#, #"' OR 1=1--"#, #"A\u0000"#, String(repeating: "k", count: 10_000)] {
+            XCTAssertJOSEError(.unknownKeyID, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"\#(kid)"}"#), policy: policy(maxSizeLimit: 64 * 1024), now: now), kid)
+        }
+        XCTAssertJOSEError(.malformed, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":1}"#), policy: policy(), now: now))
+        XCTAssertJOSEError(.duplicateMember, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"B","kid":"A"}"#), policy: policy(), now: now))
+    }
+
+    func testKidWithASingleKey() throws {
+        XCTAssertNoThrow(try JWTVerifier.verify(try token(#"{"alg":"RS256"}"#), policy: policy(keys: .single(rsaJWK)), now: now))
+        XCTAssertJOSEError(.unknownKeyID, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"B"}"#), policy: policy(keys: .single(rsaJWK)), now: now))
+    }
+
+    func testEmbeddedKeyReferencesIgnored() throws {
+        let attacker = TestKeys.rsaOther
+        let attackerJWK = String(decoding: StrictJSON.serialize(attacker.publicJWK.requiredMembers), as: UTF8.self)
+        for header in [#"{"alg":"RS256","kid":"A","jwk":\#(attackerJWK)}"#,
+                       #"{"alg":"RS256","kid":"A","jku":"https://attacker.example/jwks.json"}"#,
+                       #"{"alg":"RS256","kid":"A","x5u":"https://attacker.example/cert.pem"}"#] {
+            XCTAssertJOSEError(.badSignature, try JWTVerifier.verify(try token(header, key: attacker), policy: policy(), now: now), header)
+        }
+    }
+
+    func testCritAndB64Rejected() throws {
+        XCTAssertJOSEError(.unsupportedCritical, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"A","crit":["x"],"x":1}"#), policy: policy(), now: now))
+        XCTAssertJOSEError(.unsupportedB64, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"A","b64":false}"#), policy: policy(), now: now))
+    }
+
+    func testExplicitTyping() throws {
+        let dpop = try token(#"{"alg":"RS256","kid":"A","typ":"dpop+jwt"}"#)
+        XCTAssertJOSEError(.typeMismatch, try JWTVerifier.verify(dpop, policy: policy(type: "JWT"), now: now))
+        XCTAssertJOSEError(.typeMismatch, try JWTVerifier.verify(dpop, policy: policy(type: "at+jwt"), now: now))
+        XCTAssertJOSEError(.typeMismatch, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"A"}"#), policy: policy(type: "JWT"), now: now))
+        // Media types are case-insensitive and "application/" is optional (RFC 7515 §4.1.9).
+        XCTAssertNoThrow(try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"A","typ":"application/AT+JWT"}"#), policy: policy(type: "at+jwt"), now: now))
+        XCTAssertNoThrow(try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"A","typ":"jwt"}"#), policy: policy(type: "JWT"), now: now))
+    }
+
+    func testDuplicateKeyIDsInSetPickTheKeyMadeForTheAlgorithm() throws {
+        var ec = TestKeys.es256.publicJWK
+        ec.kid = "A"
+        let both = JWTVerificationPolicy.Keys.set(JWKSet(keys: [ec, rsaJWK]))
+        XCTAssertNoThrow(try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"A"}"#), policy: policy(keys: both, algorithms: [.rs256, .es256]), now: now))
+    }
+
+    func testSignatureByAnotherKeyRejected() throws {
+        XCTAssertJOSEError(.badSignature, try JWTVerifier.verify(try token(#"{"alg":"RS256","kid":"A"}"#, key: TestKeys.rsaOther), policy: policy(), now: now))
+    }
+}
+
+extension HostTokenHeaderTests {
+    func policy(maxSizeLimit: Int) -> JWTVerificationPolicy {
+        var result = policy()
+        result.maxSize = maxSizeLimit
+        return result
+    }
+}
