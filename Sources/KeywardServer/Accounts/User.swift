@@ -1,0 +1,29 @@
+import Foundation
+
+/// A local account of a realm.
+public struct User: Sendable, Equatable {
+    public var id: String
+    public var realm: String
+    public var username: String
+    /// bcrypt hash; nil for accounts that sign in only through a social provider.
+    public var passwordHash: String?
+    public var enabled: Bool
+    public var createdAt: Date
+
+    public init(id: String, realm: String, username: String, passwordHash: String?, enabled: Bool, createdAt: Date) {
+        self.id = id
+        self.realm = realm
+        self.username = username
+        self.passwordHash = passwordHash
+        self.enabled = enabled
+        self.createdAt = createdAt
+    }
+}
+
+public protocol UserStore: Sendable {
+    /// Inserts a user; throws `.conflict` when (realm, username) exists.
+    func createUser(_ user: User) async throws
+    func user(realm: String, username: String) async throws -> User?
+    func user(realm: String, id: String) async throws -> User?
+    func listUsers(realm: String) async throws -> [User]
+}

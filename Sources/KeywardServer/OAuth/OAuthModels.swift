@@ -1,0 +1,83 @@
+import Foundation
+
+/// A realm: an isolated namespace with its own issuer, signing keys, clients and users.
+public struct Realm: Sendable, Equatable {
+    public var name: String
+    public var displayName: String
+    /// JWS algorithm of the realm's active signing key ("ES256" by default, "RS256" available).
+    public var signingAlgorithm: String
+    /// Lifetime of issued access tokens, in seconds.
+    public var accessTokenLifetime: Int
+    /// Demo realms log confirm tokens and show them on pages; never enable in production.
+    public var demo: Bool
+    public var createdAt: Date
+
+    public init(
+        name: String, displayName: String, signingAlgorithm: String = "ES256",
+        accessTokenLifetime: Int = 300, demo: Bool = false, createdAt: Date
+    ) {
+        self.name = name
+        self.displayName = displayName
+        self.signingAlgorithm = signingAlgorithm
+        self.accessTokenLifetime = accessTokenLifetime
+        self.demo = demo
+        self.createdAt = createdAt
+    }
+}
+
+/// One realm signing key as persisted. The private key is sealed (AES-GCM under the master key)
+/// before it reaches the store; the store never sees plaintext key material.
+public struct StoredSigningKey: Sendable, Equatable {
+    public enum Status: String, Sendable { case active, retired }
+
+    public var realm: String
+    public var kid: String
+    public var algorithm: String
+    /// The public JWK as a JSON object string.
+    public var publicJWK: String
+    public var sealedPrivateKey: [UInt8]
+    public var status: Status
+    public var createdAt: Date
+    /// For retired keys: the key stays in the JWKS until this instant (when tokens it signed have expired).
+    public var publishUntil: Date?
+
+    public init(
+        realm: String, kid: String, algorithm: String, publicJWK: String, sealedPrivateKey: [UInt8],
+        status: Status, createdAt: Date, publishUntil: Date? = nil
+    ) {
+        self.realm = realm
+        self.kid = kid
+        self.algorithm = algorithm
+        self.publicJWK = publicJWK
+        self.sealedPrivateKey = sealedPrivateKey
+        self.status = status
+        self.createdAt = createdAt
+        self.publishUntil = publishUntil
+    }
+}
+
+/// A confidential OAuth client. The secret is stored as a salted SHA-256 digest and compared in constant time.
+public struct OAuthClient: Sendable, Equatable {
+    public var realm: String
+    public var clientId: String
+    public var secretSalt: [UInt8]
+    public var secretHash: [UInt8]
+    /// When true, the token endpoint refuses requests without a valid DPoP proof.
+    public var requireDPoP: Bool
+    /// Space-separated scopes granted to client_credentials tokens.
+    public var scope: String
+    public var createdAt: Date
+
+    public init(
+        realm: String, clientId: String, secretSalt: [UInt8], secretHash: [UInt8], requireDPoP: Bool,
+        scope: String, createdAt: Date
+    ) {
+        self.realm = realm
+        self.clientId = clientId
+        self.secretSalt = secretSalt
+        self.secretHash = secretHash
+        self.requireDPoP = requireDPoP
+        self.scope = scope
+        self.createdAt = createdAt
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Errors every store may throw. Implementations map engine errors to these.
+public enum StoreError: Error, Equatable, Sendable {
+    /// A row with the same unique key exists already.
+    case conflict(String)
+    /// The row to update or delete does not exist.
+    case notFound(String)
+    /// The database could not be reached or the statement failed for a reason other than the above.
+    case unavailable(String)
+}
+
+public protocol RealmStore: Sendable {
+    /// Inserts a realm; throws `.conflict` when the name is taken.
+    func createRealm(_ realm: Realm) async throws
+    func realm(named name: String) async throws -> Realm?
+    func listRealms() async throws -> [Realm]
+}
+
+public protocol SigningKeyStore: Sendable {
+    func insertKey(_ key: StoredSigningKey) async throws
+    /// All keys of the realm that are active, or retired with `publishUntil` after `now`, newest first.
+    func publishedKeys(realm: String, now: Date) async throws -> [StoredSigningKey]
+    /// The realm's active key (at most one), if any.
+    func activeKey(realm: String) async throws -> StoredSigningKey?
+    /// Atomically (one transaction): marks the current active key retired with `publishUntil`, and inserts `newKey` as active.
+    func rotate(realm: String, newKey: StoredSigningKey, retiredPublishUntil: Date) async throws
+    /// Deletes retired keys whose `publishUntil` is at or before `now`; returns how many were removed.
+    func deleteUnpublishedKeys(now: Date) async throws -> Int
+}
+
+public protocol ClientStore: Sendable {
+    /// Inserts a client; throws `.conflict` when (realm, clientId) exists.
+    func createClient(_ client: OAuthClient) async throws
+    func client(realm: String, clientId: String) async throws -> OAuthClient?
+    func listClients(realm: String) async throws -> [OAuthClient]
+    /// Throws `.notFound` when absent.
+    func deleteClient(realm: String, clientId: String) async throws
+}
+
+/// A replay cache: a table with a unique key and an expiry, swept periodically.
+public protocol ReplayStore: Sendable {
+    /// Records `key` under `scope` until `expiresAt`. Returns false (and writes nothing) when the pair
+    /// is already recorded and not yet expired. One atomic statement; never read-then-write.
+    func recordOnce(scope: String, key: String, expiresAt: Date, now: Date) async throws -> Bool
+    /// Deletes entries that expired at or before `now`; returns how many were removed.
+    func deleteExpired(now: Date) async throws -> Int
+}

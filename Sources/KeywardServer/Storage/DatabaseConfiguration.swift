@@ -1,0 +1,99 @@
+import Foundation
+
+/// The two engines Keyward runs on. Queries are written once for both; only DDL and
+/// transaction control may differ per engine.
+public enum DatabaseEngine: String, Sendable, Equatable {
+    case sqlite
+    case postgres
+}
+
+/// Where the database lives. Built directly or parsed from a URL string:
+/// `sqlite:relative/path.db`, `sqlite:/abs/path.db`, `sqlite:///abs/path.db`,
+/// `postgres://user:password@host:port/database?sslmode=...` (or `postgresql://`).
+public enum DatabaseConfiguration: Sendable, Equatable {
+    case sqlite(path: String)
+    case postgres(url: String)
+
+    public init(url: String) throws {
+        let trimmed = url.trimmingCharacters(in: .whitespaces)
+        guard let colon = trimmed.firstIndex(of: ":") else {
+            throw DatabaseConfigurationError(value: url, problem: Self.expectedForms)
+        }
+        let scheme = trimmed[..<colon].lowercased()
+        let rest = String(trimmed[trimmed.index(after: colon)...])
+        switch scheme {
+        case "sqlite":
+            self = .sqlite(path: try Self.sqlitePath(from: rest, original: url))
+        case "postgres", "postgresql":
+            // Validate now so a typo fails at startup with a clear message, not at first query.
+            _ = try PostgresURL(parsing: trimmed)
+            self = .postgres(url: trimmed)
+        default:
+            throw DatabaseConfigurationError(value: url, problem: "unsupported scheme '\(scheme)'; \(Self.expectedForms)")
+        }
+    }
+
+    public var engine: DatabaseEngine {
+        switch self {
+        case .sqlite: .sqlite
+        case .postgres: .postgres
+        }
+    }
+
+    /// True for the single-file embedded database (no external server to configure).
+    public var isEmbedded: Bool { engine == .sqlite }
+
+    static let expectedForms =
+        "expected sqlite:PATH, sqlite:///ABSOLUTE/PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+
+    private static func sqlitePath(from rest: String, original: String) throws -> String {
+        let path: String
+        if rest.hasPrefix("//") {
+            // URL form: only an empty authority is meaningful ("sqlite:///abs/path.db").
+            let afterSlashes = rest.dropFirst(2)
+            guard afterSlashes.hasPrefix("/") else {
+                throw DatabaseConfigurationError(
+                    value: original,
+                    problem: "a sqlite URL with '//' needs an absolute path (sqlite:///abs/path.db); use sqlite:relative.db for a relative path"
+                )
+            }
+            path = String(afterSlashes)
+        } else {
+            path = rest
+        }
+        guard !path.isEmpty, path != "/" else {
+            throw DatabaseConfigurationError(value: original, problem: "the sqlite database path is empty")
+        }
+        guard !path.hasSuffix("/") else {
+            throw DatabaseConfigurationError(value: original, problem: "the sqlite database path names a directory, not a file")
+        }
+        guard !path.contains("\0") else {
+            throw DatabaseConfigurationError(value: original, problem: "the sqlite database path contains a NUL byte")
+        }
+        return path
+    }
+}
+
+/// A database URL that cannot be used. The message names the value, with any password masked.
+public struct DatabaseConfigurationError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The offending value, password masked.
+    public let value: String
+    public let problem: String
+
+    public init(value: String, problem: String) {
+        self.value = DatabaseConfigurationError.maskingPassword(in: value)
+        self.problem = problem
+    }
+
+    public var description: String { "invalid database URL '\(value)': \(problem)" }
+
+    /// Replaces the password of `scheme://user:password@host` with `***` so the error can be logged safely.
+    static func maskingPassword(in value: String) -> String {
+        guard let schemeEnd = value.range(of: "://") else { return value }
+        let authorityStart = schemeEnd.upperBound
+        let authorityEnd = value[authorityStart...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? value.endIndex
+        let authority = value[authorityStart..<authorityEnd]
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return value }
+        return String(value[..<value.index(after: colon)]) + "***" + String(value[at...])
+    }
+}

@@ -1,0 +1,54 @@
+import Logging
+import PostgresKit
+import SQLKit
+
+/// Opens PostgreSQL through PostgresNIO's `PostgresClient` connection pool.
+///
+/// The client only leases connections while its `run()` is active, so the backend owns a task running
+/// it; closing cancels that task, which closes the pool's connections.
+enum PostgresBackend {
+    static func open(url: String, logger: Logger) async throws -> OpenedDatabaseBackend {
+        let parsed = try PostgresURL(parsing: url)
+        let client = PostgresClient(configuration: parsed.clientConfiguration(), backgroundLogger: logger)
+        let runTask = Task { await client.run() }
+        let sql = PostgresClientSQLDatabase(
+            client: client, logger: logger, eventLoop: PostgresClient.defaultEventLoopGroup.any()
+        )
+        return OpenedDatabaseBackend(sql: sql) {
+            runTask.cancel()
+            await runTask.value
+        }
+    }
+}
+
+/// `SQLDatabase` over the pool: each statement leases a connection for its own duration, and
+/// `withSession` keeps one connection for the whole closure (what a transaction needs).
+struct PostgresClientSQLDatabase: SQLDatabase {
+    let client: PostgresClient
+    let logger: Logger
+    let eventLoop: any EventLoop
+
+    var version: (any SQLDatabaseReportedVersion)? { nil }
+    var dialect: any SQLDialect { PostgresDialect() }
+    var queryLogLevel: Logger.Level? { .trace }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try await client.withConnection { connection in
+            try await session(on: connection).execute(sql: query, onRow)
+        }
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await client.withConnection { connection in
+            try await closure(session(on: connection))
+        }
+    }
+
+    private func session(on connection: PostgresConnection) -> any SQLDatabase {
+        connection.sql(queryLogLevel: queryLogLevel, logger: logger)
+    }
+}

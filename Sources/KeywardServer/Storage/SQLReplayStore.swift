@@ -1,0 +1,33 @@
+import Foundation
+import SQLKit
+
+public struct SQLReplayStore: ReplayStore {
+    let database: KeywardDatabase
+
+    public init(database: KeywardDatabase) {
+        self.database = database
+    }
+
+    /// One statement, so concurrent callers cannot both win: the insert claims a new pair; on conflict the
+    /// row is taken over only if it has expired; RETURNING yields a row exactly when this call wrote one.
+    public func recordOnce(scope: String, key: String, expiresAt: Date, now: Date) async throws -> Bool {
+        try await StoreErrorMapping.mapping("recordOnce") {
+            let written = try await database.sql.countingRows("""
+                INSERT INTO replay_entries (scope, entry_key, expires_at)
+                VALUES (\(bind: scope), \(bind: key), \(bind: StorageTime.milliseconds(expiresAt)))
+                ON CONFLICT (scope, entry_key) DO UPDATE SET expires_at = excluded.expires_at
+                WHERE replay_entries.expires_at <= \(bind: StorageTime.milliseconds(now))
+                RETURNING 1 AS recorded
+                """)
+            return written > 0
+        }
+    }
+
+    public func deleteExpired(now: Date) async throws -> Int {
+        try await StoreErrorMapping.mapping("deleteExpired") {
+            try await database.sql.countingRows("""
+                DELETE FROM replay_entries WHERE expires_at <= \(bind: StorageTime.milliseconds(now)) RETURNING 1 AS deleted
+                """)
+        }
+    }
+}

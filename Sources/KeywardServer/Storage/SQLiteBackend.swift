@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import SQLKit
+import SQLiteKit
+
+/// Opens the embedded database: one connection in WAL mode behind a statement gate.
+///
+/// One connection rather than a pool: SQLite serialises writers anyway, and a pool of writers would
+/// spend its time in the busy handler's sleeps. With `synchronous=NORMAL` in WAL a commit does not
+/// fsync, which is what makes thousands of small inserts per second possible (a crash may lose the
+/// last commits but never corrupts the file).
+enum SQLiteBackend {
+    static func open(path: String, logger: Logger) async throws -> OpenedDatabaseBackend {
+        let absolutePath = try prepareFile(at: path)
+        let connection = try await SQLiteConnection.open(storage: .file(path: absolutePath), logger: logger)
+        do {
+            try await configure(connection, logger: logger, path: absolutePath)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        let gate = SQLiteStatementGate()
+        let sql = SerializedSQLiteDatabase(connection: connection.sql(queryLogLevel: .trace), gate: gate)
+        return OpenedDatabaseBackend(sql: sql) {
+            // Wait for the statement or transaction in flight, then close.
+            try await gate.withGate { try await connection.close() }
+        }
+    }
+
+    /// Makes the path absolute, creates the parent directory (0700) and the file (0600) when missing:
+    /// the file holds password hashes and sealed keys, and SQLite gives its -wal/-shm files the same mode.
+    private static func prepareFile(at path: String) throws -> String {
+        let fileManager = FileManager.default
+        let url = path.hasPrefix("/")
+            ? URL(fileURLWithPath: path)
+            : URL(fileURLWithPath: fileManager.currentDirectoryPath).appendingPathComponent(path)
+        let absolutePath = url.standardizedFileURL.path
+        let directory = url.deletingLastPathComponent().path
+        do {
+            if !fileManager.fileExists(atPath: directory) {
+                try fileManager.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+                )
+            }
+            if !fileManager.fileExists(atPath: absolutePath) {
+                guard fileManager.createFile(atPath: absolutePath, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                    throw StoreError.unavailable("cannot create the database file \(absolutePath)")
+                }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.unavailable("cannot prepare the database file \(absolutePath): \(error.localizedDescription)")
+        }
+        return absolutePath
+    }
+
+    private static func configure(_ connection: SQLiteConnection, logger: Logger, path: String) async throws {
+        // busy_timeout first: another process (e.g. `keyward migrate`) may hold the file.
+        _ = try await connection.query("PRAGMA busy_timeout = 5000", [])
+        let mode = try await connection.query("PRAGMA journal_mode = WAL", []).first?.column("journal_mode")?.string
+        if mode?.lowercased() != "wal" {
+            logger.warning("SQLite did not switch to WAL mode; writes will be slower", metadata: ["path": "\(path)", "mode": "\(mode ?? "?")"])
+        }
+        _ = try await connection.query("PRAGMA synchronous = NORMAL", [])
+        _ = try await connection.query("PRAGMA foreign_keys = ON", [])
+    }
+}
+
+/// What each engine's opener hands to `KeywardDatabase`.
+struct OpenedDatabaseBackend: Sendable {
+    let sql: any SQLDatabase
+    let close: @Sendable () async throws -> Void
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import XCTest
+
+@testable import KeywardServer
+
+/// Replay store and the sweeper; each runs on both engines.
+enum ReplayScenarios {
+    static let t0 = StorageFixtures.t0
+
+    static func recordOnceLifecycle(_ database: KeywardDatabase) async throws {
+        let store = SQLReplayStore(database: database)
+        let expiry = t0.storageShifted(60)
+
+        try await StorageAssert.isTrue(await store.recordOnce(scope: "dpop", key: "jti-1", expiresAt: expiry, now: t0))
+        try await StorageAssert.isFalse(await store.recordOnce(scope: "dpop", key: "jti-1", expiresAt: expiry.storageShifted(60), now: t0.storageShifted(1)))
+        // Same key, other scope; other key, same scope.
+        try await StorageAssert.isTrue(await store.recordOnce(scope: "host", key: "jti-1", expiresAt: expiry, now: t0))
+        try await StorageAssert.isTrue(await store.recordOnce(scope: "dpop", key: "jti-2", expiresAt: expiry, now: t0))
+        // The refused call wrote nothing: the entry still expires at `expiry`, so just before it is still a replay…
+        try await StorageAssert.isFalse(await store.recordOnce(scope: "dpop", key: "jti-1", expiresAt: expiry, now: expiry.storageShifted(-0.001)))
+        // …and at it the pair may be recorded again, for a new lifetime.
+        let renewed = expiry.storageShifted(60)
+        try await StorageAssert.isTrue(await store.recordOnce(scope: "dpop", key: "jti-1", expiresAt: renewed, now: expiry))
+        try await StorageAssert.isFalse(await store.recordOnce(scope: "dpop", key: "jti-1", expiresAt: renewed, now: expiry.storageShifted(30)))
+    }
+
+    static func concurrentRecordOnceHasOneWinner(_ database: KeywardDatabase) async throws {
+        let store = SQLReplayStore(database: database)
+        let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<50 {
+                group.addTask { try await store.recordOnce(scope: "dpop", key: "same-jti", expiresAt: t0.storageShifted(60), now: t0) }
+            }
+            return try await group.reduce(into: 0) { count, won in count += won ? 1 : 0 }
+        }
+        XCTAssertEqual(wins, 1)
+    }
+
+    static func sweeperRemovesExpiredRowsOnly(_ database: KeywardDatabase) async throws {
+        try await SQLRealmStore(database: database).createRealm(StorageFixtures.realm("r1"))
+        let replay = SQLReplayStore(database: database)
+        let keys = SQLSigningKeyStore(database: database)
+        let now = t0.storageShifted(100)
+        for (key, expires) in [("old", now.storageShifted(-10)), ("edge", now), ("fresh", now.storageShifted(10))] {
+            try await StorageAssert.isTrue(await replay.recordOnce(scope: "s", key: key, expiresAt: expires, now: t0))
+        }
+        try await keys.insertKey(StorageFixtures.key(realm: "r1", kid: "active"))
+        try await keys.insertKey(StorageFixtures.key(realm: "r1", kid: "unpublished", status: .retired, publishUntil: now))
+        try await keys.insertKey(StorageFixtures.key(realm: "r1", kid: "published", status: .retired, publishUntil: now.storageShifted(1)))
+
+        let sweeper = ExpiredRowSweeper(
+            replayStore: replay, signingKeyStore: keys, clock: StorageTestClock(now), logger: StorageTestHarness.logger
+        )
+        try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(replayEntries: 2, signingKeys: 1))
+        try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(replayEntries: 0, signingKeys: 0))
+
+        // The live entry survived (still a replay, judged at an earlier time so expiry cannot be what refuses it).
+        try await StorageAssert.isFalse(await replay.recordOnce(scope: "s", key: "fresh", expiresAt: now.storageShifted(60), now: t0))
+        // The swept ones are gone (recording them again succeeds even judged at t0).
+        try await StorageAssert.isTrue(await replay.recordOnce(scope: "s", key: "old", expiresAt: now.storageShifted(60), now: t0))
+        try await StorageAssert.equal(await keys.publishedKeys(realm: "r1", now: t0).map(\.kid), ["published", "active"])
+    }
+}

@@ -1,0 +1,25 @@
+import XCTest
+
+@testable import KeywardServer
+
+/// The storage scenarios on SQLite (a temporary file per test). Keep in step with PostgresStorageTests.
+final class SQLiteStorageTests: XCTestCase {
+    private func run(migrated: Bool = true, _ body: (KeywardDatabase) async throws -> Void) async throws {
+        try await StorageTestHarness.run(.sqlite, migrated: migrated, body)
+    }
+
+    func testMigrateTwiceIsNoOp() async throws { try await run(migrated: false, DatabaseScenarios.migrateTwiceIsNoOp) }
+    func testConcurrentMigratorsApplyOnce() async throws { try await run(migrated: false, DatabaseScenarios.concurrentMigratorsApplyOnce) }
+    func testTransactionCommitsOrRollsBack() async throws { try await run(DatabaseScenarios.transactionCommitsOrRollsBack) }
+    func testConcurrentTransactionsStayIsolated() async throws { try await run(DatabaseScenarios.concurrentTransactionsStayIsolated) }
+    func testPingAnswers() async throws { try await run(DatabaseScenarios.pingAnswers) }
+    func testRealmStore() async throws { try await run(AccountScenarios.realmStore) }
+    func testClientStore() async throws { try await run(AccountScenarios.clientStore) }
+    func testUserStore() async throws { try await run(AccountScenarios.userStore) }
+    func testSigningKeyInsertAndQuery() async throws { try await run(SigningKeyScenarios.insertAndQuery) }
+    func testSigningKeyRotateSwapsAtomically() async throws { try await run(SigningKeyScenarios.rotateSwapsAtomically) }
+    func testDeleteUnpublishedKeys() async throws { try await run(SigningKeyScenarios.deleteUnpublishedKeys) }
+    func testRecordOnceLifecycle() async throws { try await run(ReplayScenarios.recordOnceLifecycle) }
+    func testConcurrentRecordOnceHasOneWinner() async throws { try await run(ReplayScenarios.concurrentRecordOnceHasOneWinner) }
+    func testSweeperRemovesExpiredRowsOnly() async throws { try await run(ReplayScenarios.sweeperRemovesExpiredRowsOnly) }
+}
