@@ -1,0 +1,51 @@
+import Foundation
+import HummingbirdBcrypt
+
+/// Local password accounts. Passwords are bcrypt-hashed; verification is done off the cooperative pool's
+/// hot path by the caller's choice of task, as bcrypt is deliberately slow.
+public final class UserService: Sendable {
+    private let store: any UserStore
+    private let clock: any KeywardClock
+    private let bcryptCost: UInt8
+
+    public init(store: any UserStore, clock: any KeywardClock, bcryptCost: UInt8 = 12) {
+        self.store = store
+        self.clock = clock
+        self.bcryptCost = bcryptCost
+    }
+
+    public func createUser(realm: String, username: String, password: String?) async throws -> User {
+        guard (1...128).contains(username.count), username.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) && $0 != " " }) else {
+            throw UserError.invalidUsername(username)
+        }
+        if let password, !(1...1024).contains(password.utf8.count) { throw UserError.invalidPassword }
+        let user = User(
+            id: UUID().uuidString.lowercased(), realm: realm, username: username,
+            passwordHash: password.map { Bcrypt.hash($0, cost: bcryptCost) }, enabled: true, createdAt: clock.now()
+        )
+        do {
+            try await store.createUser(user)
+        } catch StoreError.conflict {
+            throw UserError.exists(username)
+        }
+        return user
+    }
+
+    public func user(realm: String, username: String) async throws -> User? { try await store.user(realm: realm, username: username) }
+
+    public func listUsers(realm: String) async throws -> [User] { try await store.listUsers(realm: realm) }
+}
+
+public enum UserError: Error, CustomStringConvertible, Equatable {
+    case invalidUsername(String)
+    case invalidPassword
+    case exists(String)
+
+    public var description: String {
+        switch self {
+        case .invalidUsername(let name): "username '\(name.prefix(64))' is invalid: 1-128 characters, no spaces or control characters"
+        case .invalidPassword: "password must be 1-1024 bytes"
+        case .exists(let name): "user '\(name.prefix(64))' exists already"
+        }
+    }
+}

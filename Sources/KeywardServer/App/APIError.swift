@@ -1,0 +1,19 @@
+import Hummingbird
+import KeywardWire
+
+/// An error a route throws on purpose: rendered by `ErrorMiddleware` as `APIErrorBody` with a stable code.
+struct APIError: Error {
+    let status: HTTPResponse.Status
+    let code: ErrorCode
+    let message: String
+
+    init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    static func realmNotFound(_ name: String) -> APIError {
+        APIError(.notFound, .realmNotFound, "realm '\(name.prefix(64))' does not exist")
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KeywardWire
+
+extension HTTPField.Name {
+    static let dpopNonce = HTTPField.Name("DPoP-Nonce")!
+}
+
+/// Builds JSON responses. Routes use these instead of Hummingbird's default error bodies so every error
+/// carries a stable `KeywardWire.ErrorCode`.
+enum JSONResponse {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return make(bytes: data, status: status, headers: headers)
+    }
+
+    static func make(bytes: some Collection<UInt8>, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], contentType: String = "application/json") -> Response {
+        var fields = headers
+        fields[.contentType] = contentType
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func error(_ code: ErrorCode, _ message: String, status: HTTPResponse.Status, requestId: String?, headers: HTTPFields = [:]) -> Response {
+        make(APIErrorBody(error: code, message: message, requestId: requestId), status: status, headers: headers)
+    }
+
+    /// RFC 6749 §5.2 error body, plus any authentication challenge.
+    static func oauthError(_ failure: OAuthFailure) -> Response {
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        if let challenge = failure.challenge { headers[.wwwAuthenticate] = challenge }
+        if let nonce = failure.dpopNonce { headers[.dpopNonce] = nonce }
+        return make(
+            OAuthErrorBody(error: failure.code, errorDescription: failure.description),
+            status: HTTPResponse.Status(code: failure.status), headers: headers
+        )
+    }
+}

@@ -1,0 +1,209 @@
+import Configuration
+import Foundation
+
+/// Every setting of `keyward serve`. Each one is read from (highest precedence first) a command-line flag,
+/// the environment (`KEYWARD_` + the key in upper snake case, e.g. `KEYWARD_PUBLIC_URL`), and the JSON
+/// configuration file (`--config` / `KEYWARD_CONFIG`, keys as written below, dots meaning nesting).
+public struct KeywardConfiguration: Sendable, Equatable {
+    /// `host`: address to listen on.
+    public var host = "127.0.0.1"
+    /// `port`: TCP port to listen on (0 picks a free one).
+    public var port = 8080
+    /// `publicURL`: the externally visible base URL; issuers and DPoP `htu` checks derive from it, never from `Host`.
+    public var publicURL: String?
+    /// `dataDir`: where the embedded database and the generated master key file live.
+    public var dataDirectory = "keyward-data"
+    /// `databaseURL`: `sqlite:PATH` (default `sqlite:<dataDir>/keyward.db`) or `postgres://user:pass@host:port/db`.
+    public var databaseURL: String?
+    /// `masterKey`: base64 of 32 random bytes; encrypts realm private keys at rest. Required with PostgreSQL.
+    public var masterKey: String?
+    /// `log.level`: trace, debug, info, notice, warning, error, critical.
+    public var logLevel = "info"
+    /// `log.format`: json or text.
+    public var logFormat = "json"
+    /// `dpop.maxAge`: how old (seconds) a DPoP proof may be at resource endpoints (push-MFA compatible default).
+    public var dpopMaxAge = 120
+    /// `dpop.futureSkew`: how far (seconds) a proof's `iat` may lie in the future at resource endpoints.
+    public var dpopFutureSkew = 120
+    /// `dpop.tokenEndpointMaxAge`: proof age window at the token endpoint (tighter than resources).
+    public var dpopTokenEndpointMaxAge = 60
+    /// `dpop.tokenEndpointFutureSkew`: future skew allowed at the token endpoint.
+    public var dpopTokenEndpointFutureSkew = 15
+    /// `dpop.requireNonce`: the token endpoint demands server-issued DPoP nonces (RFC 9449 §8).
+    public var dpopRequireNonce = false
+    /// `sweep.interval`: seconds between sweeps of expired replay entries and unpublished keys.
+    public var sweepInterval = 60
+    /// `http.maxBodySize`: largest request body accepted, in bytes.
+    public var maxBodySize = 64 * 1024
+    /// `accounts.bcryptCost`: work factor of password hashes (4-31; each step doubles the cost).
+    public var bcryptCost = 12
+
+    public init() {}
+
+    /// The public base URL without a trailing slash.
+    public var resolvedPublicURL: String {
+        let url = publicURL ?? "http://\(host):\(port)"
+        return url.hasSuffix("/") ? String(url.dropLast()) : url
+    }
+
+    public var resolvedDatabaseURL: String {
+        databaseURL ?? "sqlite:\(dataDirectory)/keyward.db"
+    }
+}
+
+/// A setting that failed validation; the message names the setting and the environment variable.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public let setting: String
+    public let problem: String
+
+    public init(setting: String, problem: String) {
+        self.setting = setting
+        self.problem = problem
+    }
+
+    public var description: String {
+        "invalid configuration: \(setting) (env \(ConfigurationError.environmentName(of: setting))): \(problem)"
+    }
+
+    static func environmentName(of key: String) -> String {
+        var name = "KEYWARD"
+        for component in key.split(separator: ".") {
+            var word = ""
+            var previousLowercase = false
+            for character in component {
+                if character.isUppercase && previousLowercase { word.append("_") }
+                word.append(character.isLetter || character.isNumber ? Character(character.uppercased()) : "_")
+                previousLowercase = character.isLowercase
+            }
+            name += "_" + word
+        }
+        return name
+    }
+}
+
+extension KeywardConfiguration {
+    /// Reads and validates the configuration. `overrides` holds command-line values by key.
+    public static func load(
+        overrides: [String: String] = [:],
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        configFile: String? = nil
+    ) async throws -> KeywardConfiguration {
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(
+                name: "command line",
+                values: Dictionary(
+                    uniqueKeysWithValues: overrides.map { (AbsoluteConfigKey($0.key.split(separator: ".").map(String.init)), ConfigValue(.string($0.value), isSecret: false)) }
+                )
+            ),
+            KeyMappingProvider(
+                upstream: EnvironmentVariablesProvider(
+                    environmentVariables: environment,
+                    secretsSpecifier: .specific(["KEYWARD_MASTER_KEY", "KEYWARD_DATABASE_URL"])
+                ),
+                keyMapper: { key in AbsoluteConfigKey(["keyward"] + key.components, context: key.context) }
+            ),
+        ]
+        let filePath = configFile ?? environment["KEYWARD_CONFIG"]
+        if let filePath {
+            guard FileManager.default.fileExists(atPath: filePath) else {
+                throw ConfigurationError(setting: "config", problem: "file \(filePath) does not exist")
+            }
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(filePath)))
+            } catch {
+                throw ConfigurationError(setting: "config", problem: "cannot read \(filePath) as JSON: \(error)")
+            }
+        }
+        let reader = SettingReader(reader: ConfigReader(providers: providers))
+        return try reader.configuration()
+    }
+}
+
+/// Typed, validated access to the raw settings.
+private struct SettingReader {
+    let reader: ConfigReader
+
+    func configuration() throws -> KeywardConfiguration {
+        var configuration = KeywardConfiguration()
+        configuration.host = try string("host") ?? configuration.host
+        configuration.port = try integer("port", in: 0...65535) ?? configuration.port
+        if let publicURL = try string("publicURL") {
+            guard let url = URL(string: publicURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+                url.host != nil, url.query == nil, url.fragment == nil
+            else {
+                throw ConfigurationError(setting: "publicURL", problem: "'\(publicURL)' is not an absolute http(s) URL without query or fragment")
+            }
+            configuration.publicURL = publicURL
+        }
+        configuration.dataDirectory = try string("dataDir") ?? configuration.dataDirectory
+        configuration.databaseURL = try string("databaseURL", secret: true)
+        configuration.masterKey = try string("masterKey", secret: true)
+        if let masterKey = configuration.masterKey {
+            guard let bytes = Data(base64Encoded: masterKey), bytes.count == 32 else {
+                throw ConfigurationError(setting: "masterKey", problem: "must be base64 of exactly 32 bytes (generate one with `openssl rand -base64 32`)")
+            }
+        }
+        configuration.logLevel = try choice("log.level", ["trace", "debug", "info", "notice", "warning", "error", "critical"]) ?? configuration.logLevel
+        configuration.logFormat = try choice("log.format", ["json", "text"]) ?? configuration.logFormat
+        configuration.dpopMaxAge = try integer("dpop.maxAge", in: 1...3600) ?? configuration.dpopMaxAge
+        configuration.dpopFutureSkew = try integer("dpop.futureSkew", in: 0...3600) ?? configuration.dpopFutureSkew
+        configuration.dpopTokenEndpointMaxAge = try integer("dpop.tokenEndpointMaxAge", in: 1...3600) ?? configuration.dpopTokenEndpointMaxAge
+        configuration.dpopTokenEndpointFutureSkew = try integer("dpop.tokenEndpointFutureSkew", in: 0...3600) ?? configuration.dpopTokenEndpointFutureSkew
+        configuration.dpopRequireNonce = try boolean("dpop.requireNonce") ?? configuration.dpopRequireNonce
+        configuration.sweepInterval = try integer("sweep.interval", in: 1...86400) ?? configuration.sweepInterval
+        configuration.maxBodySize = try integer("http.maxBodySize", in: 1024...(16 * 1024 * 1024)) ?? configuration.maxBodySize
+        configuration.bcryptCost = try integer("accounts.bcryptCost", in: 4...31) ?? configuration.bcryptCost
+        return configuration
+    }
+
+    private func key(_ name: String) -> ConfigKey { ConfigKey(name.split(separator: ".").map(String.init)) }
+
+    private func string(_ name: String, secret: Bool = false) throws -> String? {
+        if let value = reader.string(forKey: key(name), isSecret: secret) {
+            let trimmed = value.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty else { throw ConfigurationError(setting: name, problem: "must not be empty") }
+            return trimmed
+        }
+        // A JSON number or boolean where text is expected is a mistake worth naming.
+        if reader.int(forKey: key(name)) != nil || reader.bool(forKey: key(name)) != nil {
+            throw ConfigurationError(setting: name, problem: "must be a string")
+        }
+        return nil
+    }
+
+    private func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        let value: Int
+        if let number = reader.int(forKey: key(name)) {
+            value = number
+        } else if let text = reader.string(forKey: key(name)) {
+            guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw ConfigurationError(setting: name, problem: "'\(text)' is not a whole number")
+            }
+            value = number
+        } else {
+            return nil
+        }
+        guard range.contains(value) else {
+            throw ConfigurationError(setting: name, problem: "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+
+    private func boolean(_ name: String) throws -> Bool? {
+        if let value = reader.bool(forKey: key(name)) { return value }
+        guard let text = reader.string(forKey: key(name)) else { return nil }
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default: throw ConfigurationError(setting: name, problem: "'\(text)' is not true or false")
+        }
+    }
+
+    private func choice(_ name: String, _ allowed: [String]) throws -> String? {
+        guard let value = try string(name) else { return nil }
+        guard allowed.contains(value.lowercased()) else {
+            throw ConfigurationError(setting: name, problem: "'\(value)' is not one of \(allowed.joined(separator: ", "))")
+        }
+        return value.lowercased()
+    }
+}

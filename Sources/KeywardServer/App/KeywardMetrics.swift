@@ -1,0 +1,42 @@
+import Foundation
+import Prometheus
+
+/// The service's Prometheus metrics, kept in an injected registry (not the process-global MetricsSystem)
+/// so several servers in one test process keep separate counts.
+public final class KeywardMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+
+    private static var requests: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route, method and status") }
+    private static var latency: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route, method and status") }
+    private static var tokens: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "tokens_issued", unitName: "total", helpText: "Access tokens issued") }
+    private static var dpopRejections: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "dpop_rejections", unitName: "total", helpText: "DPoP proofs or bound tokens refused, by endpoint and reason") }
+    private static var swept: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "swept_rows", unitName: "total", helpText: "Expired rows removed by the sweeper") }
+    private static let latencyBuckets: [Duration] = [
+        .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+        .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+    ]
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+    }
+
+    func requestCompleted(route: String, method: String, status: Int, duration: Duration) {
+        let labels = [("route", route), ("method", method), ("status", String(status))]
+        registry.makeCounter(descriptor: Self.requests, labels: labels).increment()
+        registry.makeDurationHistogram(descriptor: Self.latency, labels: labels, buckets: Self.latencyBuckets).record(duration)
+    }
+
+    func tokenIssued(realm: String, tokenType: String) {
+        registry.makeCounter(descriptor: Self.tokens, labels: [("realm", realm), ("token_type", tokenType)]).increment()
+    }
+
+    func dpopRejected(endpoint: String, reason: String) {
+        registry.makeCounter(descriptor: Self.dpopRejections, labels: [("endpoint", endpoint), ("reason", reason)]).increment()
+    }
+
+    func sweptRows(_ count: Int, table: String) {
+        registry.makeCounter(descriptor: Self.swept, labels: [("table", table)]).increment(by: Int64(count))
+    }
+
+    public func render() -> String { registry.emitToString() }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Hummingbird
+import KeywardJOSE
+import Logging
+import ServiceLifecycle
+
+/// Everything a running Keyward needs, wired once: database, stores, services, metrics.
+/// `keyward serve`, the admin commands and the tests all build it the same way.
+public final class KeywardRuntime: Sendable {
+    public let configuration: KeywardConfiguration
+    public let database: KeywardDatabase
+    public let clock: any KeywardClock
+    public let metrics: KeywardMetrics
+    public let realms: RealmService
+    public let keys: RealmKeyService
+    public let clients: ClientService
+    public let users: UserService
+    public let tokens: TokenService
+    public let resourceGuard: DPoPResourceGuard
+    let accessTokens: AccessTokenIssuer
+    let replayStore: any ReplayStore
+    let signingKeyStore: any SigningKeyStore
+    let logger: Logger
+
+    /// Opens the database, applies pending migrations and unlocks the master key.
+    public static func start(configuration: KeywardConfiguration, logger: Logger, clock: any KeywardClock = SystemClock()) async throws -> KeywardRuntime {
+        let databaseConfiguration: DatabaseConfiguration
+        do {
+            databaseConfiguration = try DatabaseConfiguration(url: configuration.resolvedDatabaseURL)
+        } catch let error as DatabaseConfigurationError {
+            throw ConfigurationError(setting: "databaseURL", problem: error.description)
+        }
+        let masterKey = try MasterKey.resolve(configuration: configuration, embedded: databaseConfiguration.isEmbedded)
+        let database = try await KeywardDatabase.open(databaseConfiguration, logger: logger)
+        do {
+            let applied = try await Migrator(database: database, logger: logger).migrate()
+            if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
+            return KeywardRuntime(configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger)
+        } catch {
+            try? await database.close()
+            throw error
+        }
+    }
+
+    private init(configuration: KeywardConfiguration, database: KeywardDatabase, masterKey: MasterKey, clock: any KeywardClock, logger: Logger) {
+        self.configuration = configuration
+        self.database = database
+        self.clock = clock
+        self.logger = logger
+        let metrics = KeywardMetrics()
+        self.metrics = metrics
+        let stores = SQLStores(database: database)
+        replayStore = stores.replay
+        signingKeyStore = stores.signingKeys
+        keys = RealmKeyService(store: stores.signingKeys, masterKey: masterKey, clock: clock)
+        realms = RealmService(store: stores.realms, keys: keys, clock: clock, publicURL: configuration.resolvedPublicURL)
+        clients = ClientService(store: stores.clients, clock: clock)
+        users = UserService(store: stores.users, clock: clock, bcryptCost: UInt8(configuration.bcryptCost))
+        accessTokens = AccessTokenIssuer(realms: realms, keys: keys)
+        tokens = TokenService(
+            realms: realms, clients: clients, issuer: accessTokens, replayStore: stores.replay,
+            dpopOptions: Self.dpopOptions(maxAge: configuration.dpopTokenEndpointMaxAge, futureSkew: configuration.dpopTokenEndpointFutureSkew),
+            nonces: configuration.dpopRequireNonce ? DPoPNonces(masterKey: masterKey) : nil,
+            clock: clock, metrics: metrics
+        )
+        resourceGuard = DPoPResourceGuard(
+            issuer: accessTokens, replayStore: stores.replay,
+            options: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew),
+            clock: clock, metrics: metrics
+        )
+    }
+
+    static func dpopOptions(maxAge: Int, futureSkew: Int) -> DPoPVerifier.Options {
+        var options = DPoPVerifier.Options()
+        options.maxAge = TimeInterval(maxAge)
+        options.maxFutureSkew = TimeInterval(futureSkew)
+        options.replayLifetime = TimeInterval(maxAge + futureSkew)
+        return options
+    }
+
+    public func seedDemo() async throws -> DemoSeed {
+        try await DemoSeed.apply(realms: realms, clients: clients, users: users)
+    }
+
+    public func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ObservabilityMiddleware(metrics: metrics))
+        router.add(middleware: ErrorMiddleware())
+        OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping() }).register(on: router)
+        OAuthRoutes(
+            realms: realms, keys: keys, tokens: tokens, guardian: resourceGuard,
+            publicURL: configuration.resolvedPublicURL, maxBodySize: configuration.maxBodySize
+        ).register(on: router)
+        return router
+    }
+
+    /// The HTTP application plus background services (the expired-row sweeper).
+    public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let sweeper = ExpiredRowSweeper(
+            replayStore: replayStore, signingKeyStore: signingKeyStore, clock: clock,
+            interval: .seconds(configuration.sweepInterval), logger: logger
+        )
+        return Application(
+            router: makeRouter(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "keyward"),
+            services: [sweeper],
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+
+    public func shutdown() async throws {
+        try await database.close()
+    }
+}

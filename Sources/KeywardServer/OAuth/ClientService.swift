@@ -1,0 +1,97 @@
+import Crypto
+import Foundation
+import KeywardJOSE
+
+/// Confidential OAuth clients. Secrets are never stored: only a salted SHA-256 digest, which is enough for
+/// secrets with ≥128 bits of entropy (the ones Keyward generates); comparison is constant-time.
+public final class ClientService: Sendable {
+    private let store: any ClientStore
+    private let clock: any KeywardClock
+
+    public init(store: any ClientStore, clock: any KeywardClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    /// Creates a client. Returns the client and its secret, which is shown once and not recoverable.
+    public func createClient(
+        realm: String, clientId: String, secret: String? = nil, requireDPoP: Bool = true, scope: String = ""
+    ) async throws -> (client: OAuthClient, secret: String) {
+        guard Self.isValidClientId(clientId) else { throw ClientError.invalidClientId(clientId) }
+        let secret = secret ?? Base64URL.encode(Self.randomBytes(32))
+        guard secret.utf8.count >= 8, secret.utf8.count <= 512 else { throw ClientError.invalidSecret }
+        let salt = Self.randomBytes(16)
+        let client = OAuthClient(
+            realm: realm, clientId: clientId, secretSalt: salt, secretHash: Self.digest(secret: secret, salt: salt),
+            requireDPoP: requireDPoP, scope: scope, createdAt: clock.now()
+        )
+        do {
+            try await store.createClient(client)
+        } catch StoreError.conflict {
+            throw ClientError.exists(clientId)
+        }
+        return (client, secret)
+    }
+
+    /// The client when `secret` is its secret; nil otherwise. Unknown clients cost the same digest as known
+    /// ones, so response time does not reveal which client ids exist.
+    public func authenticate(realm: String, clientId: String, secret: String) async throws -> OAuthClient? {
+        let client = try await store.client(realm: realm, clientId: clientId)
+        let salt = client?.secretSalt ?? Self.decoySalt
+        let candidate = Self.digest(secret: secret, salt: salt)
+        guard let client else { return nil }
+        return Self.constantTimeEqual(candidate, client.secretHash) ? client : nil
+    }
+
+    public func listClients(realm: String) async throws -> [OAuthClient] { try await store.listClients(realm: realm) }
+
+    public func deleteClient(realm: String, clientId: String) async throws {
+        do {
+            try await store.deleteClient(realm: realm, clientId: clientId)
+        } catch StoreError.notFound {
+            throw ClientError.notFound(clientId)
+        }
+    }
+
+    static func digest(secret: String, salt: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: salt)
+        hasher.update(data: Array(secret.utf8))
+        return Array(hasher.finalize())
+    }
+
+    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
+    }
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    private static let decoySalt = randomBytes(16)
+
+    static func isValidClientId(_ id: String) -> Bool {
+        (1...128).contains(id.utf8.count)
+            && id.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ":") }
+    }
+}
+
+public enum ClientError: Error, CustomStringConvertible, Equatable {
+    case invalidClientId(String)
+    case invalidSecret
+    case exists(String)
+    case notFound(String)
+
+    public var description: String {
+        switch self {
+        case .invalidClientId(let id): "client id '\(id)' is invalid: use 1-128 visible ASCII characters, no ':'"
+        case .invalidSecret: "client secret must be 8-512 bytes"
+        case .exists(let id): "client '\(id)' exists already"
+        case .notFound(let id): "client '\(id)' does not exist"
+        }
+    }
+}

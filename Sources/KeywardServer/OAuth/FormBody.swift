@@ -1,0 +1,47 @@
+/// `application/x-www-form-urlencoded` bodies. OAuth parameters must not repeat (RFC 6749 §3.1),
+/// so a repeated name is an error rather than "first wins".
+enum FormBody {
+    enum Failure: Error, Equatable {
+        case duplicate(String)
+        case malformed
+    }
+
+    static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decodeComponent(String(decoding: parts[0], as: UTF8.self)),
+                let value = decodeComponent(parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : "")
+            else { throw .malformed }
+            guard result[name] == nil else { throw .duplicate(name) }
+            result[name] = value
+        }
+        return result
+    }
+
+    /// Percent-decoding with `+` as space; nil on invalid escapes or invalid UTF-8.
+    static func decodeComponent(_ text: some StringProtocol) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                bytes.append(high << 4 | low)
+            default: bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

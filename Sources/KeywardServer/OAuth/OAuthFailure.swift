@@ -1,0 +1,30 @@
+import KeywardWire
+
+/// A refusal from the token endpoint or a protected resource, ready to be rendered by a route:
+/// the OAuth error code, a description naming the input at fault, and the challenge headers to send.
+public struct OAuthFailure: Error, Equatable, Sendable {
+    public var status: Int
+    public var code: ErrorCode
+    public var description: String
+    /// `WWW-Authenticate` value, when the refusal is an authentication challenge.
+    public var challenge: String?
+    /// Metric label explaining a DPoP rejection (nil for other failures).
+    public var dpopReason: String?
+    /// A fresh nonce to send as `DPoP-Nonce`, when the refusal is `use_dpop_nonce`.
+    public var dpopNonce: String?
+
+    public init(
+        status: Int, code: ErrorCode, description: String, challenge: String? = nil, dpopReason: String? = nil, dpopNonce: String? = nil
+    ) {
+        self.status = status
+        self.code = code
+        self.description = description
+        self.challenge = challenge
+        self.dpopReason = dpopReason
+        self.dpopNonce = dpopNonce
+    }
+
+    static func invalidRequest(_ description: String) -> OAuthFailure {
+        OAuthFailure(status: 400, code: .invalidRequest, description: description)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KeywardJOSE
+import KeywardWire
+
+/// HTTP surface of the OAuth core. Thin: parse, call the service, map the result.
+struct OAuthRoutes {
+    let realms: RealmService
+    let keys: RealmKeyService
+    let tokens: TokenService
+    let guardian: DPoPResourceGuard
+    let publicURL: String
+    let maxBodySize: Int
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/realms/:realm/.well-known/openid-configuration") { _, context in try await discovery(context) }
+        router.get("/realms/:realm/protocol/openid-connect/certs") { _, context in try await certs(context) }
+        router.post("/realms/:realm/protocol/openid-connect/token") { request, context in try await token(request, context) }
+        router.get("/realms/:realm/v1/whoami") { request, context in try await whoami(request, context) }
+    }
+
+    private func realm(_ context: BasicRequestContext) async throws -> Realm {
+        let name = context.parameters.get("realm") ?? ""
+        guard let realm = try await realms.realm(named: name) else {
+            throw APIError.realmNotFound(name)
+        }
+        return realm
+    }
+
+    private func discovery(_ context: BasicRequestContext) async throws -> Response {
+        let realm = try await realm(context)
+        let issuer = realms.issuer(of: realm.name)
+        let metadata = ProviderMetadata(
+            issuer: issuer,
+            jwksURI: issuer + "/protocol/openid-connect/certs",
+            tokenEndpoint: issuer + "/protocol/openid-connect/token",
+            grantTypesSupported: ["client_credentials"],
+            tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post"],
+            dpopSigningAlgValuesSupported: JWSAlgorithm.allCases.map(\.rawValue),
+            idTokenSigningAlgValuesSupported: [realm.signingAlgorithm],
+            responseTypesSupported: ["token"],
+            subjectTypesSupported: ["public"],
+            scopesSupported: []
+        )
+        return JSONResponse.make(metadata, headers: [.cacheControl: "public, max-age=300"])
+    }
+
+    private func certs(_ context: BasicRequestContext) async throws -> Response {
+        let realm = try await realm(context)
+        let keySet = try await keys.publishedKeys(realm: realm.name)
+        // Short max-age: a client that sees an unknown kid after a rotation refetches soon anyway.
+        return JSONResponse.make(bytes: StrictJSON.serialize(keySet.jsonObject), headers: [.cacheControl: "public, max-age=60"], contentType: "application/jwk-set+json")
+    }
+
+    private func token(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let realmName = context.parameters.get("realm") ?? ""
+        let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard mediaType == "application/x-www-form-urlencoded" else {
+            return JSONResponse.oauthError(.invalidRequest("Content-Type must be application/x-www-form-urlencoded"))
+        }
+        let body = try await request.body.collect(upTo: maxBodySize)
+        let form: [String: String]
+        do throws(FormBody.Failure) {
+            form = try FormBody.parse(body.readableBytesView)
+        } catch .duplicate(let name) {
+            return JSONResponse.oauthError(.invalidRequest("parameter '\(name.prefix(64))' appears more than once"))
+        } catch {
+            return JSONResponse.oauthError(.invalidRequest("malformed form body"))
+        }
+        let tokenRequest = TokenService.Request(
+            realm: realmName, form: form, authorization: request.headers.values(.authorization),
+            dpopProofs: request.headers.dpopProofs, url: publicURL + request.uri.path
+        )
+        do throws(OAuthFailure) {
+            let issued = try await tokens.token(tokenRequest)
+            var headers: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
+            if let nonce = issued.dpopNonce { headers[.dpopNonce] = nonce }
+            return JSONResponse.make(issued.response, headers: headers)
+        } catch {
+            return JSONResponse.oauthError(error)
+        }
+    }
+
+    private func whoami(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let realm = try await realm(context)
+        let caller = try await guardian.authenticate(
+            .init(realm: realm, method: request.method.rawValue, url: publicURL + request.uri.path,
+                  authorization: request.headers.values(.authorization), dpopProofs: request.headers.dpopProofs)
+        )
+        let claims = caller.claims
+        let response = WhoAmIResponse(
+            sub: caller.subject,
+            azp: claims["azp"]?.stringValue,
+            scope: claims["scope"]?.stringValue,
+            cnf: Confirmation(jkt: caller.proof.thumbprint),
+            exp: claims["exp"]?.intValue ?? 0,
+            iss: claims["iss"]?.stringValue ?? ""
+        )
+        return JSONResponse.make(response, headers: [.cacheControl: "no-store"])
+    }
+}
+
+extension HTTPFields {
+    func values(_ name: HTTPField.Name) -> [String] { self[values: name] }
+
+    /// Every DPoP proof sent. A comma can't occur in a compact JWS, so a comma-joined header counts as several.
+    var dpopProofs: [String] {
+        self[values: HTTPField.Name("DPoP")!].flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import KeywardJOSE
+import KeywardWire
+
+/// The token endpoint's logic (`grant_type=client_credentials`), independent of HTTP plumbing.
+public final class TokenService: Sendable {
+    public struct Request: Sendable {
+        public var realm: String
+        /// Decoded form parameters; duplicates were already refused by the caller.
+        public var form: [String: String]
+        /// Every `Authorization` header value received.
+        public var authorization: [String]
+        /// Every `DPoP` header value received.
+        public var dpopProofs: [String]
+        /// The endpoint's public URL (what `htu` must name).
+        public var url: String
+
+        public init(realm: String, form: [String: String], authorization: [String], dpopProofs: [String], url: String) {
+            self.realm = realm
+            self.form = form
+            self.authorization = authorization
+            self.dpopProofs = dpopProofs
+            self.url = url
+        }
+    }
+
+    private let realms: RealmService
+    private let clients: ClientService
+    private let issuer: AccessTokenIssuer
+    private let replayStore: any ReplayStore
+    private let dpopOptions: DPoPVerifier.Options
+    private let clock: any KeywardClock
+    private let metrics: KeywardMetrics
+    /// When set, every proof must carry a current server nonce (RFC 9449 §8).
+    private let nonces: DPoPNonces?
+
+    /// A successful answer, plus the nonce to advertise in `DPoP-Nonce` when nonces are required.
+    public struct Issued: Sendable {
+        public let response: TokenResponse
+        public let dpopNonce: String?
+    }
+
+    init(
+        realms: RealmService, clients: ClientService, issuer: AccessTokenIssuer, replayStore: any ReplayStore,
+        dpopOptions: DPoPVerifier.Options, nonces: DPoPNonces?, clock: any KeywardClock, metrics: KeywardMetrics
+    ) {
+        self.nonces = nonces
+        self.realms = realms
+        self.clients = clients
+        self.issuer = issuer
+        self.replayStore = replayStore
+        self.dpopOptions = dpopOptions
+        self.clock = clock
+        self.metrics = metrics
+    }
+
+    public func token(_ request: Request) async throws(OAuthFailure) -> Issued {
+        do {
+            return try await issueToken(request)
+        } catch let failure as OAuthFailure {
+            if let reason = failure.dpopReason { metrics.dpopRejected(endpoint: "token", reason: reason) }
+            throw failure
+        } catch {
+            throw OAuthFailure(status: 503, code: .unavailable, description: "the token service is temporarily unavailable")
+        }
+    }
+
+    private func issueToken(_ request: Request) async throws -> Issued {
+        guard let realm = try await realms.realm(named: request.realm) else {
+            throw OAuthFailure(status: 404, code: .realmNotFound, description: "realm '\(request.realm)' does not exist")
+        }
+        guard let grantType = request.form["grant_type"] else { throw OAuthFailure.invalidRequest("missing parameter: grant_type") }
+        guard grantType == "client_credentials" else {
+            throw OAuthFailure(status: 400, code: .unsupportedGrantType, description: "grant_type '\(grantType.prefix(64))' is not supported; use client_credentials")
+        }
+        let client = try await authenticateClient(request, realm: realm.name)
+        let scope = try grantedScope(requested: request.form["scope"], client: client)
+
+        let now = clock.now()
+        var jkt: String?
+        switch request.dpopProofs.count {
+        case 0:
+            if client.requireDPoP {
+                throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "client '\(client.clientId)' requires a DPoP proof (DPoP header)", dpopReason: "missing")
+            }
+        case 1:
+            let verifier = DPoPVerifier(options: dpopOptions, replayCache: DPoPReplayAdapter(store: replayStore, scope: "dpop:" + realm.name))
+            let proof: DPoPVerifier.Verified
+            do throws(DPoPError) {
+                proof = try await verifier.verify(proof: request.dpopProofs[0], method: "POST", url: request.url, now: now)
+            } catch {
+                throw OAuthFailure(status: 400, code: error.code == .useNonce ? .useDPoPNonce : .invalidDPoPProof, description: error.message, dpopReason: error.reason)
+            }
+            if let nonces, !(proof.claims["nonce"]?.stringValue.map { nonces.isValid($0, now: now) } ?? false) {
+                throw OAuthFailure(
+                    status: 400, code: .useDPoPNonce, description: "DPoP proof must carry the nonce from the DPoP-Nonce header",
+                    dpopReason: "nonce", dpopNonce: nonces.current(now: now)
+                )
+            }
+            jkt = proof.thumbprint
+        default:
+            throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "more than one DPoP header", dpopReason: "multiple_headers")
+        }
+
+        let issued = try await issuer.issue(
+            realm: realm, clientId: client.clientId, subject: "service-account-" + client.clientId, scope: scope, jkt: jkt, now: now
+        )
+        let tokenType = jkt == nil ? "Bearer" : "DPoP"
+        metrics.tokenIssued(realm: realm.name, tokenType: tokenType)
+        return Issued(
+            response: TokenResponse(accessToken: issued.token, tokenType: tokenType, expiresIn: issued.expiresIn, scope: scope.isEmpty ? nil : scope),
+            dpopNonce: nonces?.current(now: now)
+        )
+    }
+
+    /// client_secret_basic or client_secret_post, never both (RFC 6749 §2.3).
+    private func authenticateClient(_ request: Request, realm: String) async throws -> OAuthClient {
+        let basic = try BasicCredentials.parse(request.authorization)
+        let post = (id: request.form["client_id"], secret: request.form["client_secret"])
+        let clientId: String
+        let secret: String
+        if let basic {
+            guard post.secret == nil else { throw OAuthFailure.invalidRequest("use one client authentication method: Authorization header or client_secret, not both") }
+            if let postId = post.id, postId != basic.username { throw OAuthFailure.invalidRequest("client_id does not match the Authorization header") }
+            (clientId, secret) = (basic.username, basic.password)
+        } else {
+            guard let id = post.id else {
+                throw OAuthFailure(status: 401, code: .invalidClient, description: "client authentication required (client_secret_basic or client_secret_post)", challenge: "Basic realm=\"\(realm)\"")
+            }
+            guard let postSecret = post.secret else {
+                throw OAuthFailure(status: 401, code: .invalidClient, description: "client_secret is required for confidential clients")
+            }
+            (clientId, secret) = (id, postSecret)
+        }
+        guard let client = try await clients.authenticate(realm: realm, clientId: clientId, secret: secret) else {
+            throw OAuthFailure(
+                status: 401, code: .invalidClient, description: "client authentication failed",
+                challenge: basic == nil ? nil : "Basic realm=\"\(realm)\""
+            )
+        }
+        return client
+    }
+
+    private func grantedScope(requested: String?, client: OAuthClient) throws -> String {
+        let allowed = Set(client.scope.split(separator: " ").map(String.init))
+        guard let requested, !requested.isEmpty else { return client.scope }
+        let wanted = requested.split(separator: " ").map(String.init)
+        if let refused = wanted.first(where: { !allowed.contains($0) }) {
+            throw OAuthFailure(status: 400, code: .invalidScope, description: "scope '\(refused.prefix(64))' is not granted to this client")
+        }
+        return wanted.joined(separator: " ")
+    }
+}
+
+/// `Authorization: Basic` client credentials (RFC 6749 §2.3.1: both parts form-urlencoded).
+struct BasicCredentials: Equatable {
+    let username: String
+    let password: String
+
+    static func parse(_ headers: [String]) throws(OAuthFailure) -> BasicCredentials? {
+        guard !headers.isEmpty else { return nil }
+        guard headers.count == 1 else { throw OAuthFailure.invalidRequest("more than one Authorization header") }
+        let value = headers[0]
+        guard value.count > 6, value.prefix(6).lowercased() == "basic " else {
+            throw OAuthFailure(status: 401, code: .invalidClient, description: "the token endpoint accepts only Basic client authentication in the Authorization header")
+        }
+        guard let decoded = Data(base64Encoded: String(value.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
+            let username = FormBody.decodeComponent(text[..<colon]),
+            let password = FormBody.decodeComponent(text[text.index(after: colon)...])
+        else {
+            throw OAuthFailure(status: 401, code: .invalidClient, description: "malformed Basic credentials")
+        }
+        return BasicCredentials(username: username, password: password)
+    }
+}

@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import KeywardServer
+
+struct Realms: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create and list realms.", subcommands: [Create.self, List.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a realm with a fresh signing key.")
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "Realm name (a-z, 0-9, '-', '_').") var name: String
+        @Option(help: "Signing algorithm: ES256 (default), ES384, ES512, RS256, PS256, EdDSA.") var algorithm = "ES256"
+        @Option(name: .customLong("token-lifetime"), help: "Access token lifetime in seconds.") var tokenLifetime = 300
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                let realm = try await runtime.realms.createRealm(name: name, signingAlgorithm: algorithm, accessTokenLifetime: tokenLifetime)
+                print("created realm \(realm.name) (\(realm.signingAlgorithm), tokens live \(realm.accessTokenLifetime) s), issuer \(runtime.realms.issuer(of: realm.name))")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List realms.")
+        @OptionGroup var common: CommonOptions
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                for realm in try await runtime.realms.listRealms() {
+                    print("\(realm.name)\t\(realm.signingAlgorithm)\ttoken-lifetime=\(realm.accessTokenLifetime)s\(realm.demo ? "\tdemo" : "")")
+                }
+            }
+        }
+    }
+}
+
+struct Clients: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Manage confidential OAuth clients.", subcommands: [Create.self, List.self, Delete.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a client; its secret is printed once.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "Client id.") var clientId: String
+        @Option(help: "Scopes granted (space separated).") var scope = ""
+        @Flag(name: .customLong("allow-bearer"), help: "Do not require DPoP-bound tokens for this client.") var allowBearer = false
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                let (client, secret) = try await runtime.clients.createClient(realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope)
+                print("created client \(client.clientId) in realm \(realm)\(client.requireDPoP ? " (DPoP required)" : "")")
+                print("secret: \(secret)")
+                print("store the secret now: only its digest is kept")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a realm's clients.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                for client in try await runtime.clients.listClients(realm: realm) {
+                    print("\(client.clientId)\tdpop=\(client.requireDPoP ? "required" : "optional")\tscope=\(client.scope)")
+                }
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a client.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "Client id.") var clientId: String
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                try await runtime.clients.deleteClient(realm: realm, clientId: clientId)
+                print("deleted client \(clientId) from realm \(realm)")
+            }
+        }
+    }
+}
+
+struct Users: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Manage local users.", subcommands: [Create.self, List.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a user; the password is read from KEYWARD_NEW_PASSWORD or stdin.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "Username.") var username: String
+
+        func run() async throws {
+            // Never take a password as an argument: it would land in shell history and `ps`.
+            let password = ProcessInfo.processInfo.environment["KEYWARD_NEW_PASSWORD"] ?? readLine(strippingNewline: true)
+            guard let password, !password.isEmpty else { throw ValidationError("no password: set KEYWARD_NEW_PASSWORD or pipe it on stdin") }
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                let user = try await runtime.users.createUser(realm: realm, username: username, password: password)
+                print("created user \(user.username) (\(user.id)) in realm \(realm)")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a realm's users.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                for user in try await runtime.users.listUsers(realm: realm) {
+                    print("\(user.username)\t\(user.id)\t\(user.enabled ? "enabled" : "disabled")")
+                }
+            }
+        }
+    }
+}
+
+struct Keys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Inspect and rotate realm signing keys.", subcommands: [Rotate.self, List.self])
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a new signing key active; the old one stays in the JWKS until tokens it signed expire."
+        )
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                let realm = try await requireRealm(runtime, realm)
+                let key = try await runtime.keys.rotate(realm: realm)
+                print("realm \(realm.name): new active key \(key.kid) (\(key.algorithm)); the previous key stays published for \(realm.accessTokenLifetime + 30) s")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a realm's published keys.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                for key in try await runtime.keys.listKeys(realm: realm) {
+                    let until = key.publishUntil.map { " until \($0.ISO8601Format())" } ?? ""
+                    print("\(key.kid)\t\(key.algorithm)\t\(key.status.rawValue)\(until)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import ArgumentParser
+
+@main
+struct Keyward: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keyward",
+        abstract: "Keyward: self-hosted authentication for mobile apps (OAuth core with DPoP-bound tokens).",
+        discussion: """
+            Settings come from flags, then KEYWARD_* environment variables, then the JSON file named by \
+            --config / KEYWARD_CONFIG. Run `keyward serve --help` for every setting.
+            """,
+        subcommands: [Serve.self, Migrate.self, Realms.self, Clients.self, Users.self, Keys.self]
+    )
+}

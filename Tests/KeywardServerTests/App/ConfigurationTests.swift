@@ -1,0 +1,59 @@
+import Foundation
+import KeywardServer
+import XCTest
+
+final class ConfigurationTests: XCTestCase {
+    func testDefaults() async throws {
+        let configuration = try await KeywardConfiguration.load(environment: [:])
+        XCTAssertEqual(configuration.host, "127.0.0.1")
+        XCTAssertEqual(configuration.port, 8080)
+        XCTAssertEqual(configuration.resolvedPublicURL, "http://127.0.0.1:8080")
+        XCTAssertEqual(configuration.resolvedDatabaseURL, "sqlite:keyward-data/keyward.db")
+        XCTAssertEqual(configuration.dpopMaxAge, 120)
+    }
+
+    func testPrecedenceFlagOverEnvironmentOverFile() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-\(UUID()).json")
+        try Data(#"{"port": 9000, "host": "0.0.0.0", "dpop": {"maxAge": 30}, "publicURL": "https://auth.example.com/"}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let configuration = try await KeywardConfiguration.load(
+            overrides: ["port": "9100"], environment: ["KEYWARD_HOST": "127.0.0.2", "KEYWARD_PORT": "9050"], configFile: file.path
+        )
+        XCTAssertEqual(configuration.port, 9100)
+        XCTAssertEqual(configuration.host, "127.0.0.2")
+        XCTAssertEqual(configuration.dpopMaxAge, 30)
+        XCTAssertEqual(configuration.resolvedPublicURL, "https://auth.example.com")
+    }
+
+    func testBadValuesNameTheSetting() async throws {
+        let cases: [([String: String], String)] = [
+            (["KEYWARD_PORT": "eighty"], "KEYWARD_PORT"),
+            (["KEYWARD_PORT": "70000"], "KEYWARD_PORT"),
+            (["KEYWARD_PUBLIC_URL": "auth.example.com"], "KEYWARD_PUBLIC_URL"),
+            (["KEYWARD_PUBLIC_URL": "https://auth.example.com/?x=1"], "KEYWARD_PUBLIC_URL"),
+            (["KEYWARD_MASTER_KEY": "c2hvcnQ="], "KEYWARD_MASTER_KEY"),
+            (["KEYWARD_LOG_LEVEL": "loud"], "KEYWARD_LOG_LEVEL"),
+            (["KEYWARD_DPOP_MAX_AGE": "0"], "KEYWARD_DPOP_MAX_AGE"),
+            (["KEYWARD_HOST": " "], "KEYWARD_HOST"),
+            (["KEYWARD_DPOP_REQUIRE_NONCE": "sometimes"], "KEYWARD_DPOP_REQUIRE_NONCE"),
+            (["KEYWARD_ACCOUNTS_BCRYPT_COST": "3"], "KEYWARD_ACCOUNTS_BCRYPT_COST"),
+        ]
+        for (environment, variable) in cases {
+            do {
+                _ = try await KeywardConfiguration.load(environment: environment)
+                XCTFail("accepted \(environment)")
+            } catch let error as ConfigurationError {
+                XCTAssertTrue(error.description.contains(variable), "\(error.description) should name \(variable)")
+            }
+        }
+    }
+
+    func testMissingConfigFileIsAnError() async throws {
+        do {
+            _ = try await KeywardConfiguration.load(environment: [:], configFile: "/nonexistent/keyward.json")
+            XCTFail("accepted a missing file")
+        } catch let error as ConfigurationError {
+            XCTAssertEqual(error.setting, "config")
+        }
+    }
+}

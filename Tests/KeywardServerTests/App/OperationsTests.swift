@@ -1,0 +1,57 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import KeywardJOSE
+import NIOCore
+import KeywardServer
+import XCTest
+
+final class OperationsTests: XCTestCase {
+    func testHealthReadinessAndRequestIds() async throws {
+        try await TestServer.forEachEngine { _, client in
+            try await client.execute(uri: "/healthz", method: .get) { response in
+                XCTAssertEqual(response.status, .ok)
+                XCTAssertNotNil(response.headers[.init("X-Request-Id")!])
+                XCTAssertEqual(response.headers[.init("X-Content-Type-Options")!], "nosniff")
+            }
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                XCTAssertEqual(response.status, .ok)
+            }
+        }
+    }
+
+    func testReadinessFailsWhenTheDatabaseIsGone() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await server.runtime.database.close()
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                XCTAssertEqual(response.status, .serviceUnavailable)
+                XCTAssertEqual(try StrictJSON.parseObject(response.body.readableBytesView)["error"]?.stringValue, "unavailable")
+            }
+        }
+    }
+
+    func testMetricsCountRequestsTokensAndDPoPRejections() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let key = try SigningKey.generate(.es256)
+            _ = try await client.demoToken(server, key: key)
+            _ = try await client.requestToken(proofs: ["garbage"])
+            let text = try await client.execute(uri: "/metrics", method: .get) { response in
+                XCTAssertEqual(response.status, .ok)
+                return String(buffer: response.body)
+            }
+            XCTAssertTrue(text.contains(#"keyward_tokens_issued_total{realm="demo",token_type="DPoP"} 1"#), text)
+            XCTAssertTrue(text.contains(#"keyward_dpop_rejections_total{endpoint="token",reason="#), text)
+            XCTAssertTrue(text.contains(#"keyward_http_requests_total{route="/realms/{realm}/protocol/openid-connect/token",method="POST",status="200"} 1"#), text)
+            XCTAssertTrue(text.contains("keyward_http_request_duration_seconds_bucket"), text)
+        }
+    }
+
+    func testUnknownRouteAndMethodGetJSONErrors() async throws {
+        try await TestServer.forEachEngine { _, client in
+            try await client.execute(uri: "/nope", method: .get) { response in
+                XCTAssertEqual(response.status, .notFound)
+                XCTAssertEqual(try StrictJSON.parseObject(response.body.readableBytesView)["error"]?.stringValue, "not_found")
+            }
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import Foundation
+import KeywardServer
+import Synchronization
+
+/// A clock tests move by hand.
+final class TestClock: KeywardClock {
+    private let current: Mutex<Date>
+
+    init(_ start: Date = Date()) { current = Mutex(start) }
+
+    func now() -> Date { current.withLock { $0 } }
+
+    func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
