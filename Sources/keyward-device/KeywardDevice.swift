@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import KeywardJOSE
+import KeywardKit
+
+@main
+struct KeywardDevice: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keyward-device",
+        abstract: "A phone on the command line: a device key in a state directory, DPoP-bound tokens, protected calls.",
+        subcommands: [Token.self, WhoAmI.self]
+    )
+}
+
+struct DeviceOptions: ParsableArguments {
+    @Option(help: "Realm issuer URL, e.g. http://127.0.0.1:8080/realms/demo.")
+    var issuer: String
+
+    @Option(name: .customLong("client-id"), help: "OAuth client id.")
+    var clientId = "push-device-client"
+
+    @Option(name: .customLong("client-secret"), help: "OAuth client secret (env KEYWARD_CLIENT_SECRET).")
+    var clientSecret: String?
+
+    @Option(name: .customLong("state-dir"), help: "Directory holding the device key (mode 0700).")
+    var stateDirectory = "keyward-device-state"
+
+    @Option(help: "Device key algorithm when a new key is created (ES256, ES384, ES512, RS256, PS256, EdDSA; env DEVICE_SIGNING_ALG).")
+    var alg: String?
+
+    func client() throws -> TokenClient {
+        let environment = ProcessInfo.processInfo.environment
+        guard let secret = clientSecret ?? environment["KEYWARD_CLIENT_SECRET"] else {
+            throw ValidationError("no client secret: pass --client-secret or set KEYWARD_CLIENT_SECRET")
+        }
+        let algorithmName = alg ?? environment["DEVICE_SIGNING_ALG"] ?? "ES256"
+        guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
+            throw ValidationError("--alg '\(algorithmName)' is not one of \(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let store = FileKeyStore(directory: URL(fileURLWithPath: stateDirectory))
+        let key = try store.loadOrCreateKey(named: "device", algorithm: algorithm)
+        return TokenClient(issuer: issuer, clientId: clientId, clientSecret: secret, signer: DPoPSigner(key: key))
+    }
+}
+
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Obtain a DPoP-bound access token and print it.")
+    @OptionGroup var options: DeviceOptions
+
+    func run() async throws {
+        let client = try options.client()
+        let token = try await client.clientCredentials()
+        print(token.accessToken)
+        FileHandle.standardError.write(Data("token_type=\(token.tokenType) expires_in=\(token.expiresIn) jkt=\(client.signer.thumbprint)\n".utf8))
+    }
+}
+
+struct WhoAmI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Obtain a token, call the realm's /v1/whoami with DPoP and print the answer.")
+    @OptionGroup var options: DeviceOptions
+
+    func run() async throws {
+        let client = try options.client()
+        let token = try await client.clientCredentials()
+        let (data, response) = try await client.send("GET", client.issuer + "/v1/whoami", accessToken: token.accessToken)
+        print(String(decoding: data, as: UTF8.self))
+        guard response.statusCode == 200 else { throw ExitCode(1) }
+    }
+}

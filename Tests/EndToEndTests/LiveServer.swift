@@ -1,0 +1,55 @@
+import Foundation
+import Hummingbird
+import KeywardServer
+import Logging
+import ServiceLifecycle
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real Keyward listening on a loopback port with the demo seed, on a fresh SQLite database.
+enum LiveServer {
+    static func run(_ body: (_ baseURL: String) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-e2e-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try freePort()
+        var configuration = KeywardConfiguration()
+        configuration.port = port
+        configuration.dataDirectory = directory.path
+        var logger = Logger(label: "keyward-e2e")
+        logger.logLevel = .warning
+        let runtime = try await KeywardRuntime.start(configuration: configuration, logger: logger)
+        _ = try await runtime.seedDemo()
+        let ready = AsyncStream<Void>.makeStream()
+        let app = runtime.makeApplication { _ in ready.continuation.yield() }
+        let serviceGroup = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await serviceGroup.run() }
+            for await _ in ready.stream { break }
+            do {
+                try await body(configuration.resolvedPublicURL)
+            } catch {
+                await serviceGroup.triggerGracefulShutdown()
+                throw error
+            }
+            await serviceGroup.triggerGracefulShutdown()
+            try await group.waitForAll()
+        }
+        try await runtime.shutdown()
+    }
+
+    /// An unused loopback port (bind to 0, read it back, release it).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard ok else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
