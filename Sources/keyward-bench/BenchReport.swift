@@ -1,0 +1,67 @@
+import Foundation
+
+struct ScenarioResult: Codable {
+    let name: String
+    let requests: Int
+    let failures: Int
+    let seconds: Double
+    let requestsPerSecond: Double
+    let p50Milliseconds: Double
+    let p99Milliseconds: Double
+    let firstFailure: String?
+
+    init(name: String, outcome: LoadRunner.Outcome) {
+        self.name = name
+        let sorted = outcome.latencies.sorted()
+        requests = sorted.count
+        failures = outcome.failures
+        seconds = Self.seconds(outcome.elapsed)
+        requestsPerSecond = Double(sorted.count - outcome.failures) / max(seconds, 1e-9)
+        p50Milliseconds = Self.seconds(Self.percentile(sorted, 0.50)) * 1000
+        p99Milliseconds = Self.seconds(Self.percentile(sorted, 0.99)) * 1000
+        firstFailure = outcome.firstFailure
+    }
+
+    private static func percentile(_ sorted: [Duration], _ fraction: Double) -> Duration {
+        guard !sorted.isEmpty else { return .zero }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+struct BenchReport: Codable {
+    let date: Date
+    let cores: Int
+    let database: String
+    let requestsPerScenario: Int
+    let concurrency: Int
+    let ceiling: CryptoCeiling
+    let scenarios: [ScenarioResult]
+
+    func table() -> String {
+        var lines = [
+            "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive, no TLS",
+            String(format: "crypto ceiling (1 core): ES256 verify %.0f/s, ES256 sign %.0f/s", ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond),
+            "",
+            "scenario                            req/s     p50 ms   p99 ms   failures",
+        ]
+        for result in scenarios {
+            lines.append(
+                result.name.padding(toLength: 34, withPad: " ", startingAt: 0)
+                    + String(format: "%8.0f   %7.2f  %7.2f   %d", result.requestsPerSecond, result.p50Milliseconds, result.p99Milliseconds, result.failures)
+            )
+            if let failure = result.firstFailure { lines.append("  first failure: \(failure.prefix(200))") }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(self)
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct KeywardBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keyward-bench",
+        abstract: "Measure Keyward's token endpoint and DPoP-protected requests against the crypto ceiling.",
+        discussion: """
+            Starts `keyward serve --demo` (release build next to this binary, embedded SQLite, fresh data \
+            directory, loopback) unless --url names a running demo server, measures the single-core ES256 \
+            ceiling, then runs each scenario and prints a table; --json writes the figures as JSON.
+            Build both first: swift build -c release --product keyward && swift build -c release --product keyward-bench
+            """
+    )
+
+    @Option(help: "Base URL of a running server started with --demo (default: start one).")
+    var url: String?
+
+    @Option(help: "Path of the keyward binary to start (default: next to this binary).")
+    var server: String?
+
+    @Option(help: "Database URL for the started server (default: embedded SQLite in a temporary directory).")
+    var database: String?
+
+    @Option(help: "Requests per scenario.")
+    var requests = 20_000
+
+    @Option(help: "Concurrent connections.")
+    var concurrency = 32
+
+    @Option(help: "Seconds the crypto ceiling is measured for.")
+    var cryptoSeconds = 2.0
+
+    @Option(help: "Write the results as JSON to this file.")
+    var json: String?
+
+    func validate() throws {
+        guard requests >= 100 else { throw ValidationError("--requests must be at least 100") }
+        guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be 1...1024") }
+    }
+
+    func run() async throws {
+        let process: ServerProcess?
+        let baseURL: String
+        if let url {
+            process = nil
+            baseURL = url.hasSuffix("/") ? String(url.dropLast()) : url
+        } else {
+            let binary = server ?? ServerProcess.siblingBinary(named: "keyward")
+            log("starting \(binary) serve --demo")
+            let started = try await ServerProcess.start(binary: binary, database: database)
+            process = started
+            baseURL = started.baseURL
+        }
+        defer { process?.stop() }
+
+        log("measuring the crypto ceiling (\(cryptoSeconds) s per operation, one core)")
+        let ceiling = CryptoCeiling.measure(seconds: cryptoSeconds)
+        log(String(format: "ES256 verify %.0f/s, ES256 sign %.0f/s", ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond))
+
+        let scenarios = Scenarios(baseURL: baseURL, requests: requests, concurrency: concurrency, log: log)
+        var results: [ScenarioResult] = []
+        results.append(try await scenarios.tokenEndpoint())
+        results.append(try await scenarios.protectedResource())
+        try await scenarios.shutdown()
+
+        let report = BenchReport(
+            date: Date(), cores: ProcessInfo.processInfo.activeProcessorCount, database: database == nil ? "sqlite" : "custom",
+            requestsPerScenario: requests, concurrency: concurrency, ceiling: ceiling, scenarios: results
+        )
+        print(report.table())
+        if let json {
+            try report.jsonData().write(to: URL(fileURLWithPath: json))
+            log("wrote \(json)")
+        }
+    }
+
+    private func log(_ message: String) {
+        FileHandle.standardError.write(Data("[keyward-bench] \(message)\n".utf8))
+    }
+}
