@@ -85,8 +85,9 @@ class Spawner:
         self.tmp_path = tmp_path
         self.servers: list[KeywardServer] = []
 
-    def __call__(self, backend: Backend, label: str) -> KeywardServer:
-        srv = KeywardServer(self.keyward_bin, backend, self.tmp_path / label, _artifacts(), label)
+    def __call__(self, backend: Backend, label: str, settings: dict[str, str] | None = None) -> KeywardServer:
+        """`settings`: extra KEYWARD_* environment variables for this server only."""
+        srv = KeywardServer(self.keyward_bin, backend, self.tmp_path / label, _artifacts(), label, settings)
         self.servers.append(srv)
         return srv.start()
 

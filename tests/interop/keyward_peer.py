@@ -164,7 +164,9 @@ class Backend:
 class KeywardServer:
     """One `keyward serve --demo` process on a free loopback port with its own data directory."""
 
-    def __init__(self, binary: str, backend: Backend, workdir: Path, artifacts: Path | None = None, label: str = "server"):
+    def __init__(self, binary: str, backend: Backend, workdir: Path, artifacts: Path | None = None, label: str = "server",
+                 settings: dict[str, str] | None = None):
+        self.settings = settings or {}
         self.binary = binary
         self.backend = backend
         self.workdir = workdir
@@ -220,6 +222,7 @@ class KeywardServer:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KEYWARD_")}
         if self.backend.master_key:
             env["KEYWARD_MASTER_KEY"] = self.backend.master_key
+        env.update(self.settings)
         return env
 
     def start(self) -> "KeywardServer":

@@ -10,7 +10,6 @@ public final class KeywardMetrics: Sendable {
     private static var latency: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route, method and status") }
     private static var tokens: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "tokens_issued", unitName: "total", helpText: "Access tokens issued") }
     private static var dpopRejections: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "dpop_rejections", unitName: "total", helpText: "DPoP proofs or bound tokens refused, by endpoint and reason") }
-    private static var swept: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "swept_rows", unitName: "total", helpText: "Expired rows removed by the sweeper") }
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
         .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
@@ -32,10 +31,6 @@ public final class KeywardMetrics: Sendable {
 
     func dpopRejected(endpoint: String, reason: String) {
         registry.makeCounter(descriptor: Self.dpopRejections, labels: [("endpoint", endpoint), ("reason", reason)]).increment()
-    }
-
-    func sweptRows(_ count: Int, table: String) {
-        registry.makeCounter(descriptor: Self.swept, labels: [("table", table)]).increment(by: Int64(count))
     }
 
     public func render() -> String { registry.emitToString() }

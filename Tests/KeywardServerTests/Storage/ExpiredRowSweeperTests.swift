@@ -9,7 +9,7 @@ final class ExpiredRowSweeperTests: XCTestCase {
     func testKeepsSweepingAfterErrorsAndStopsWhenCancelled() async throws {
         let replay = CountingReplayStore(failFirst: 2)
         let sweeper = ExpiredRowSweeper(
-            replayStore: replay, signingKeyStore: CountingKeyStore(), clock: StorageTestClock(StorageFixtures.t0),
+            replayStore: replay, signingKeyStore: CountingKeyStore(), clock: TestClock(StorageFixtures.t0),
             interval: .milliseconds(10), logger: Logger(label: "sweeper-test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         let task = Task { try await sweeper.run() }

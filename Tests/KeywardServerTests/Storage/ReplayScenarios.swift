@@ -49,7 +49,7 @@ enum ReplayScenarios {
         try await keys.insertKey(StorageFixtures.key(realm: "r1", kid: "published", status: .retired, publishUntil: now.storageShifted(1)))
 
         let sweeper = ExpiredRowSweeper(
-            replayStore: replay, signingKeyStore: keys, clock: StorageTestClock(now), logger: StorageTestHarness.logger
+            replayStore: replay, signingKeyStore: keys, clock: TestClock(now), logger: StorageTestHarness.logger
         )
         try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(replayEntries: 2, signingKeys: 1))
         try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(replayEntries: 0, signingKeys: 0))

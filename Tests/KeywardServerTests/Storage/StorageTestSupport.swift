@@ -27,47 +27,30 @@ enum StorageTestHarness {
     }
 
     private static func runOnSQLite(migrated: Bool, _ body: (KeywardDatabase) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-storage-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try await KeywardDatabase.open(.sqlite(path: directory.appendingPathComponent("keyward.db").path), logger: logger)
-        try await using(database, migrated: migrated, body)
+        try await TestDatabase.withFreshDatabase(.sqlite) { url, _ in
+            try await using(try DatabaseConfiguration(url: url), migrated: migrated, body)
+        }
     }
 
     private static func runOnPostgres(
         migrated: Bool, file: StaticString, line: UInt, _ body: (KeywardDatabase) async throws -> Void
     ) async throws {
-        let environment = ProcessInfo.processInfo.environment
-        guard let baseURL = environment["KEYWARD_TEST_POSTGRES_URL"], !baseURL.isEmpty else {
-            if environment["CI"] == "true" {
+        guard TestDatabase.postgresURL != nil else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
                 XCTFail("PostgreSQL is required in CI: set KEYWARD_TEST_POSTGRES_URL", file: file, line: line)
                 return
             }
             throw XCTSkip("KEYWARD_TEST_POSTGRES_URL is not set", file: file, line: line)
         }
-        let schema = "kwtest_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        let admin = try await KeywardDatabase.open(try DatabaseConfiguration(url: baseURL), logger: logger)
-        do {
-            try await admin.sql.raw("CREATE SCHEMA \(ident: schema)").run()
-            let database = try await KeywardDatabase.open(
-                .postgres(url: try url(baseURL, withSearchPath: schema)), logger: logger
-            )
-            do {
-                try await using(database, migrated: migrated, body)
-            } catch {
-                try? await admin.sql.raw("DROP SCHEMA \(ident: schema) CASCADE").run()
-                throw error
-            }
-            try await admin.sql.raw("DROP SCHEMA \(ident: schema) CASCADE").run()
-        } catch {
-            try? await admin.close()
-            throw error
+        try await TestDatabase.withFreshDatabase(.postgres) { url, _ in
+            try await using(try DatabaseConfiguration(url: url), migrated: migrated, body)
         }
-        try await admin.close()
     }
 
     private static func using(
-        _ database: KeywardDatabase, migrated: Bool, _ body: (KeywardDatabase) async throws -> Void
+        _ configuration: DatabaseConfiguration, migrated: Bool, _ body: (KeywardDatabase) async throws -> Void
     ) async throws {
+        let database = try await KeywardDatabase.open(configuration, logger: logger)
         do {
             if migrated { try await Migrator(database: database, logger: logger).migrate() }
             try await body(database)
@@ -77,25 +60,6 @@ enum StorageTestHarness {
         }
         try await database.close()
     }
-
-    static func url(_ base: String, withSearchPath schema: String) throws -> String {
-        var components = try XCTUnwrap(URLComponents(string: base))
-        components.queryItems = (components.queryItems ?? []).filter { $0.name != "search_path" }
-            + [URLQueryItem(name: "search_path", value: schema)]
-        return try XCTUnwrap(components.string)
-    }
-}
-
-/// A clock tests set by hand.
-final class StorageTestClock: KeywardClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
-
-    init(_ start: Date) { current = start }
-
-    func now() -> Date { lock.withLock { current } }
-
-    func set(_ date: Date) { lock.withLock { current = date } }
 }
 
 extension Date {

@@ -11,4 +11,6 @@ final class TestClock: KeywardClock {
     func now() -> Date { current.withLock { $0 } }
 
     func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+
+    func set(_ date: Date) { current.withLock { $0 = date } }
 }

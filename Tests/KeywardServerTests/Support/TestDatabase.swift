@@ -7,16 +7,11 @@ import XCTest
 /// The database engines tests run on: SQLite always, PostgreSQL when `KEYWARD_TEST_POSTGRES_URL` is set.
 /// In CI (`CI=true`) a missing PostgreSQL is a failure, never a silent skip.
 enum TestDatabase {
-    enum Engine: String, CustomStringConvertible {
-        case sqlite, postgres
-        var description: String { rawValue }
-    }
-
     static var postgresURL: String? {
         ProcessInfo.processInfo.environment["KEYWARD_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    static func enginesUnderTest() throws -> [Engine] {
+    static func enginesUnderTest() throws -> [DatabaseEngine] {
         if postgresURL != nil { return [.sqlite, .postgres] }
         if ProcessInfo.processInfo.environment["CI"] == "true" { throw CIError() }
         return [.sqlite]
@@ -27,7 +22,7 @@ enum TestDatabase {
     }
 
     /// Runs `body` with the URL of a brand-new empty database and a fresh data directory; removes both after.
-    static func withFreshDatabase(_ engine: Engine, _ body: (_ databaseURL: String, _ dataDirectory: String) async throws -> Void) async throws {
+    static func withFreshDatabase(_ engine: DatabaseEngine, _ body: (_ databaseURL: String, _ dataDirectory: String) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -35,20 +30,24 @@ enum TestDatabase {
         case .sqlite:
             try await body("sqlite:" + directory.appendingPathComponent("keyward.db").path, directory.path)
         case .postgres:
+            // A schema of its own per test (CREATE SCHEMA is far cheaper than CREATE DATABASE), dropped after.
             guard let baseURL = postgresURL, var components = URLComponents(string: baseURL) else { throw CIError() }
-            let name = "keyward_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-            let admin = try await KeywardDatabase.open(try DatabaseConfiguration(url: baseURL), logger: Logger(label: "test-admin"))
-            // Database names cannot be bound parameters; `name` is generated above from hex digits only.
-            try await admin.sql.raw("CREATE DATABASE \(unsafeRaw: name)").run()
-            components.path = "/" + name
+            let schema = "kwtest_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+            components.queryItems = (components.queryItems ?? []).filter { $0.name != "search_path" } + [URLQueryItem(name: "search_path", value: schema)]
+            let admin = try await KeywardDatabase.open(try DatabaseConfiguration(url: baseURL), logger: Logger(label: "keyward-test-admin"))
             do {
-                try await body(components.string!, directory.path)
+                try await admin.sql.raw("CREATE SCHEMA \(ident: schema)").run()
+                do {
+                    try await body(components.string!, directory.path)
+                } catch {
+                    try? await admin.sql.raw("DROP SCHEMA \(ident: schema) CASCADE").run()
+                    throw error
+                }
+                try await admin.sql.raw("DROP SCHEMA \(ident: schema) CASCADE").run()
             } catch {
-                try? await admin.sql.raw("DROP DATABASE IF EXISTS \(unsafeRaw: name) WITH (FORCE)").run()
                 try? await admin.close()
                 throw error
             }
-            try await admin.sql.raw("DROP DATABASE IF EXISTS \(unsafeRaw: name) WITH (FORCE)").run()
             try await admin.close()
         }
     }
