@@ -12,23 +12,39 @@ import SQLiteKit
 enum SQLiteBackend {
     static func open(path: String, logger: Logger) async throws -> OpenedDatabaseBackend {
         let absolutePath = try prepareFile(at: path)
-        let connection = try await SQLiteConnection.open(storage: .file(path: absolutePath), logger: logger)
+        // Two connections to the same file. Single statements go to the first concurrently (SQLite serialises
+        // them internally, FULLMUTEX), so a request never waits for another's thread hops. Transactions take the
+        // second behind a gate, so their statements are never interleaved with anyone else's.
+        let statements = try await openConfigured(absolutePath, logger: logger)
+        let sessions: SQLiteConnection
         do {
-            try await configure(connection, logger: logger, path: absolutePath)
+            sessions = try await openConfigured(absolutePath, logger: logger)
+        } catch {
+            try? await statements.close()
+            throw error
+        }
+        let gate = SQLiteStatementGate()
+        let sql = SerializedSQLiteDatabase(
+            statements: statements.sql(queryLogLevel: .trace), sessions: sessions.sql(queryLogLevel: .trace), gate: gate
+        )
+        return OpenedDatabaseBackend(sql: sql) {
+            // Wait for the transaction in flight, then close both.
+            try await gate.withGate { try await sessions.close() }
+            try await statements.close()
+        }
+    }
+
+    private static func openConfigured(_ path: String, logger: Logger) async throws -> SQLiteConnection {
+        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        do {
+            try await configure(connection, logger: logger, path: path)
         } catch {
             try? await connection.close()
             throw error
         }
-        let gate = SQLiteStatementGate()
-        let sql = SerializedSQLiteDatabase(connection: connection.sql(queryLogLevel: .trace), gate: gate)
-        return OpenedDatabaseBackend(sql: sql) {
-            // Wait for the statement or transaction in flight, then close.
-            try await gate.withGate { try await connection.close() }
-        }
+        return connection
     }
 
-    /// Makes the path absolute, creates the parent directory (0700) and the file (0600) when missing:
-    /// the file holds password hashes and sealed keys, and SQLite gives its -wal/-shm files the same mode.
     private static func prepareFile(at path: String) throws -> String {
         let fileManager = FileManager.default
         let url = path.hasPrefix("/")

@@ -1,11 +1,10 @@
 import Synchronization
 
-/// A FIFO async lock around the one SQLite connection.
+/// A FIFO async lock around the SQLite session connection (the one transactions run on).
 ///
-/// SQLite allows one writer at a time anyway, and a transaction is a property of the connection:
-/// without the gate, a statement from an unrelated task could land inside another task's BEGIN…COMMIT.
-/// Each plain statement holds the gate for its own duration; a transaction holds it from BEGIN to
-/// COMMIT. Waiting is not cancellable because every holder is short-lived.
+/// A transaction is a property of the connection: without the gate, a statement from an unrelated task
+/// could land inside another task's BEGIN…COMMIT. A transaction holds the gate from BEGIN to COMMIT.
+/// Waiting is not cancellable because every holder is short-lived.
 final class SQLiteStatementGate: Sendable {
     private struct State {
         var held = false
