@@ -43,7 +43,7 @@ struct BenchReport: Codable {
 
     func table() -> String {
         var lines = [
-            "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive, no TLS",
+            "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive (one blocking client thread per connection), no TLS",
             String(format: "crypto ceiling (1 core): ES256 verify %.0f/s, ES256 sign %.0f/s", ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond),
             "",
             "scenario                            req/s     p50 ms   p99 ms   failures",

@@ -14,7 +14,7 @@ struct KeywardBench: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "Base URL of a running server started with --demo (default: start one).")
+    @Option(help: "Base URL of a running server started with --demo, http://127.0.0.1:PORT (default: start one).")
     var url: String?
 
     @Option(help: "Path of the keyward binary to start (default: next to this binary).")
@@ -59,11 +59,11 @@ struct KeywardBench: AsyncParsableCommand {
         let ceiling = CryptoCeiling.measure(seconds: cryptoSeconds)
         log(String(format: "ES256 verify %.0f/s, ES256 sign %.0f/s", ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond))
 
-        let scenarios = Scenarios(baseURL: baseURL, requests: requests, concurrency: concurrency, log: log)
-        var results: [ScenarioResult] = []
-        results.append(try await scenarios.tokenEndpoint())
-        results.append(try await scenarios.protectedResource())
-        try await scenarios.shutdown()
+        guard let port = URLComponents(string: baseURL)?.port, baseURL.hasPrefix("http://127.0.0.1:") else {
+            throw ValidationError("--url must be http://127.0.0.1:PORT (the load generator speaks plain HTTP on loopback)")
+        }
+        let scenarios = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, log: log)
+        let results = [try scenarios.tokenEndpoint(), try scenarios.protectedResource()]
 
         let report = BenchReport(
             date: Date(), cores: ProcessInfo.processInfo.activeProcessorCount, database: database == nil ? "sqlite" : "custom",

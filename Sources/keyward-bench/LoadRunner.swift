@@ -1,59 +1,60 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
+import Synchronization
 
-/// Sends prepared requests over `concurrency` keep-alive connections and records each latency.
-/// Requests are built before the clock starts so proof signing does not compete with the server for CPU.
+/// Sends prepared requests over `concurrency` keep-alive connections, one thread each, and records every
+/// latency. Requests are built before the clock starts so proof signing does not compete with the server.
 struct LoadRunner {
-    let client: HTTPClient
+    let port: Int
     let concurrency: Int
 
     struct Outcome {
-        var latencies: [Duration]
-        var failures: Int
-        var elapsed: Duration
+        var latencies: [Duration] = []
+        var failures = 0
+        var elapsed: Duration = .zero
         var firstFailure: String?
     }
 
-    func run(_ requests: [HTTPClientRequest], expecting status: HTTPResponseStatus) async -> Outcome {
+    func run(_ requests: [[UInt8]], expecting status: Int) -> Outcome {
         let clock = ContinuousClock()
-        let started = clock.now
         let perWorker = (requests.count + concurrency - 1) / concurrency
-        let outcomes = await withTaskGroup(of: Outcome.self) { group in
-            for worker in 0..<concurrency {
-                let slice = requests[min(worker * perWorker, requests.count)..<min((worker + 1) * perWorker, requests.count)]
-                group.addTask {
-                    var outcome = Outcome(latencies: [], failures: 0, elapsed: .zero)
-                    outcome.latencies.reserveCapacity(slice.count)
+        let results = Mutex<[Outcome]>([])
+        let group = DispatchGroup()
+        let started = clock.now
+        for worker in 0..<concurrency {
+            let slice = Array(requests[min(worker * perWorker, requests.count)..<min((worker + 1) * perWorker, requests.count)])
+            group.enter()
+            let thread = Thread {
+                var outcome = Outcome()
+                outcome.latencies.reserveCapacity(slice.count)
+                do {
+                    let connection = try RawHTTPConnection(port: port)
                     for request in slice {
                         let begin = clock.now
-                        do {
-                            let response = try await client.execute(request, timeout: .seconds(30))
-                            let body = try await response.body.collect(upTo: 1 << 20)
-                            if response.status != status {
-                                outcome.failures += 1
-                                if outcome.firstFailure == nil { outcome.firstFailure = "\(response.status.code) \(String(buffer: body))" }
-                            }
-                        } catch {
-                            outcome.failures += 1
-                            if outcome.firstFailure == nil { outcome.firstFailure = "\(error)" }
-                        }
+                        let response = try connection.send(request)
                         outcome.latencies.append(clock.now - begin)
+                        if response.status != status {
+                            outcome.failures += 1
+                            if outcome.firstFailure == nil { outcome.firstFailure = "\(response.status) \(String(decoding: response.body, as: UTF8.self))" }
+                        }
                     }
-                    return outcome
+                } catch {
+                    outcome.failures += slice.count - outcome.latencies.count
+                    outcome.firstFailure = outcome.firstFailure ?? "\(error)"
                 }
+                results.withLock { $0.append(outcome) }
+                group.leave()
             }
-            var merged = Outcome(latencies: [], failures: 0, elapsed: .zero)
-            for await outcome in group {
-                merged.latencies += outcome.latencies
-                merged.failures += outcome.failures
-                merged.firstFailure = merged.firstFailure ?? outcome.firstFailure
-            }
-            return merged
+            thread.stackSize = 1 << 20
+            thread.start()
         }
-        var result = outcomes
-        result.elapsed = clock.now - started
-        return result
+        group.wait()
+        var merged = Outcome()
+        for outcome in results.withLock({ $0 }) {
+            merged.latencies += outcome.latencies
+            merged.failures += outcome.failures
+            merged.firstFailure = merged.firstFailure ?? outcome.firstFailure
+        }
+        merged.elapsed = clock.now - started
+        return merged
     }
 }

@@ -36,7 +36,8 @@ final class ServerProcess: @unchecked Sendable {
         let server = ServerProcess(baseURL: baseURL, process: process, dataDirectory: dataDirectory)
         for _ in 0..<300 {
             guard process.isRunning else { throw BenchError("keyward exited with status \(process.terminationStatus) during start-up") }
-            if (try? await HTTPProbe.status(of: baseURL + "/readyz")) == 200 { return server }
+            let probe = RawHTTPConnection.request(method: "GET", path: "/readyz", port: port, headers: [])
+            if (try? RawHTTPConnection(port: port).send(probe).status) == 200 { return server }
             try await Task.sleep(for: .milliseconds(100))
         }
         server.stop()

@@ -1,0 +1,85 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A minimal blocking HTTP/1.1 keep-alive client for loopback load generation. Requests are pre-serialised
+/// bytes; the response is read up to its Content-Length. It costs far less CPU per request than a general
+/// client, so on a small machine the measured figure is the server's, not the load generator's.
+final class RawHTTPConnection {
+    struct Response {
+        let status: Int
+        let body: [UInt8]
+    }
+
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            close(fd)
+            throw BenchError("cannot connect to 127.0.0.1:\(port)")
+        }
+        var noDelay: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// `GET`/`POST` request bytes for `path` with the given headers and body.
+    static func request(method: String, path: String, port: Int, headers: [(String, String)], body: String = "") -> [UInt8] {
+        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.utf8.count)\r\n" }
+        text += "\r\n" + body
+        return Array(text.utf8)
+    }
+
+    func send(_ request: [UInt8]) throws -> Response {
+        var written = 0
+        while written < request.count {
+            let result = request[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            guard result > 0 else { throw BenchError("write failed: errno \(errno)") }
+            written += result
+        }
+        return try readResponse()
+    }
+
+    private func readResponse() throws -> Response {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        var headerEnd: Int?
+        while headerEnd == nil {
+            headerEnd = buffer.firstRange(of: separator)?.upperBound
+            if headerEnd == nil { try fill() }
+        }
+        let head = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
+        let lines = head.split(separator: "\r\n")
+        guard let statusLine = lines.first, statusLine.split(separator: " ").count >= 2, let status = Int(statusLine.split(separator: " ")[1]) else {
+            throw BenchError("malformed status line")
+        }
+        var length = 0
+        for line in lines.dropFirst() where line.lowercased().hasPrefix("content-length:") {
+            length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+        }
+        while buffer.count < headerEnd! + length { try fill() }
+        let body = Array(buffer[headerEnd!..<(headerEnd! + length)])
+        buffer.removeFirst(headerEnd! + length)
+        return Response(status: status, body: body)
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { throw BenchError("connection closed by the server") }
+        buffer.append(contentsOf: chunk[..<count])
+    }
+}
