@@ -66,7 +66,7 @@ struct KeywardBench: AsyncParsableCommand {
         let results = [try scenarios.tokenEndpoint(), try scenarios.protectedResource()]
 
         let report = BenchReport(
-            date: Date(), cores: ProcessInfo.processInfo.activeProcessorCount, database: database == nil ? "sqlite" : "custom",
+            date: Date(), cores: ProcessInfo.processInfo.activeProcessorCount, database: database.map { $0.hasPrefix("postgres") ? "postgresql" : "sqlite" } ?? "sqlite",
             requestsPerScenario: requests, concurrency: concurrency, ceiling: ceiling, scenarios: results
         )
         print(report.table())
