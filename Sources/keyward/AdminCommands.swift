@@ -98,7 +98,7 @@ struct Users: AsyncParsableCommand {
         func run() async throws {
             // Never take a password as an argument: it would land in shell history and `ps`.
             let password = ProcessInfo.processInfo.environment["KEYWARD_NEW_PASSWORD"] ?? readLine(strippingNewline: true)
-            guard let password, !password.isEmpty else { throw ValidationError("no password: set KEYWARD_NEW_PASSWORD or pipe it on stdin") }
+            guard let password, !password.isEmpty else { throw CommandError("no password: set KEYWARD_NEW_PASSWORD or pipe it on stdin") }
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
                 let user = try await runtime.users.createUser(realm: realm, username: username, password: password)

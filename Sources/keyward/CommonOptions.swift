@@ -49,7 +49,13 @@ func withRuntime<T>(_ options: CommonOptions, _ body: (KeywardRuntime) async thr
 
 func requireRealm(_ runtime: KeywardRuntime, _ name: String) async throws -> Realm {
     guard let realm = try await runtime.realms.realm(named: name) else {
-        throw ValidationError("realm '\(name)' does not exist (list them with `keyward realms list`)")
+        throw CommandError("realm '\(name)' does not exist (list them with `keyward realms list`)")
     }
     return realm
+}
+
+/// A failure of a command's own work (not of its arguments): printed as one `Error:` line, without usage.
+struct CommandError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -32,7 +32,7 @@ def _artifacts() -> Path | None:
 def keyward_bin() -> str:
     binary = os.environ.get("KEYWARD_BIN")
     if not binary:
-        message = "KEYWARD_BIN is not set (path of the keyward binary: swift build -c release --show-bin-path)"
+        message = "KEYWARD_BIN is not set (path of the keyward binary: swift build --show-bin-path)"
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
