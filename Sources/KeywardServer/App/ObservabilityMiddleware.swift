@@ -24,7 +24,7 @@ struct ObservabilityMiddleware<Context: RequestContext>: RouterMiddleware {
                 "method": "\(request.method.rawValue)",
                 "route": "\(route)",
                 "status": "\(response.status.code)",
-                "duration_ms": "\(Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1000 + Double(elapsed.components.seconds) * 1000)",
+                "duration_ms": "\(Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15)",
             ]
         )
         return response
