@@ -26,4 +26,6 @@ public protocol UserStore: Sendable {
     func user(realm: String, username: String) async throws -> User?
     func user(realm: String, id: String) async throws -> User?
     func listUsers(realm: String) async throws -> [User]
+    /// Throws `.notFound` when the user does not exist.
+    func setEnabled(_ enabled: Bool, realm: String, id: String) async throws
 }

@@ -7,11 +7,14 @@ public final class UserService: Sendable {
     private let store: any UserStore
     private let clock: any KeywardClock
     private let bcryptCost: UInt8
+    /// A hash of a random password at the configured cost, checked when the username is unknown.
+    private let decoyHash: String
 
     public init(store: any UserStore, clock: any KeywardClock, bcryptCost: UInt8 = 12) {
         self.store = store
         self.clock = clock
         self.bcryptCost = bcryptCost
+        self.decoyHash = Bcrypt.hash(UUID().uuidString, cost: bcryptCost)
     }
 
     public func createUser(realm: String, username: String, password: String?) async throws -> User {
@@ -33,7 +36,29 @@ public final class UserService: Sendable {
 
     public func user(realm: String, username: String) async throws -> User? { try await store.user(realm: realm, username: username) }
 
+    public func user(realm: String, id: String) async throws -> User? { try await store.user(realm: realm, id: id) }
+
     public func listUsers(realm: String) async throws -> [User] { try await store.listUsers(realm: realm) }
+
+    /// Disables or re-enables an account; a disabled account cannot log in. Throws `.notFound` when absent.
+    public func setEnabled(_ enabled: Bool, realm: String, id: String) async throws {
+        try await store.setEnabled(enabled, realm: realm, id: id)
+    }
+
+    /// Checks a password. bcrypt runs even for unknown users so response time does not reveal which usernames exist.
+    public func authenticate(realm: String, username: String, password: String) async throws -> PasswordCheck {
+        let user = try await store.user(realm: realm, username: username)
+        let matches = Bcrypt.verify(password, hash: user?.passwordHash ?? decoyHash)
+        guard let user, user.passwordHash != nil, matches else { return .invalidCredentials }
+        return user.enabled ? .authenticated(user) : .disabled(user)
+    }
+
+    public enum PasswordCheck: Sendable, Equatable {
+        case authenticated(User)
+        case disabled(User)
+        case invalidCredentials
+    }
+
 }
 
 public enum UserError: Error, CustomStringConvertible, Equatable {

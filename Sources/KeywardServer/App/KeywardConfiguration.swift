@@ -37,6 +37,21 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var maxBodySize = 64 * 1024
     /// `accounts.bcryptCost`: work factor of password hashes (4-31; each step doubles the cost).
     public var bcryptCost = 12
+    /// `pushMfa.requireAth`: device API proofs must carry `ath` (the original's `dpop-require-ath`); turn off only
+    /// for old simulators that omit it.
+    public var pushMfaRequireAth = true
+    /// `pushMfa.dpopIatTolerance`: seconds a device proof's `iat` may differ from now (`dpop-iat-tolerance-seconds`, 30-600).
+    public var pushMfaDpopIatTolerance = 120
+    /// `pushMfa.dpopJtiTtl`: seconds a device proof's `jti` is remembered (`dpop-jti-ttl-seconds`, 30-3600).
+    public var pushMfaDpopJtiTTL = 300
+    /// `sse.maxConnections`: open challenge event streams per node (`sse-max-connections`, 1-1024).
+    public var sseMaxConnections = 256
+    /// `sse.heartbeatSeconds`: idle seconds before a `: keepalive` comment (5-300).
+    public var sseHeartbeatSeconds = 15
+    /// `sse.maxConnectionLifetimeSeconds`: a stream closes after this long and the browser reconnects (15-1800).
+    public var sseMaxConnectionLifetimeSeconds = 55
+    /// `sse.reconnectDelayMillis`: the `retry:` hint sent when a stream closes (250-30000).
+    public var sseReconnectDelayMillis = 3000
 
     public init() {}
 
@@ -153,6 +168,13 @@ private struct SettingReader {
         configuration.sweepInterval = try integer("sweep.interval", in: 1...86400) ?? configuration.sweepInterval
         configuration.maxBodySize = try integer("http.maxBodySize", in: 1024...(16 * 1024 * 1024)) ?? configuration.maxBodySize
         configuration.bcryptCost = try integer("accounts.bcryptCost", in: 4...31) ?? configuration.bcryptCost
+        configuration.pushMfaRequireAth = try boolean("pushMfa.requireAth") ?? configuration.pushMfaRequireAth
+        configuration.pushMfaDpopIatTolerance = try integer("pushMfa.dpopIatTolerance", in: 30...600) ?? configuration.pushMfaDpopIatTolerance
+        configuration.pushMfaDpopJtiTTL = try integer("pushMfa.dpopJtiTtl", in: 30...3600) ?? configuration.pushMfaDpopJtiTTL
+        configuration.sseMaxConnections = try integer("sse.maxConnections", in: 1...1024) ?? configuration.sseMaxConnections
+        configuration.sseHeartbeatSeconds = try integer("sse.heartbeatSeconds", in: 5...300) ?? configuration.sseHeartbeatSeconds
+        configuration.sseMaxConnectionLifetimeSeconds = try integer("sse.maxConnectionLifetimeSeconds", in: 15...1800) ?? configuration.sseMaxConnectionLifetimeSeconds
+        configuration.sseReconnectDelayMillis = try integer("sse.reconnectDelayMillis", in: 250...30000) ?? configuration.sseReconnectDelayMillis
         return configuration
     }
 

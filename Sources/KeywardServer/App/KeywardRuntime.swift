@@ -17,6 +17,10 @@ public final class KeywardRuntime: Sendable {
     public let users: UserService
     public let tokens: TokenService
     public let resourceGuard: DPoPResourceGuard
+    public let pushMFA: PushMFAService
+    public let audit: AuditLog
+    let challengeSignals: ChallengeSignals
+    let challengeStore: any PushChallengeStore
     let accessTokens: AccessTokenIssuer
     let replayStore: any ReplayStore
     let signingKeyStore: any SigningKeyStore
@@ -68,6 +72,24 @@ public final class KeywardRuntime: Sendable {
             options: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew),
             clock: clock, metrics: metrics
         )
+        audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger)
+        let signals = ChallengeSignals()
+        challengeSignals = signals
+        let pushCredentials = SQLPushCredentialStore(database: database)
+        challengeStore = SQLPushChallengeStore(database: database)
+        pushMFA = PushMFAService(
+            realms: realms, users: users, credentials: pushCredentials, challenges: challengeStore,
+            state: SQLPushMFAStateStore(database: database), tokens: PushMFATokens(realms: realms, keys: keys),
+            authenticator: DeviceAuthenticator(
+                accessTokens: accessTokens, replayStore: stores.replay, users: users, credentials: pushCredentials, clock: clock,
+                audit: audit, metrics: metrics,
+                options: .init(
+                    requireAth: configuration.pushMfaRequireAth, iatTolerance: TimeInterval(configuration.pushMfaDpopIatTolerance),
+                    jtiLifetime: TimeInterval(configuration.pushMfaDpopJtiTTL)
+                )
+            ),
+            pusher: LogChallengePusher(logger: logger), signals: signals, audit: audit, clock: clock, logger: logger
+        )
     }
 
     static func dpopOptions(maxAge: Int, futureSkew: Int) -> DPoPVerifier.Options {
@@ -89,6 +111,14 @@ public final class KeywardRuntime: Sendable {
         OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping() }).register(on: router)
         OAuthRoutes(
             realms: realms, keys: keys, tokens: tokens, guardian: resourceGuard,
+            publicURL: configuration.resolvedPublicURL, maxBodySize: configuration.maxBodySize
+        ).register(on: router)
+        PushMFARoutes(
+            service: pushMFA,
+            events: ChallengeEventStream(service: pushMFA, signals: challengeSignals, options: .init(
+                maxConnections: configuration.sseMaxConnections, heartbeat: .seconds(configuration.sseHeartbeatSeconds),
+                maxLifetime: .seconds(configuration.sseMaxConnectionLifetimeSeconds), reconnectDelayMillis: configuration.sseReconnectDelayMillis
+            )),
             publicURL: configuration.resolvedPublicURL, maxBodySize: configuration.maxBodySize
         ).register(on: router)
         return router

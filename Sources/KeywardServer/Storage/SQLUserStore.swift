@@ -43,6 +43,15 @@ public struct SQLUserStore: UserStore {
         }
     }
 
+    public func setEnabled(_ enabled: Bool, realm: String, id: String) async throws {
+        let updated = try await StoreErrorMapping.mapping("setEnabled") {
+            try await database.sql.countingRows("""
+                UPDATE users SET enabled = \(bind: enabled) WHERE realm = \(bind: realm) AND id = \(bind: id) RETURNING 1 AS updated
+                """)
+        }
+        guard updated > 0 else { throw StoreError.notFound("user '\(id)' not found in realm '\(realm)'") }
+    }
+
     private static let columns = "realm, id, username, password_hash, enabled, created_at"
 
     private static func user(from row: any SQLRow) throws -> User {

@@ -19,6 +19,7 @@ public struct SchemaMigration: Sendable, Equatable {
     /// Every migration Keyward knows, in order.
     public static let all: [SchemaMigration] = [
         InitialSchemaMigration.migration,
+        PushMFASchemaMigration.migration,
     ]
 }
 

@@ -1,0 +1,73 @@
+import Foundation
+import KeywardJOSE
+import Logging
+
+/// One security-relevant event, as written to the audit table and the log.
+public struct AuditEvent: Sendable, Equatable {
+    /// The push-MFA event records of the original (reference §8), under the same names.
+    public enum EventType: String, Sendable, CaseIterable {
+        case challengeCreated = "ChallengeCreated"
+        case challengeAccepted = "ChallengeAccepted"
+        case challengeDenied = "ChallengeDenied"
+        case challengeResponseInvalid = "ChallengeResponseInvalid"
+        case enrollmentCompleted = "EnrollmentCompleted"
+        case keyRotated = "KeyRotated"
+        case keyRotationDenied = "KeyRotationDenied"
+        case dpopAuthenticationFailed = "DpopAuthenticationFailed"
+        case userLockedOut = "UserLockedOut"
+        case credentialRemoved = "CredentialRemoved"
+        case unknown = "Unknown"
+    }
+
+    public var id: String
+    public var realm: String
+    public var type: EventType
+    public var userId: String?
+    public var clientId: String?
+    /// Event-specific ids and reasons, a JSON object.
+    public var detailsJSON: String
+    public var createdAt: Date
+}
+
+public protocol AuditStore: Sendable {
+    func append(_ event: AuditEvent) async throws
+    /// Newest first.
+    func events(realm: String, userId: String?, limit: Int) async throws -> [AuditEvent]
+}
+
+/// Writes events to the audit table and the log. A failed table write is logged and never fails the request
+/// that caused the event: the log line still carries it.
+public struct AuditLog: Sendable {
+    let store: any AuditStore
+    let clock: any KeywardClock
+    let logger: Logger
+
+    public init(store: any AuditStore, clock: any KeywardClock, logger: Logger) {
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public func record(_ type: AuditEvent.EventType, realm: String, userId: String?, clientId: String? = nil, details: [String: String] = [:]) async {
+        var object = JSONObject()
+        for (key, value) in details { object[key] = .string(value) }
+        let event = AuditEvent(
+            id: UUID().uuidString.lowercased(), realm: realm, type: type, userId: userId, clientId: clientId,
+            detailsJSON: String(decoding: StrictJSON.serialize(object), as: UTF8.self), createdAt: clock.now()
+        )
+        var metadata: Logger.Metadata = ["event": "\(type.rawValue)", "realm": "\(realm)"]
+        if let userId { metadata["userId"] = "\(userId)" }
+        if let clientId { metadata["clientId"] = "\(clientId)" }
+        for (key, value) in details { metadata[key] = "\(value)" }
+        logger.info("audit", metadata: metadata)
+        do {
+            try await store.append(event)
+        } catch {
+            logger.error("audit event not stored", metadata: ["event": "\(type.rawValue)", "error": "\(error)"])
+        }
+    }
+
+    public func events(realm: String, userId: String? = nil, limit: Int = 100) async throws -> [AuditEvent] {
+        try await store.events(realm: realm, userId: userId, limit: limit)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// The two Server-Sent-Events streams a browser follows a challenge with (reference §2.11).
+/// Changes made on this node wake the stream at once; storage is re-read every `pollInterval` so a change
+/// made through another node shows up within that interval.
+struct ChallengeEventStream: Sendable {
+    struct Options: Sendable {
+        var maxConnections = 256
+        var heartbeat: Duration = .seconds(15)
+        var maxLifetime: Duration = .seconds(55)
+        var reconnectDelayMillis = 3000
+        var pollInterval: Duration = .milliseconds(500)
+    }
+
+    let service: PushMFAService
+    let signals: ChallengeSignals
+    let options: Options
+    private let connections = ConnectionCount()
+
+    init(service: PushMFAService, signals: ChallengeSignals, options: Options = .init()) {
+        self.service = service
+        self.signals = signals
+        self.options = options
+    }
+
+    static let headers: HTTPFields = [
+        .contentType: "text/event-stream", .cacheControl: "no-store", .init("Pragma")!: "no-cache", .init("X-Accel-Buffering")!: "no",
+    ]
+
+    func response(realm: String, rawId: String, secret: String?, kind: PushChallenge.Kind) async throws -> Response {
+        let id = try PushMFAInput.uuid(rawId, "challengeId")
+        guard let secret, !secret.isEmpty, secret.utf8.count <= PushMFALimits.watchSecretLength else { return oneShot("INVALID") }
+        let first: PushChallenge?
+        do {
+            first = try await service.challenge(id: id)
+        } catch {
+            throw PushMFAError(503, "unknown_error")
+        }
+        guard let first, first.realm == realm else { return oneShot("NOT_FOUND") }
+        // The secret is checked before the type, so a stranger learns nothing about the challenge.
+        guard PushMFAService.watchSecretMatches(secret, first) else { return oneShot("FORBIDDEN") }
+        guard kind == .enrollment || first.kind == .authentication else { return oneShot("BAD_TYPE") }
+        guard connections.acquire(limit: options.maxConnections) else {
+            let payload = Self.payload(first, kind: kind, at: Date(), retryAfter: options.reconnectDelayMillis, status: "TOO_MANY_CONNECTIONS")
+            connections.release()
+            return Response(status: .ok, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(string: "retry: \(options.reconnectDelayMillis)\n" + payload)))
+        }
+        let stream = signals.changes(of: id, tick: options.pollInterval)
+        return Response(status: .ok, headers: Self.headers, body: ResponseBody { [self] writer in
+            defer { connections.release() }
+            try await follow(first, kind: kind, changes: stream, writer: &writer)
+            try await writer.finish(nil)
+        })
+    }
+
+    /// Emits the current status, then every change, until the status leaves PENDING or the lifetime ends.
+    private func follow(_ first: PushChallenge, kind: PushChallenge.Kind, changes: AsyncStream<Void>, writer: inout any ResponseBodyWriter) async throws {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var lastOutput = started
+        var current = first
+        var sent = current.effectiveStatus(at: Date())
+        try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, at: Date(), status: sent.rawValue)))
+        guard sent == .pending else { return }
+        for await _ in changes {
+            let reread = try? await service.challenge(id: current.id)
+            let status: PushChallenge.Status
+            if let reread {
+                current = reread
+                status = reread.status
+            } else {
+                status = .expired  // deleted while pending: replaced by a resend, or cleaned up
+            }
+            if status != sent {
+                sent = status
+                lastOutput = clock.now
+                try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, at: Date(), status: status.rawValue)))
+                if status != .pending { return }
+            }
+            if clock.now - started >= options.maxLifetime {
+                let payload = Self.payload(current, kind: kind, at: Date(), retryAfter: options.reconnectDelayMillis, status: sent.rawValue)
+                try await writer.write(ByteBuffer(string: "retry: \(options.reconnectDelayMillis)\n" + payload))
+                return
+            }
+            if clock.now - lastOutput >= options.heartbeat {
+                lastOutput = clock.now
+                try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
+            }
+        }
+    }
+
+    private func oneShot(_ status: String) -> Response {
+        Response(status: .ok, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(string: "event: status\ndata: {\"status\":\"\(status)\"}\n\n")))
+    }
+
+    /// `event: status` + one `data:` line of JSON. `expiresAt` is an ISO-8601 instant like Java's `Instant.toString`.
+    static func payload(_ challenge: PushChallenge, kind: PushChallenge.Kind, at now: Date, retryAfter: Int? = nil, status: String) -> String {
+        var json = "{\"status\":\"\(status)\",\"challengeId\":\"\(challenge.id)\",\"expiresAt\":\"\(instant(challenge.expiresAt))\""
+        if kind == .authentication {
+            json += ",\"clientId\":" + (challenge.clientId.map(jsonString) ?? "null")
+        }
+        if let retryAfter { json += ",\"retryAfterMillis\":\(retryAfter)" }
+        return "event: status\ndata: " + json + "}\n\n"
+    }
+
+    static func instant(_ date: Date) -> String {
+        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var components = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date(timeIntervalSince1970: Double(millis / 1000)))
+        components.nanosecond = 0
+        let base = String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d", components.year ?? 0, components.month ?? 0, components.day ?? 0,
+            components.hour ?? 0, components.minute ?? 0, components.second ?? 0
+        )
+        let fraction = millis % 1000
+        return fraction == 0 ? base + "Z" : base + String(format: ".%03dZ", fraction)
+    }
+
+    private static func jsonString(_ value: String) -> String {
+        var escaped = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
+    }
+}
+
+/// Open SSE connections on this node, capped (`sse-max-connections`).
+private final class ConnectionCount: Sendable {
+    private let count = Mutex(0)
+
+    func acquire(limit: Int) -> Bool {
+        count.withLock { value in
+            value += 1
+            return value <= limit
+        }
+    }
+
+    func release() { count.withLock { $0 -= 1 } }
+}

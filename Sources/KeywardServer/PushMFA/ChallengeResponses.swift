@@ -1,0 +1,138 @@
+import Foundation
+import KeywardJOSE
+import KeywardWire
+
+extension PushMFAService {
+    /// Endpoint 3: the pending login challenges this device may answer (reference §2.6).
+    func pendingChallenges(userId: String, request: DeviceAuthenticator.Request) async throws(PushMFAError) -> PendingChallengesResponse {
+        let device = try await authenticator.authenticate(request)
+        guard userId == device.user.id else { return PendingChallengesResponse(challenges: []) }
+        let now = clock.now()
+        let pending = try await stored {
+            try await challenges.pendingChallenges(realm: request.realm.name, userId: device.user.id, kind: .authentication, now: now)
+        }
+        try? await credentials.touch(realm: request.realm.name, id: device.credential.id, at: now)
+        return PendingChallengesResponse(challenges: pending.filter { $0.credentialId == nil || $0.credentialId == device.credential.id }.map { challenge in
+            PendingChallenge(
+                userId: device.user.id, username: device.user.username, cid: challenge.id,
+                expiresAt: Int64(challenge.expiresAt.timeIntervalSince1970), createdAt: Int64(challenge.createdAt.timeIntervalSince1970),
+                clientId: challenge.clientId, clientName: nil, userVerification: Self.prompt(challenge.userVerification)
+            )
+        })
+    }
+
+    static func prompt(_ verification: UserVerification) -> UserVerificationPrompt? {
+        switch verification {
+        case .none: nil
+        case .numberMatch(_, let options): UserVerificationPrompt(type: "number-match", numbers: options, pinLength: nil)
+        case .pin(let pin): UserVerificationPrompt(type: "pin", numbers: nil, pinLength: pin.count)
+        }
+    }
+
+    /// Endpoint 4: approve or deny (reference §2.7). Keyward authenticates the device **before** looking the
+    /// challenge up, so a stranger cannot probe which challenge ids exist; authenticated devices see the
+    /// original's statuses and messages in the original's order.
+    func respond(challengeId rawId: String, body: JSONObject?, request: DeviceAuthenticator.Request) async throws(PushMFAError) -> String {
+        guard let body else { throw PushMFAError.badRequest("Request body required") }
+        let challengeId = try PushMFAInput.uuid(rawId, "cid")
+        let device = try await authenticator.authenticate(request)
+        let now = clock.now()
+        guard let challenge = try await stored({ try await challenges.challenge(id: challengeId, now: now) }),
+            challenge.realm == request.realm.name
+        else { throw PushMFAError.notFound("Challenge not found") }
+        guard challenge.kind == .authentication else { throw PushMFAError.badRequest("Challenge is not for login") }
+        guard challenge.status == .pending else { throw PushMFAError.badRequest("Challenge already resolved or expired") }
+        guard challenge.userId == device.user.id else { throw PushMFAError.forbidden("Authentication token subject mismatch") }
+        if let bound = challenge.credentialId, bound != device.credential.id {
+            throw PushMFAError.forbidden("Authentication token device mismatch")
+        }
+
+        let compact = try PushMFAInput.required(body, "token", maxLength: PushMFALimits.jwtLength)
+        let jws: JWS
+        let claims: JSONObject
+        do {
+            jws = try JWS.parse(compact, maxSize: PushMFALimits.jwtLength)
+            claims = try jws.claims()
+        } catch {
+            throw PushMFAError.badRequest("Invalid authentication token")
+        }
+        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), DeviceAuthenticator.algorithms.contains(algorithm) else {
+            throw PushMFAError.badRequest("Unsupported authentication token algorithm: \(jws.algorithmName.prefix(16))")
+        }
+        let action = (claims["action"]?.stringValue ?? "approve").lowercased()
+        guard let tokenChallenge = claims["cid"]?.stringValue, (try? PushMFAInput.uuid(tokenChallenge, "cid")) == challenge.id else {
+            throw PushMFAError.forbidden("Challenge mismatch")
+        }
+        guard device.key.isCompatible(with: algorithm), device.key.alg == nil || device.key.alg == algorithm else {
+            throw PushMFAError.badRequest("JWK algorithm mismatch")
+        }
+        guard device.key.verify(signature: jws.signature, over: jws.signingInput, algorithm: algorithm) else {
+            await invalidResponse(challenge, reason: "Invalid authentication token signature")
+            throw PushMFAError.forbidden("Invalid authentication token signature")
+        }
+        if let exp = claims["exp"] {
+            guard let seconds = exp.numberValue, now.timeIntervalSince1970 <= seconds else { throw PushMFAError.badRequest("authentication token expired") }
+        }
+        guard let credId = claims["credId"]?.stringValue else { throw PushMFAError.missingField("credId") }
+        guard credId == device.credential.credentialId else { throw PushMFAError.forbidden("Authentication token credential mismatch") }
+
+        switch action {
+        case "deny":
+            return try await finish(challenge, to: .denied, now: now)
+        case "approve":
+            if challenge.userVerification != .none {
+                guard let value = claims["userVerification"], !(value.stringValue?.trimmingCharacters(in: .whitespaces).isEmpty ?? false) else {
+                    throw PushMFAError.badRequest("Missing user verification")
+                }
+                guard let answer = value.stringValue else { throw PushMFAError.badRequest("Invalid user verification value") }
+                guard challenge.userVerification.accepts(answer) else {
+                    try await wrongAnswer(challenge, now: now)
+                    throw PushMFAError.forbidden("User verification mismatch")
+                }
+            }
+            return try await finish(challenge, to: .approved, now: now)
+        default:
+            throw PushMFAError.badRequest("Unsupported action: \(action.prefix(32))")
+        }
+    }
+
+    /// One atomic transition. The loser of two racing responses gets 409, as the original's resolve lock does.
+    private func finish(_ challenge: PushChallenge, to status: PushChallenge.Status, now: Date) async throws(PushMFAError) -> String {
+        switch try await stored({ try await challenges.resolve(id: challenge.id, to: status, now: now) }) {
+        case .applied(let resolved):
+            signals.notify(resolved.id)
+            if status == .approved {
+                await resetWaitState(realm: resolved.realm, userId: resolved.userId)
+                await audit.record(.challengeAccepted, realm: resolved.realm, userId: resolved.userId, clientId: resolved.clientId, details: ["challengeId": resolved.id])
+                return "approved"
+            }
+            await audit.record(.challengeDenied, realm: resolved.realm, userId: resolved.userId, clientId: resolved.clientId, details: ["challengeId": resolved.id, "reason": "denied on the device"])
+            return "denied"
+        case .alreadyFinal(let current) where current.status == .expired:
+            throw PushMFAError.badRequest("Challenge already resolved or expired")
+        case .alreadyFinal:
+            throw PushMFAError.conflict("Challenge is currently being resolved")
+        case .notFound:
+            throw PushMFAError.notFound("Challenge not found")
+        }
+    }
+
+    /// Keyward's attempt limit: the third wrong answer resolves the challenge DENIED.
+    private func wrongAnswer(_ challenge: PushChallenge, now: Date) async throws(PushMFAError) {
+        await invalidResponse(challenge, reason: "User verification mismatch")
+        let updated = try await stored {
+            try await challenges.recordVerificationFailure(id: challenge.id, limit: UserVerification.maximumFailures, now: now)
+        }
+        if let updated, updated.status == .denied {
+            signals.notify(updated.id)
+            await audit.record(
+                .challengeDenied, realm: updated.realm, userId: updated.userId, clientId: updated.clientId,
+                details: ["challengeId": updated.id, "reason": "\(UserVerification.maximumFailures) wrong user-verification answers"]
+            )
+        }
+    }
+
+    private func invalidResponse(_ challenge: PushChallenge, reason: String) async {
+        await audit.record(.challengeResponseInvalid, realm: challenge.realm, userId: challenge.userId, clientId: challenge.clientId, details: ["challengeId": challenge.id, "reason": reason])
+    }
+}

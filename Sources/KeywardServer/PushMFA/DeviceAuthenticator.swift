@@ -1,0 +1,212 @@
+import Foundation
+import KeywardJOSE
+
+/// DPoP device authentication of the push-MFA API (reference §2.3): a realm-signed, DPoP-bound access token plus
+/// a proof whose `sub` + `deviceId` name the enrolled credential, verified with the **stored** key.
+struct DeviceAuthenticator: Sendable {
+    struct Options: Sendable {
+        /// `dpop-require-ath`: when false, `ath` is checked only if the proof carries one (older simulators).
+        var requireAth = true
+        /// `dpop-iat-tolerance-seconds`.
+        var iatTolerance: TimeInterval = 120
+        /// `dpop-jti-ttl-seconds`.
+        var jtiLifetime: TimeInterval = 300
+    }
+
+    /// An authenticated device.
+    struct Device: Sendable {
+        let user: User
+        let credential: PushCredential
+        let key: JWK
+        let accessTokenClaims: JSONObject
+    }
+
+    /// The headers and URL of one request, as the route saw them.
+    struct Request: Sendable {
+        var realm: Realm
+        var method: String
+        var url: String
+        var authorization: [String]
+        var dpopProofs: [String]
+    }
+
+    let accessTokens: AccessTokenIssuer
+    let replayStore: any ReplayStore
+    let users: UserService
+    let credentials: any PushCredentialStore
+    let clock: any KeywardClock
+    let audit: AuditLog
+    let metrics: KeywardMetrics
+    let options: Options
+
+    static let algorithms: Set<JWSAlgorithm> = [.rs256, .rs384, .rs512, .es256, .es384, .es512]
+
+    /// Authenticates an enrolled device.
+    func authenticate(_ request: Request) async throws(PushMFAError) -> Device {
+        do throws(PushMFAError) {
+            let token = try await verifiedAccessToken(request)
+            let proof = try parsedProof(request)
+            guard let user = try await lookup({ try await users.user(realm: request.realm.name, id: proof.subject) }) else {
+                throw PushMFAError.notFound("User not found")
+            }
+            guard let credential = try await lookup({
+                try await credentials.credential(realm: request.realm.name, userId: user.id, deviceId: proof.deviceId)
+            }) else {
+                throw PushMFAError.forbidden("Device not registered for user")
+            }
+            let key: JWK
+            do {
+                key = try JWK(jsonString: credential.publicKeyJWK)
+            } catch {
+                throw PushMFAError.forbidden("Device not registered for user")
+            }
+            try await verifyProof(proof.compact, request: request, token: token, key: key)
+            return Device(user: user, credential: credential, key: key, accessTokenClaims: token.claims)
+        } catch {
+            await reportFailure(error, request: request)
+            throw error
+        }
+    }
+
+    /// Authentication for `/enroll/complete`, where no key is stored yet: the proof must be signed by the key
+    /// being enrolled, and name the same user and device as the enrollment token (reference §2.5 step 10).
+    func authenticateEnrollment(_ request: Request, enrollingKey: JWK, subject: String, deviceId: String) async throws(PushMFAError) {
+        do throws(PushMFAError) {
+            let token = try await verifiedAccessToken(request)
+            let proof = try parsedProof(request)
+            guard proof.subject == subject else { throw PushMFAError.forbidden("DPoP proof sub mismatch") }
+            guard proof.deviceId == deviceId else { throw PushMFAError.forbidden("DPoP proof deviceId mismatch") }
+            try await verifyProof(proof.compact, request: request, token: token, key: enrollingKey)
+        } catch {
+            await reportFailure(error, request: request)
+            throw error
+        }
+    }
+
+    /// The original's legacy path: DPoP not required and only `Authorization` sent, so only the token is checked.
+    func authenticateEnrollmentToken(_ request: Request) async throws(PushMFAError) {
+        do throws(PushMFAError) {
+            _ = try await verifiedAccessToken(request)
+        } catch {
+            await reportFailure(error, request: request)
+            throw error
+        }
+    }
+
+    // MARK: - Steps
+
+    private func verifiedAccessToken(_ request: Request) async throws(PushMFAError) -> VerifiedJWT {
+        guard request.authorization.count == 1 else { throw PushMFAError.unauthorized("DPoP access token required") }
+        let parts = request.authorization[0].split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        let scheme = parts.first?.lowercased()
+        // `Bearer` is accepted for the original's older clients; the proof is required either way.
+        guard parts.count == 2, scheme == "dpop" || scheme == "bearer" else { throw PushMFAError.unauthorized("DPoP access token required") }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        guard token.utf8.count <= PushMFALimits.jwtLength else { throw PushMFAError.fieldTooLong("access_token") }
+        do {
+            // Closes a gap of the original: the issuer is the configured public URL (not the request's Host),
+            // and the audience is checked.
+            return try await accessTokens.verify(token, realm: request.realm, now: clock.now())
+        } catch {
+            throw PushMFAError.unauthorized("Invalid access token")
+        }
+    }
+
+    private struct ParsedProof {
+        let compact: String
+        let subject: String
+        let deviceId: String
+    }
+
+    /// Reads what the credential lookup needs from the (not yet verified) proof, with the original's messages.
+    private func parsedProof(_ request: Request) throws(PushMFAError) -> ParsedProof {
+        guard let compact = request.dpopProofs.first, request.dpopProofs.count == 1 else {
+            throw request.dpopProofs.isEmpty ? PushMFAError.unauthorized("DPoP proof required") : PushMFAError.badRequest("Invalid DPoP proof")
+        }
+        guard compact.utf8.count <= PushMFALimits.jwtLength else { throw PushMFAError.fieldTooLong("DPoP") }
+        let claims: JSONObject
+        let jws: JWS
+        do {
+            jws = try JWS.parse(compact, maxSize: PushMFALimits.jwtLength)
+            claims = try jws.claims()
+        } catch {
+            throw PushMFAError.badRequest("Invalid DPoP proof")
+        }
+        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), Self.algorithms.contains(algorithm) else {
+            throw PushMFAError.badRequest("Unsupported DPoP proof algorithm: \(jws.algorithmName.prefix(16))")
+        }
+        guard jws.header["typ"]?.stringValue?.lowercased() == "dpop+jwt" else { throw PushMFAError.badRequest("Invalid DPoP proof typ") }
+        guard claims["htm"]?.stringValue != nil else { throw PushMFAError.missingField("htm") }
+        guard claims["htu"]?.stringValue != nil else { throw PushMFAError.missingField("htu") }
+        guard claims["iat"]?.numberValue != nil else { throw PushMFAError.badRequest("DPoP proof missing iat") }
+        let jti = try PushMFAInput.required(claims, "jti", maxLength: PushMFALimits.dpopJTILength)
+        _ = jti
+        if let ath = claims["ath"], (ath.stringValue?.count ?? 0) > 128 { throw PushMFAError.fieldTooLong("ath") }
+        let subject = try PushMFAInput.required(claims, "sub", maxLength: PushMFALimits.userIdLength)
+        let deviceId = try PushMFAInput.required(claims, "deviceId", maxLength: PushMFALimits.deviceIdLength)
+        return ParsedProof(compact: compact, subject: subject, deviceId: deviceId)
+    }
+
+    /// Signature with the given key, `htm`/`htu`/`iat`, `cnf.jkt` binding, `ath`, then the replay cache (last, so
+    /// rejected proofs never fill it).
+    private func verifyProof(_ compact: String, request: Request, token: VerifiedJWT, key: JWK) async throws(PushMFAError) {
+        guard case .object(let confirmation)? = token.claims["cnf"], let jkt = confirmation["jkt"]?.stringValue else {
+            throw PushMFAError.forbidden("Access token missing DPoP binding")
+        }
+        guard jkt == key.thumbprint() else { throw PushMFAError.forbidden("Access token DPoP binding mismatch") }
+        let accessToken = request.authorization.first.map { String($0.split(separator: " ", maxSplits: 1)[1]).trimmingCharacters(in: .whitespaces) }
+        let proofHasAth = (try? JWS.parse(compact, maxSize: PushMFALimits.jwtLength).claims()["ath"]) != nil
+        let verifier = DPoPVerifier(
+            options: DPoPVerifier.Options(
+                allowedAlgorithms: Self.algorithms, maxAge: options.iatTolerance, maxFutureSkew: options.iatTolerance,
+                maxProofSize: PushMFALimits.jwtLength, maxJTILength: PushMFALimits.dpopJTILength, replayLifetime: options.jtiLifetime
+            ),
+            replayCache: DPoPReplayAdapter(store: replayStore, scope: "push-mfa:dpop:" + request.realm.name)
+        )
+        do throws(DPoPError) {
+            _ = try await verifier.verify(
+                proof: compact, method: request.method, url: request.url,
+                accessToken: options.requireAth || proofHasAth ? accessToken : nil,
+                expectedThumbprint: jkt, verificationKey: key, now: clock.now()
+            )
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    /// The original's status and message for each DPoP check.
+    static func map(_ error: DPoPError) -> PushMFAError {
+        switch error.reason {
+        case "htm_mismatch": .forbidden("DPoP proof htm mismatch")
+        case "htu_mismatch": .forbidden("DPoP proof htu mismatch")
+        case "iat_window": .badRequest("DPoP proof expired")
+        case "ath_missing": .missingField("ath")
+        case "ath_mismatch": .forbidden("DPoP proof ath mismatch")
+        case "jkt_mismatch": .forbidden("Access token DPoP binding mismatch")
+        case "bad_signature": .forbidden("Invalid DPoP proof signature")
+        case "replayed": .forbidden("DPoP proof replay detected")
+        case "alg": .badRequest("JWK algorithm mismatch")
+        case "too_large": .fieldTooLong("DPoP")
+        case "jti": .fieldTooLong("jti")
+        case "replay_check_failed": .unavailable
+        default: .badRequest("Invalid DPoP proof")
+        }
+    }
+
+    private func lookup<T>(_ body: () async throws -> T) async throws(PushMFAError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw PushMFAError.unavailable
+        }
+    }
+
+    private func reportFailure(_ error: PushMFAError, request: Request) async {
+        guard (400..<500).contains(error.status) else { return }
+        metrics.dpopRejected(endpoint: "push-mfa", reason: error.message)
+        await audit.record(
+            .dpopAuthenticationFailed, realm: request.realm.name, userId: nil,
+            details: ["status": String(error.status), "reason": error.message, "method": request.method, "path": URL(string: request.url)?.path ?? ""]
+        )
+    }
+}

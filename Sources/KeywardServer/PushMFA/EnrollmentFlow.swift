@@ -1,0 +1,149 @@
+import Foundation
+import KeywardJOSE
+
+/// A started enrollment, as the enrollment page (or `keyward enrollment-link`) shows it.
+public struct EnrollmentStart: Sendable {
+    public let challenge: PushChallenge
+    /// Opens `/enroll/challenges/{id}/events`; only the page that started the enrollment has it.
+    public let watchSecret: String
+    public let enrollmentToken: String
+    /// What the QR code encodes: `{enrollmentAppUniversalLink}?token=…` or `?request_uri=…`.
+    public let link: String
+    public let requestURI: String?
+}
+
+extension PushMFAService {
+    /// Creates an enrollment challenge for `user` and the link the phone scans (reference §5.2, §3.1).
+    public func startEnrollment(realm realmName: String, user: User) async throws(PushMFAError) -> EnrollmentStart {
+        let realm = try await realm(named: realmName)
+        let settings = try await stored { try await self.settings(realm: realm.name) }
+        let now = clock.now()
+        let watchSecret = PushMFATokens.secret()
+        let challenge = PushChallenge(
+            id: UUID().uuidString.lowercased(), realm: realm.name, userId: user.id, kind: .enrollment,
+            nonce: PushMFATokens.enrollmentNonce(), watchSecretHash: PushMFATokens.secretHash(watchSecret),
+            createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(settings.enrollmentChallengeTtlSeconds))
+        )
+        try await stored { try await challenges.insertChallenge(challenge) }
+        await audit.record(.challengeCreated, realm: realm.name, userId: user.id, details: ["challengeId": challenge.id, "type": "ENROLLMENT"])
+        let token = try await stored { try await tokens.enrollmentToken(realm: realm.name, user: user, challenge: challenge, now: now) }
+        var requestURI: String?
+        if settings.enrollmentUseRequestUri {
+            let handle = UUID().uuidString.lowercased()
+            let lifetime = settings.enrollmentRequestUriTtlSeconds.map(TimeInterval.init) ?? challenge.expiresAt.timeIntervalSince(now)
+            let expiresAt = min(now.addingTimeInterval(max(lifetime, 1)), challenge.expiresAt)
+            try await stored {
+                try await challenges.insertEnrollmentRequest(
+                    EnrollmentRequest(handle: handle, realm: realm.name, userId: user.id, challengeId: challenge.id, expiresAt: expiresAt)
+                )
+            }
+            requestURI = realms.issuer(of: realm.name) + "/push-mfa/enroll/request-token/" + handle
+        }
+        let link = requestURI.map { Self.appLink(settings.enrollmentAppUniversalLink, parameter: "request_uri", value: $0) }
+            ?? Self.appLink(settings.enrollmentAppUniversalLink, parameter: "token", value: token)
+        return EnrollmentStart(challenge: challenge, watchSecret: watchSecret, enrollmentToken: token, link: link, requestURI: requestURI)
+    }
+
+    /// `prefix?name=value` with the value percent-encoded; a blank prefix yields the raw value (reference §3.1).
+    static func appLink(_ prefix: String, parameter: String, value: String) -> String {
+        guard !prefix.trimmingCharacters(in: .whitespaces).isEmpty else { return value }
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let encoded = value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+        return prefix + (prefix.contains("?") ? "&" : "?") + parameter + "=" + encoded
+    }
+
+    /// Endpoint 1: a freshly signed enrollment token for a reusable, time-limited request handle (reference §2.4).
+    public func enrollmentToken(realm realmName: String, handle rawHandle: String) async throws(PushMFAError) -> String {
+        let handle = try PushMFAInput.uuid(rawHandle, "requestHandle")
+        let realm = try await realm(named: realmName)
+        let now = clock.now()
+        let notFound = PushMFAError.notFound("Enrollment request not found")
+        guard let request = try await stored({ try await challenges.enrollmentRequest(handle: handle, now: now) }),
+            request.realm == realm.name
+        else { throw notFound }
+        let challenge = try await stored { try await challenges.challenge(id: request.challengeId, now: now) }
+        let user = try await stored { try await users.user(realm: realm.name, id: request.userId) }
+        guard let challenge, challenge.kind == .enrollment, challenge.status == .pending, challenge.userId == request.userId, let user else {
+            try? await challenges.deleteEnrollmentRequest(handle: handle)
+            throw notFound
+        }
+        return try await stored { try await tokens.enrollmentToken(realm: realm.name, user: user, challenge: challenge, now: now) }
+    }
+
+    /// Endpoint 2: the device's signed enrollment JWT, checked in the original's order (reference §2.5).
+    func completeEnrollment(
+        realm realmName: String, body: JSONObject?, request: DeviceAuthenticator.Request
+    ) async throws(PushMFAError) {
+        let realm = request.realm
+        guard let body else { throw PushMFAError.badRequest("Request body required") }
+        let compact = try PushMFAInput.required(body, "token", maxLength: PushMFALimits.jwtLength)
+        let jws: JWS
+        let claims: JSONObject
+        do {
+            jws = try JWS.parse(compact, maxSize: PushMFALimits.jwtLength)
+            claims = try jws.claims()
+        } catch {
+            throw PushMFAError.badRequest("Invalid enrollment token")
+        }
+        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), DeviceAuthenticator.algorithms.contains(algorithm) else {
+            throw PushMFAError.badRequest("Unsupported enrollment token algorithm: \(jws.algorithmName.prefix(16))")
+        }
+        let subject = try PushMFAInput.required(claims, "sub", maxLength: PushMFALimits.userIdLength)
+        guard let user = try await stored({ try await users.user(realm: realm.name, id: subject) }) else {
+            throw PushMFAError.notFound("User not found")
+        }
+        let enrollmentId = try PushMFAInput.uuid(try PushMFAInput.required(claims, "enrollmentId", maxLength: 36), "enrollmentId")
+        let now = clock.now()
+        guard let challenge = try await stored({ try await challenges.challenge(id: enrollmentId, now: now) }), challenge.realm == realm.name else {
+            throw PushMFAError.notFound("Challenge not found")
+        }
+        guard challenge.kind == .enrollment else { throw PushMFAError.badRequest("Challenge is not for enrollment") }
+        guard challenge.userId == user.id else { throw PushMFAError.forbidden("Challenge does not belong to user") }
+        guard challenge.status == .pending else { throw PushMFAError.badRequest("Challenge already resolved or expired") }
+        if let exp = claims["exp"] {
+            guard let seconds = exp.numberValue else { throw PushMFAError.badRequest("enrollment token expired") }
+            guard now.timeIntervalSince1970 <= seconds else { throw PushMFAError.badRequest("enrollment token expired") }
+        }
+        let nonce = try PushMFAInput.required(claims, "nonce", maxLength: PushMFALimits.nonceLength)
+        guard Array(nonce.utf8) == Array(challenge.nonce.utf8) else { throw PushMFAError.forbidden("Nonce mismatch") }
+        let key = try DeviceKeyInput.enrollmentKey(claims, algorithm: algorithm)
+
+        let deviceType = try PushMFAInput.required(claims, "deviceType", maxLength: PushMFALimits.deviceTypeLength)
+        let pushProviderType = try PushMFAInput.optional(claims, "pushProviderType", maxLength: PushMFALimits.pushProviderTypeLength) ?? "none"
+        let pushProviderId = try PushMFAInput.optional(claims, "pushProviderId", maxLength: PushMFALimits.pushProviderIdLength)
+        guard pushProviderId != nil || pushProviderType == "none" else {
+            throw PushMFAError.badRequest("pushProviderId required unless pushProviderType=none")
+        }
+        let credentialId = try PushMFAInput.required(claims, "credentialId", maxLength: PushMFALimits.credentialIdLength)
+        let deviceId = try PushMFAInput.required(claims, "deviceId", maxLength: PushMFALimits.deviceIdLength)
+
+        let settings = try await stored { try await self.settings(realm: realm.name) }
+        if settings.requireDpopForEnrollment || !request.dpopProofs.isEmpty {
+            try await authenticator.authenticateEnrollment(request, enrollingKey: key, subject: user.id, deviceId: deviceId)
+        } else if !request.authorization.isEmpty {
+            try await authenticator.authenticateEnrollmentToken(request)
+        }
+        guard key.verify(signature: jws.signature, over: jws.signingInput, algorithm: algorithm) else {
+            await audit.record(.challengeResponseInvalid, realm: realm.name, userId: user.id, details: ["challengeId": challenge.id, "reason": "Invalid enrollment token signature"])
+            throw PushMFAError.forbidden("Invalid enrollment token signature")
+        }
+        let label = try PushMFAInput.optional(claims, "deviceLabel", maxLength: PushMFALimits.deviceLabelLength) ?? "Push MFA Device"
+
+        let credential = PushCredential(
+            id: UUID().uuidString.lowercased(), realm: realm.name, userId: user.id, credentialId: credentialId, deviceId: deviceId,
+            deviceType: deviceType, deviceLabel: label, publicKeyJWK: String(decoding: StrictJSON.serialize(key.jsonObject), as: UTF8.self),
+            pushProviderId: pushProviderId ?? "", pushProviderType: pushProviderType, createdAt: now
+        )
+        switch try await stored({ try await credentials.completeEnrollment(challengeId: challenge.id, credential: credential, now: now) }) {
+        case .applied:
+            signals.notify(challenge.id)
+            await audit.record(
+                .enrollmentCompleted, realm: realm.name, userId: user.id,
+                details: ["challengeId": challenge.id, "credentialId": credentialId, "deviceId": deviceId, "deviceType": deviceType]
+            )
+        case .alreadyFinal, .notFound:
+            throw PushMFAError.badRequest("Challenge already resolved or expired")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import KeywardJOSE
+
+/// What the browser's push step gets when it asks for a login challenge.
+public enum LoginChallengeStart: Sendable {
+    /// Created and pushed. The watch secret opens the SSE stream; only the waiting page has it.
+    case created(PushChallenge, watchSecret: String, sameDeviceLink: String, confirmToken: String)
+    /// The user has no push device.
+    case noDevice
+    /// `maxPendingChallenges` other logins are waiting for an answer already.
+    case tooManyPending
+    /// Wait-challenge rate limiting: try again after this many seconds.
+    case waitRequired(seconds: Int)
+}
+
+extension PushMFAService {
+    /// Issues a login challenge for `user` and pushes it to their device(s) (reference §5.1).
+    /// A new challenge from the same browser session replaces that session's pending one (resend).
+    public func startLogin(realm realmName: String, user: User, clientId: String?, sessionId: String) async throws(PushMFAError) -> LoginChallengeStart {
+        let realm = try await realm(named: realmName)
+        let settings = try await stored { try await self.settings(realm: realm.name) }
+        let devices = try await stored { try await credentials.credentials(realm: realm.name, userId: user.id) }
+        guard let newest = devices.max(by: { $0.createdAt < $1.createdAt }) else { return .noDevice }
+        let now = clock.now()
+
+        let limiter = WaitChallengeLimiter(settings: settings)
+        let waitState = settings.waitChallengeEnabled ? try await stored { try await state.waitState(realm: realm.name, userId: user.id) } : nil
+        if let seconds = limiter.remainingWait(waitState, now: now) { return .waitRequired(seconds: seconds) }
+
+        let targets = settings.loginDevices == .all ? devices : [newest]
+        let watchSecret = PushMFATokens.secret()
+        let challenge = PushChallenge(
+            id: UUID().uuidString.lowercased(), realm: realm.name, userId: user.id, kind: .authentication,
+            credentialId: settings.loginDevices == .all ? nil : newest.id, clientId: clientId, sessionId: sessionId,
+            watchSecretHash: PushMFATokens.secretHash(watchSecret),
+            userVerification: .generate(mode: settings.userVerification, pinLength: settings.userVerificationPinLength),
+            createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(settings.loginChallengeTtlSeconds))
+        )
+        guard let replaced = try await stored({
+            try await challenges.createLoginChallenge(challenge, maxPending: settings.effectiveMaxPendingChallenges, now: now)
+        }) else { return .tooManyPending }
+        for id in replaced { signals.notify(id) }
+        if settings.waitChallengeEnabled {
+            try await stored { try await state.saveWaitState(limiter.recordingChallenge(waitState, now: now), realm: realm.name, userId: user.id) }
+        }
+        await audit.record(.challengeCreated, realm: realm.name, userId: user.id, clientId: clientId, details: ["challengeId": challenge.id, "type": "AUTHENTICATION"])
+
+        var firstToken = ""
+        for device in targets {
+            let token = try await stored { try await tokens.confirmToken(realm: realm.name, credential: device, challenge: challenge, now: now) }
+            if firstToken.isEmpty { firstToken = token }
+            await sendPush(realm: realm, user: user, credential: device, challenge: challenge, confirmToken: token)
+        }
+        // The "open app" link for a browser on the phone itself; only this variant may carry the answer.
+        let sameDeviceToken = try await stored {
+            try await tokens.confirmToken(
+                realm: realm.name, credential: newest, challenge: challenge, now: now,
+                includeUserVerification: settings.sameDeviceIncludeUserVerification
+            )
+        }
+        let sameDeviceLink = Self.appLink(settings.loginAppUniversalLink, parameter: "token", value: sameDeviceToken)
+        return .created(challenge, watchSecret: watchSecret, sameDeviceLink: sameDeviceLink, confirmToken: firstToken)
+    }
+
+    /// Hands the push to the sender without holding up the login page; a gone device token is remembered.
+    private func sendPush(realm: Realm, user: User, credential: PushCredential, challenge: PushChallenge, confirmToken: String) async {
+        let pusher = self.pusher
+        let credentials = self.credentials
+        Task {
+            let unregistered = await pusher.push(realm: realm, user: user, credential: credential, challenge: challenge, confirmToken: confirmToken)
+            if unregistered { try? await credentials.markPushTokenInvalid(realm: realm.name, id: credential.id) }
+        }
+    }
+
+    /// The browser's Cancel: resolves the challenge DENIED if it is still pending and belongs to `sessionId`.
+    /// Not counted as a failed login.
+    public func cancelLogin(challengeId: String, sessionId: String) async throws(PushMFAError) {
+        let now = clock.now()
+        guard let challenge = try await stored({ try await challenges.challenge(id: challengeId, now: now) }),
+            challenge.kind == .authentication, challenge.sessionId == sessionId
+        else { return }
+        if case .applied = try await stored({ try await challenges.resolve(id: challengeId, to: .denied, now: now) }) {
+            signals.notify(challengeId)
+            await audit.record(.challengeDenied, realm: challenge.realm, userId: challenge.userId, clientId: challenge.clientId, details: ["challengeId": challengeId, "reason": "cancelled in the browser"])
+        }
+    }
+
+    /// Forgets a finished challenge once the browser has acted on its outcome.
+    public func discardChallenge(id: String) async {
+        try? await challenges.deleteChallenge(id: id)
+    }
+
+    /// After an approved login: the wait-challenge counter starts over.
+    func resetWaitState(realm: String, userId: String) async {
+        try? await state.deleteWaitState(realm: realm, userId: userId)
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KeywardJOSE
+import KeywardWire
+
+/// The push-MFA device API under `/realms/{realm}/push-mfa/` (reference §2.2). Thin: parse, call the
+/// service, answer in the original's shapes.
+struct PushMFARoutes {
+    let service: PushMFAService
+    let events: ChallengeEventStream
+    let publicURL: String
+    let maxBodySize: Int
+
+    func register(on router: Router<BasicRequestContext>) {
+        let base = "/realms/:realm/push-mfa"
+        router.get("\(base)/enroll/request-token/:handle") { _, context in
+            try await answer {
+                let token = try await service.enrollmentToken(realm: realmName(context), handle: context.parameters.get("handle") ?? "")
+                return JSONResponse.make(bytes: Array(token.utf8), headers: Self.noStore, contentType: "application/jwt")
+            }
+        }
+        router.post("\(base)/enroll/complete") { request, context in
+            try await answer {
+                let device = try await deviceRequest(request, context)
+                try await service.completeEnrollment(realm: device.realm.name, body: try await jsonBody(request), request: device)
+                return status("enrolled")
+            }
+        }
+        router.get("\(base)/login/pending") { request, context in
+            try await answer {
+                // Validated before authentication, as in the original.
+                guard let userId = request.uri.queryParameters.get("userId"), !userId.isEmpty else { throw PushMFAError.missingField("userId") }
+                let device = try await deviceRequest(request, context)
+                return JSONResponse.make(try await service.pendingChallenges(userId: userId, request: device), headers: Self.noStore)
+            }
+        }
+        router.post("\(base)/login/challenges/:cid/respond") { request, context in
+            try await answer {
+                let body = try await jsonBody(request)
+                let device = try await deviceRequest(request, context)
+                return status(try await service.respond(challengeId: context.parameters.get("cid") ?? "", body: body, request: device))
+            }
+        }
+        router.post("\(base)/login/lockout") { request, context in
+            try await answer {
+                try await service.lockout(request: try await deviceRequest(request, context))
+                return status("locked_out")
+            }
+        }
+        router.put("\(base)/device/push-provider") { request, context in
+            try await answer {
+                let device = try await deviceRequest(request, context)
+                return status(try await service.updatePushProvider(body: try await jsonBody(request), request: device))
+            }
+        }
+        router.put("\(base)/device/rotate-key") { request, context in
+            try await answer {
+                let device = try await deviceRequest(request, context)
+                try await service.rotateKey(body: try await jsonBody(request), request: device)
+                return status("rotated")
+            }
+        }
+        router.get("\(base)/enroll/challenges/:id/events") { request, context in
+            try await answer { try await events.response(realm: realmName(context), rawId: context.parameters.get("id") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .enrollment) }
+        }
+        router.get("\(base)/login/challenges/:id/events") { request, context in
+            try await answer { try await events.response(realm: realmName(context), rawId: context.parameters.get("id") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .authentication) }
+        }
+    }
+
+    static let noStore: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
+
+    private func realmName(_ context: BasicRequestContext) -> String { context.parameters.get("realm") ?? "" }
+
+    private func deviceRequest(_ request: Request, _ context: BasicRequestContext) async throws(PushMFAError) -> DeviceAuthenticator.Request {
+        let realm = try await service.realm(named: realmName(context))
+        return DeviceAuthenticator.Request(
+            realm: realm, method: request.method.rawValue, url: publicURL + request.uri.path,
+            authorization: request.headers[values: .authorization], dpopProofs: request.headers.dpopProofs
+        )
+    }
+
+    /// The body as a JSON object; nil when empty. Malformed JSON is a 400 here (the original answers 500).
+    private func jsonBody(_ request: Request) async throws -> JSONObject? {
+        let buffer = try await request.body.collect(upTo: maxBodySize)
+        guard buffer.readableBytes > 0 else { return nil }
+        do {
+            return try StrictJSON.parseObject(Array(buffer.readableBytesView))
+        } catch {
+            throw PushMFAError.badRequest("Invalid JSON body: \(error.message)")
+        }
+    }
+
+    private func status(_ value: String) -> Response {
+        JSONResponse.make(PushMFAStatusResponse(status: value), headers: Self.noStore)
+    }
+
+    private func answer(_ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
+        } catch let error as PushMFAError {
+            return Self.errorResponse(error)
+        }
+    }
+
+    /// `{"error": message}`; a 401 carries the detail in `WWW-Authenticate`, as JAX-RS does for the original.
+    static func errorResponse(_ error: PushMFAError) -> Response {
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        if error.status == 401 {
+            headers[.wwwAuthenticate] = "DPoP error_description=\"\(error.message)\""
+            return JSONResponse.make(PushMFAErrorBody(error: "HTTP 401 Unauthorized"), status: .unauthorized, headers: headers)
+        }
+        return JSONResponse.make(PushMFAErrorBody(error: error.message), status: HTTPResponse.Status(code: error.status), headers: headers)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import KeywardJOSE
+import Logging
+
+/// Sends a login push to one device. The Push part implements it over its senders; returning
+/// `true` means the push service reported the device token gone, so the credential is marked.
+public protocol ChallengePusher: Sendable {
+    func push(realm: Realm, user: User, credential: PushCredential, challenge: PushChallenge, confirmToken: String) async -> Bool
+}
+
+/// The push-MFA logic: enrollment, login challenges, device responses, device management.
+/// Framework-free; routes and pages call it, tests drive it with an injected clock.
+public struct PushMFAService: Sendable {
+    let realms: RealmService
+    let users: UserService
+    let credentials: any PushCredentialStore
+    let challenges: any PushChallengeStore
+    let state: any PushMFAStateStore
+    let tokens: PushMFATokens
+    let authenticator: DeviceAuthenticator
+    let pusher: any ChallengePusher
+    let signals: ChallengeSignals
+    let audit: AuditLog
+    let clock: any KeywardClock
+    let logger: Logger
+
+    /// The realm's settings, or the defaults when none were saved.
+    public func settings(realm: String) async throws -> PushMFASettings {
+        try await state.settings(realm: realm) ?? PushMFASettings()
+    }
+
+    public func saveSettings(_ settings: PushMFASettings, realm: String) async throws {
+        try await state.saveSettings(settings, realm: realm, now: clock.now())
+    }
+
+    public func devices(realm: String, userId: String) async throws -> [PushCredential] {
+        try await credentials.credentials(realm: realm, userId: userId)
+    }
+
+    /// Removes one of the user's devices (account page); its pending login challenges can no longer be answered.
+    public func removeDevice(realm: String, userId: String, credentialId id: String) async throws {
+        try await credentials.deleteCredential(realm: realm, userId: userId, id: id)
+        await audit.record(.credentialRemoved, realm: realm, userId: userId, details: ["credential": id])
+    }
+
+    /// The challenge as any reader must see it (lazy expiry applied).
+    public func challenge(id: String) async throws -> PushChallenge? {
+        try await challenges.challenge(id: id, now: clock.now())
+    }
+
+    /// Does `secret` open the SSE stream of `challenge`? Constant time over the hashes.
+    public static func watchSecretMatches(_ secret: String, _ challenge: PushChallenge) -> Bool {
+        let given = Array(PushMFATokens.secretHash(secret).utf8)
+        let stored = Array(challenge.watchSecretHash.utf8)
+        return given.count == stored.count && zip(given, stored).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    func realm(named name: String) async throws(PushMFAError) -> Realm {
+        do {
+            guard let realm = try await realms.realm(named: name) else { throw PushMFAError.notFound("Realm not found") }
+            return realm
+        } catch let error as PushMFAError {
+            throw error
+        } catch {
+            throw PushMFAError.unavailable
+        }
+    }
+
+    /// Runs a storage call; any storage failure becomes the original's `unknown_error` (503 here: it is transient).
+    func stored<T>(_ body: () async throws -> T) async throws(PushMFAError) -> T {
+        do {
+            return try await body()
+        } catch let error as PushMFAError {
+            throw error
+        } catch {
+            logger.error("push-MFA storage failure", metadata: ["error": "\(error)"])
+            throw PushMFAError.unavailable
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// What the browser shows and the phone must send back before an approval counts (MFA-fatigue defence).
+public enum UserVerification: Sendable, Equatable {
+    case none
+    /// Three distinct numbers "0"–"99"; the browser shows `expected`, the phone offers all three.
+    case numberMatch(expected: String, options: [String])
+    /// A random PIN of 1–12 digits (leading zeros possible) the user types on the phone.
+    case pin(String)
+
+    public enum Mode: String, Sendable, CaseIterable {
+        case none
+        case numberMatch = "number-match"
+        case pin
+
+        /// Accepts the spellings the original accepts (`number-match`, `number_match`, `numbermatch`).
+        public init?(configured value: String) {
+            switch value.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "none", "": self = .none
+            case "number-match", "number_match", "numbermatch": self = .numberMatch
+            case "pin": self = .pin
+            default: return nil
+            }
+        }
+    }
+
+    public static let maximumPinLength = 12
+    /// Keyward's addition: after this many wrong answers the challenge is resolved DENIED.
+    public static let maximumFailures = 3
+
+    /// Fresh values from the system CSPRNG.
+    public static func generate(mode: Mode, pinLength: Int) -> UserVerification {
+        var generator = SystemRandomNumberGenerator()
+        switch mode {
+        case .none:
+            return .none
+        case .numberMatch:
+            let options = Array((0...99).shuffled(using: &generator).prefix(3)).map(String.init)
+            return .numberMatch(expected: options.randomElement(using: &generator)!, options: options)
+        case .pin:
+            let length = min(max(pinLength, 1), maximumPinLength)
+            return .pin(String((0..<length).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) }))
+        }
+    }
+
+    public var mode: Mode {
+        switch self {
+        case .none: .none
+        case .numberMatch: .numberMatch
+        case .pin: .pin
+        }
+    }
+
+    /// The value the browser displays and the phone must return; nil for `none`.
+    public var expectedValue: String? {
+        switch self {
+        case .none: nil
+        case .numberMatch(let expected, _): expected
+        case .pin(let pin): pin
+        }
+    }
+
+    /// Constant-time comparison of a trimmed answer with the expected value.
+    public func accepts(_ answer: String) -> Bool {
+        guard let expected = expectedValue else { return true }
+        let given = Array(answer.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        let wanted = Array(expected.utf8)
+        guard given.count == wanted.count else { return false }
+        return zip(given, wanted).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    // Storage form: mode, value, comma-joined options (the original stores options the same way).
+    var storedValue: String? { expectedValue }
+    var storedOptions: String? {
+        if case .numberMatch(_, let options) = self { return options.joined(separator: ",") }
+        return nil
+    }
+
+    init(storedMode: String, value: String?, options: String?) {
+        switch (Mode(rawValue: storedMode), value) {
+        case (.numberMatch?, let expected?):
+            self = .numberMatch(expected: expected, options: options?.split(separator: ",").map(String.init) ?? [expected])
+        case (.pin?, let pin?):
+            self = .pin(pin)
+        default:
+            self = .none
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import SQLKit
+
+public struct SQLAuditStore: AuditStore {
+    let database: KeywardDatabase
+
+    public init(database: KeywardDatabase) {
+        self.database = database
+    }
+
+    public func append(_ event: AuditEvent) async throws {
+        try await StoreErrorMapping.mapping("append audit event") {
+            try await database.sql.raw("""
+                INSERT INTO audit_events (id, realm, event_type, user_id, client_id, details, created_at)
+                VALUES (\(bind: event.id), \(bind: event.realm), \(bind: event.type.rawValue), \(bind: event.userId),
+                    \(bind: event.clientId), \(bind: event.detailsJSON), \(bind: StorageTime.milliseconds(event.createdAt)))
+                """).run()
+        }
+    }
+
+    public func events(realm: String, userId: String?, limit: Int) async throws -> [AuditEvent] {
+        try await StoreErrorMapping.mapping("audit events") {
+            let userFilter: SQLQueryString = userId.map { "AND user_id = \(bind: $0)" } ?? ""
+            return try await database.sql.raw("""
+                SELECT id, realm, event_type, user_id, client_id, details, created_at FROM audit_events
+                WHERE realm = \(bind: realm) \(userFilter) ORDER BY created_at DESC, id LIMIT \(bind: limit)
+                """).all().map { row in
+                AuditEvent(
+                    id: try row.decode(column: "id", as: String.self),
+                    realm: try row.decode(column: "realm", as: String.self),
+                    type: AuditEvent.EventType(rawValue: try row.decode(column: "event_type", as: String.self)) ?? .unknown,
+                    userId: try row.decode(column: "user_id", as: String?.self),
+                    clientId: try row.decode(column: "client_id", as: String?.self),
+                    detailsJSON: try row.decode(column: "details", as: String.self),
+                    createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
+                )
+            }
+        }
+    }
+}
