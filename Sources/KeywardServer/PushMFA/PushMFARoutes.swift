@@ -64,8 +64,8 @@ struct PushMFARoutes {
         router.get("\(base)/enroll/challenges/:id/events") { request, context in
             try await answer { try await events.response(realm: realmName(context), rawId: context.parameters.get("id") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .enrollment) }
         }
-        router.get("\(base)/login/challenges/:id/events") { request, context in
-            try await answer { try await events.response(realm: realmName(context), rawId: context.parameters.get("id") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .authentication) }
+        router.get("\(base)/login/challenges/:cid/events") { request, context in
+            try await answer { try await events.response(realm: realmName(context), rawId: context.parameters.get("cid") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .authentication) }
         }
     }
 
