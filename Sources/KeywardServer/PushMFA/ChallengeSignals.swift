@@ -37,5 +37,5 @@ public final class ChallengeSignals: Sendable {
         return stream
     }
 
-    var watchedCount: Int { waiters.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+    func isWatched(_ challengeId: String) -> Bool { waiters.withLock { $0[challengeId]?.isEmpty == false } }
 }

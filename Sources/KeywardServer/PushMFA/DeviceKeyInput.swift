@@ -41,6 +41,8 @@ enum DeviceKeyInput {
         }
         do {
             return try JWK(json: object)
+        } catch where error.code == .algorithmKeyMismatch {
+            throw PushMFAError.badRequest("JWK algorithm mismatch")
         } catch {
             throw PushMFAError.badRequest("Invalid \(field): \(error.message)")
         }

@@ -78,3 +78,13 @@ public struct PushMFAService: Sendable {
         }
     }
 }
+
+extension PushMFAService {
+    /// The same service over another challenge store (tests put an instrumented store in front of the real one).
+    func replacingChallenges(with store: any PushChallengeStore) -> PushMFAService {
+        PushMFAService(
+            realms: realms, users: users, credentials: credentials, challenges: store, state: state, tokens: tokens,
+            authenticator: authenticator, pusher: pusher, signals: signals, audit: audit, clock: clock, logger: logger
+        )
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import KeywardJOSE
+@testable import KeywardServer
+import XCTest
+
+final class ChallengeEventStreamTests: XCTestCase {
+    func testLoginStreamSeesPendingThenApproved() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let (device, token) = try await server.enrolledDevice(client)
+            let (challenge, secret) = try await server.createdChallenge()
+            let stream = Task { try await client.events("/login/challenges/\(challenge.id)/events?secret=\(secret)") }
+            try await server.waitUntilWatched(challenge.id)
+            let approved = try await device.respond(client, token: token, challengeId: challenge.id)
+            XCTAssertEqual(approved.status, .ok)
+            let events = try await stream.value
+            XCTAssertEqual(events.statuses, ["PENDING", "APPROVED"])
+            XCTAssertEqual(events.headers[.contentType], "text/event-stream")
+            XCTAssertEqual(events.headers[.cacheControl], "no-store")
+            XCTAssertEqual(events.headers[HTTPField.Name("X-Accel-Buffering")!], "no")
+            let last = try XCTUnwrap(events.payloads.last)
+            XCTAssertEqual(last["challengeId"]?.stringValue, challenge.id)
+            XCTAssertEqual(last["clientId"], "test-app")
+            XCTAssertEqual(last["expiresAt"]?.stringValue, ChallengeEventStream.instant(challenge.expiresAt))
+            XCTAssertTrue(events.raw.hasPrefix("event: status\ndata: {"), events.raw)
+        }
+    }
+
+    func testLoginStreamEndsOnDenyLockoutAndExpiry() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await server.settings { $0.maxPendingChallenges = 5 }
+            let (device, token) = try await server.enrolledDevice(client)
+
+            let (denied, deniedSecret) = try await server.createdChallenge(session: "a")
+            let deniedStream = Task { try await client.events("/login/challenges/\(denied.id)/events?secret=\(deniedSecret)") }
+            try await server.waitUntilWatched(denied.id)
+            _ = try await device.respond(client, token: token, challengeId: denied.id, action: "deny")
+            let deniedEvents = try await deniedStream.value
+            XCTAssertEqual(deniedEvents.statuses, ["PENDING", "DENIED"])
+
+            let (expiring, expiringSecret) = try await server.createdChallenge(session: "b")
+            let expiringStream = Task { try await client.events("/login/challenges/\(expiring.id)/events?secret=\(expiringSecret)") }
+            try await server.waitUntilWatched(expiring.id)
+            server.clock.advance(by: 241)
+            let expiredEvents = try await expiringStream.value
+            XCTAssertEqual(expiredEvents.statuses, ["PENDING", "EXPIRED"])
+
+            let (locked, lockedSecret) = try await server.createdChallenge(session: "c")
+            let lockedStream = Task { try await client.events("/login/challenges/\(locked.id)/events?secret=\(lockedSecret)") }
+            try await server.waitUntilWatched(locked.id)
+            _ = try await device.call(client, .post, "/login/lockout", token: try await device.accessToken(client))
+            let lockedEvents = try await lockedStream.value
+            XCTAssertEqual(lockedEvents.statuses, ["PENDING", "USER_LOCKED_OUT"])
+        }
+    }
+
+    func testEnrollmentStreamSeesApprovedWhenThePhoneEnrolls() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let user = try await server.demoUser()
+            let enrollment = try await server.startEnrollment(user)
+            let stream = Task { try await client.events("/enroll/challenges/\(enrollment.challenge.id)/events?secret=\(enrollment.watchSecret)") }
+            try await server.waitUntilWatched(enrollment.challenge.id)
+            let device = try TestDevice(server: server, userId: user.id)
+            _ = try await device.enroll(client, enrollmentToken: enrollment.enrollmentToken)
+            let events = try await stream.value
+            XCTAssertEqual(events.statuses, ["PENDING", "APPROVED"])
+            XCTAssertNil(events.payloads.last?["clientId"], "enrollment events carry no clientId")
+        }
+    }
+
+    /// A resend deletes the old challenge; its stream reports EXPIRED rather than hanging.
+    func testReplacedChallengeStreamReportsExpired() async throws {
+        try await TestServer.forEachEngine { server, client in
+            _ = try await server.enrolledDevice(client)
+            let (old, secret) = try await server.createdChallenge(session: "a")
+            let stream = Task { try await client.events("/login/challenges/\(old.id)/events?secret=\(secret)") }
+            try await server.waitUntilWatched(old.id)
+            _ = try await server.createdChallenge(session: "a")
+            let events = try await stream.value
+            XCTAssertEqual(events.statuses, ["PENDING", "EXPIRED"])
+        }
+    }
+
+    func testOneShotRefusals() async throws {
+        try await TestServer.forEachEngine { server, client in
+            _ = try await server.enrolledDevice(client)
+            let (challenge, secret) = try await server.createdChallenge()
+            let enrollment = try await server.startEnrollment(try await server.demoUser())
+            let cases: [(String, String)] = [
+                ("/login/challenges/\(challenge.id)/events", "INVALID"),
+                ("/login/challenges/\(challenge.id)/events?secret=", "INVALID"),
+                ("/login/challenges/\(UUID().uuidString.lowercased())/events?secret=\(secret)", "NOT_FOUND"),
+                ("/login/challenges/\(challenge.id)/events?secret=wrong", "FORBIDDEN"),
+                ("/login/challenges/\(enrollment.challenge.id)/events?secret=\(enrollment.watchSecret)", "BAD_TYPE"),
+                ("/enroll/challenges/\(enrollment.challenge.id)/events?secret=\(secret)", "FORBIDDEN"),
+            ]
+            for (path, status) in cases {
+                let events = try await client.events(path)
+                XCTAssertEqual(events.payloads, [["status": .string(status)]], path)
+            }
+            let malformed = try await client.push("/login/challenges/not-a-uuid/events?secret=x", method: .get)
+            XCTAssertEqual(malformed.status, .badRequest)
+            XCTAssertEqual(malformed.error, "Invalid UUID field: challengeId")
+        }
+    }
+
+    func testInstantFormatMatchesJava() {
+        XCTAssertEqual(ChallengeEventStream.instant(Date(timeIntervalSince1970: 1_700_000_000)), "2023-11-14T22:13:20Z")
+        XCTAssertEqual(ChallengeEventStream.instant(Date(timeIntervalSince1970: 1_700_000_000.25)), "2023-11-14T22:13:20.250Z")
+    }
+}
+
+/// A finished SSE response: raw text, the `data:` payloads and their statuses.
+struct ServerSentEvents: Sendable {
+    let raw: String
+    let headers: HTTPFields
+
+    var payloads: [JSONObject] {
+        raw.split(separator: "\n").filter { $0.hasPrefix("data: ") }.compactMap { try? StrictJSON.parseObject(Array($0.dropFirst(6).utf8)) }
+    }
+
+    var statuses: [String] { payloads.compactMap { $0["status"]?.stringValue } }
+}
+
+extension TestClientProtocol {
+    func events(_ path: String) async throws -> ServerSentEvents {
+        try await execute(uri: "/realms/demo/push-mfa" + path, method: .get) { response in
+            ServerSentEvents(raw: String(buffer: response.body), headers: response.headers)
+        }
+    }
+}
+
+extension TestServer {
+    /// Waits until an SSE stream is following `challengeId` on this node.
+    func waitUntilWatched(_ challengeId: String) async throws {
+        for _ in 0..<400 {
+            if runtime.challengeSignals.isWatched(challengeId) { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        XCTFail("no stream started watching \(challengeId)")
+    }
+}
