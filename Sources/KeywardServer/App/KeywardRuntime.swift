@@ -127,7 +127,7 @@ public final class KeywardRuntime: Sendable {
     /// The HTTP application plus background services (the expired-row sweeper).
     public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let sweeper = ExpiredRowSweeper(
-            replayStore: replayStore, signingKeyStore: signingKeyStore, clock: clock,
+            replayStore: replayStore, signingKeyStore: signingKeyStore, challengeStore: challengeStore, clock: clock,
             interval: .seconds(configuration.sweepInterval), logger: logger
         )
         return Application(

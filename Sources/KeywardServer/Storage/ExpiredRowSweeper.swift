@@ -3,27 +3,36 @@ import Logging
 import ServiceLifecycle
 
 /// Background service that deletes expired replay entries and retired keys past their publication
-/// window. It sweeps at start and then every `interval`; a failed sweep is logged and retried at the
+/// window, marks push challenges past their expiry EXPIRED and forgets finished ones after a day. It sweeps at start and then every `interval`; a failed sweep is logged and retried at the
 /// next tick, so a database hiccup never stops the service. Stops on graceful shutdown or cancellation.
 public struct ExpiredRowSweeper: Service {
     public struct Counts: Sendable, Equatable {
         public var replayEntries: Int
         public var signingKeys: Int
+        public var expiredChallenges = 0
+        public var deletedChallenges = 0
     }
+
+    /// How long a finished challenge is kept (the browser acts on its outcome within seconds; the audit table
+    /// keeps the history).
+    public static let finishedChallengeRetention: TimeInterval = 86400
 
     let replayStore: any ReplayStore
     let signingKeyStore: any SigningKeyStore
+    let challengeStore: (any PushChallengeStore)?
     let clock: any KeywardClock
     let interval: Duration
     let logger: Logger
 
     public init(
-        replayStore: any ReplayStore, signingKeyStore: any SigningKeyStore, clock: any KeywardClock,
+        replayStore: any ReplayStore, signingKeyStore: any SigningKeyStore, challengeStore: (any PushChallengeStore)? = nil,
+        clock: any KeywardClock,
         interval: Duration = .seconds(60), logger: Logger
     ) {
         precondition(interval > .zero, "the sweep interval must be positive")
         self.replayStore = replayStore
         self.signingKeyStore = signingKeyStore
+        self.challengeStore = challengeStore
         self.clock = clock
         self.interval = interval
         self.logger = logger
@@ -48,7 +57,13 @@ public struct ExpiredRowSweeper: Service {
         let now = clock.now()
         let replayEntries = try await replayStore.deleteExpired(now: now)
         let signingKeys = try await signingKeyStore.deleteUnpublishedKeys(now: now)
-        return Counts(replayEntries: replayEntries, signingKeys: signingKeys)
+        var counts = Counts(replayEntries: replayEntries, signingKeys: signingKeys)
+        if let challengeStore {
+            let swept = try await challengeStore.sweepChallenges(now: now, deleteEndedBefore: now.addingTimeInterval(-Self.finishedChallengeRetention))
+            counts.expiredChallenges = swept.expired
+            counts.deletedChallenges = swept.deleted
+        }
+        return counts
     }
 
     private func sweepLoggingErrors() async {
@@ -56,7 +71,10 @@ public struct ExpiredRowSweeper: Service {
             let counts = try await sweepOnce()
             logger.debug(
                 "swept expired rows",
-                metadata: ["replayEntries": "\(counts.replayEntries)", "signingKeys": "\(counts.signingKeys)"]
+                metadata: [
+                    "replayEntries": "\(counts.replayEntries)", "signingKeys": "\(counts.signingKeys)",
+                    "expiredChallenges": "\(counts.expiredChallenges)", "deletedChallenges": "\(counts.deletedChallenges)",
+                ]
             )
         } catch {
             guard !Task.isCancelled else { return }

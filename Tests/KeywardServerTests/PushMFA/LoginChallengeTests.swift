@@ -241,6 +241,26 @@ final class LoginChallengeTests: XCTestCase {
         }
     }
 
+    func testSweeperExpiresAndLaterForgetsChallenges() async throws {
+        try await TestServer.forEachEngine { server, client in
+            _ = try await server.enrolledDevice(client)
+            let (challenge, _) = try await server.createdChallenge()
+            let sweeper = ExpiredRowSweeper(
+                replayStore: server.runtime.replayStore, signingKeyStore: server.runtime.signingKeyStore,
+                challengeStore: server.runtime.challengeStore, clock: server.clock, logger: .init(label: "test")
+            )
+            server.clock.advance(by: 241)
+            let first = try await sweeper.sweepOnce()
+            XCTAssertEqual(first.expiredChallenges, 1, "only the pending login challenge expires; the enrollment was approved")
+            server.clock.advance(by: ExpiredRowSweeper.finishedChallengeRetention)
+            let second = try await sweeper.sweepOnce()
+            XCTAssertEqual(second.expiredChallenges, 0)
+            XCTAssertGreaterThanOrEqual(second.deletedChallenges, 2)
+            let gone = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            XCTAssertNil(gone)
+        }
+    }
+
     func testConfirmTokenClaims() async throws {
         try await TestServer.forEachEngine { server, client in
             let (device, _) = try await server.enrolledDevice(client)
