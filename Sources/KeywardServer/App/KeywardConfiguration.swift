@@ -52,6 +52,9 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var sseMaxConnectionLifetimeSeconds = 55
     /// `sse.reconnectDelayMillis`: the `retry:` hint sent when a stream closes (250-30000).
     public var sseReconnectDelayMillis = 3000
+    /// `sse.pollMillis`: how often a stream re-reads its challenge (100-10000). Changes made on this node, and with
+    /// PostgreSQL on any node (LISTEN/NOTIFY), wake streams at once; the poll is the fallback.
+    public var ssePollMillis = 500
 
     public init() {}
 
@@ -175,6 +178,7 @@ private struct SettingReader {
         configuration.sseHeartbeatSeconds = try integer("sse.heartbeatSeconds", in: 5...300) ?? configuration.sseHeartbeatSeconds
         configuration.sseMaxConnectionLifetimeSeconds = try integer("sse.maxConnectionLifetimeSeconds", in: 15...1800) ?? configuration.sseMaxConnectionLifetimeSeconds
         configuration.sseReconnectDelayMillis = try integer("sse.reconnectDelayMillis", in: 250...30000) ?? configuration.sseReconnectDelayMillis
+        configuration.ssePollMillis = try integer("sse.pollMillis", in: 100...10000) ?? configuration.ssePollMillis
         return configuration
     }
 

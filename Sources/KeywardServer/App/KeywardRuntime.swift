@@ -73,7 +73,7 @@ public final class KeywardRuntime: Sendable {
             clock: clock, metrics: metrics
         )
         audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger)
-        let signals = ChallengeSignals()
+        let signals = ChallengeSignals(broadcast: ChallengeNotificationListener.broadcaster(database: database, logger: logger))
         challengeSignals = signals
         let pushCredentials = SQLPushCredentialStore(database: database)
         challengeStore = SQLPushChallengeStore(database: database)
@@ -117,7 +117,8 @@ public final class KeywardRuntime: Sendable {
             service: pushMFA,
             events: ChallengeEventStream(service: pushMFA, signals: challengeSignals, options: .init(
                 maxConnections: configuration.sseMaxConnections, heartbeat: .seconds(configuration.sseHeartbeatSeconds),
-                maxLifetime: .seconds(configuration.sseMaxConnectionLifetimeSeconds), reconnectDelayMillis: configuration.sseReconnectDelayMillis
+                maxLifetime: .seconds(configuration.sseMaxConnectionLifetimeSeconds), reconnectDelayMillis: configuration.sseReconnectDelayMillis,
+                pollInterval: .milliseconds(configuration.ssePollMillis)
             )),
             publicURL: configuration.resolvedPublicURL, maxBodySize: configuration.maxBodySize
         ).register(on: router)
@@ -125,6 +126,11 @@ public final class KeywardRuntime: Sendable {
     }
 
     /// The HTTP application plus background services (the expired-row sweeper).
+    /// Wakes this node's SSE streams when another node changes a challenge (PostgreSQL only).
+    var challengeListener: ChallengeNotificationListener {
+        ChallengeNotificationListener(database: database, signals: challengeSignals, logger: logger)
+    }
+
     public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let sweeper = ExpiredRowSweeper(
             replayStore: replayStore, signingKeyStore: signingKeyStore, challengeStore: challengeStore, clock: clock,
@@ -133,7 +139,8 @@ public final class KeywardRuntime: Sendable {
         return Application(
             router: makeRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "keyward"),
-            services: [sweeper],
+            // A service that returns ends the whole group, so the listener runs only where there is something to listen to.
+            services: database.isShared ? [sweeper, challengeListener] : [sweeper],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

@@ -6,11 +6,21 @@ import Synchronization
 /// (PostgreSQL deployments) is seen at the next tick.
 public final class ChallengeSignals: Sendable {
     private let waiters = Mutex<[String: [UUID: AsyncStream<Void>.Continuation]]>([:])
+    /// Tells the other nodes (PostgreSQL NOTIFY); nil when this process is the only one.
+    private let broadcast: (@Sendable (String) -> Void)?
 
-    public init() {}
+    public init(broadcast: (@Sendable (String) -> Void)? = nil) {
+        self.broadcast = broadcast
+    }
 
-    /// Signals every stream watching `challengeId`.
+    /// Signals every stream watching `challengeId`, here and on the other nodes.
     public func notify(_ challengeId: String) {
+        wakeLocalStreams(challengeId)
+        broadcast?(challengeId)
+    }
+
+    /// Signals the streams of this node only (a notification from another node arrived).
+    public func wakeLocalStreams(_ challengeId: String) {
         let continuations = waiters.withLock { $0[challengeId].map { Array($0.values) } ?? [] }
         for continuation in continuations { continuation.yield() }
     }

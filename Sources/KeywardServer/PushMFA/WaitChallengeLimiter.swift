@@ -10,9 +10,12 @@ struct WaitChallengeLimiter: Sendable {
     func remainingWait(_ state: WaitChallengeState?, now: Date) -> Int? {
         guard settings.waitChallengeEnabled, let state, !isReset(state, now: now), state.challengeCount > 0 else { return nil }
         let wait = requiredWait(afterChallenges: state.challengeCount)
-        let remaining = state.lastAt.addingTimeInterval(TimeInterval(wait)).timeIntervalSince(now)
-        return remaining > 0 ? Int(remaining.rounded(.up)) : nil
+        // Compared in whole milliseconds, the precision the state is stored with.
+        let remainingMillis = Self.milliseconds(state.lastAt) + Int64(wait) * 1000 - Self.milliseconds(now)
+        return remainingMillis > 0 ? Int((remainingMillis + 999) / 1000) : nil
     }
+
+    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     /// The state after one more challenge was created at `now`.
     func recordingChallenge(_ state: WaitChallengeState?, now: Date) -> WaitChallengeState {

@@ -8,12 +8,14 @@ public final class KeywardDatabase: Sendable {
     /// For single statements. For several statements that must see one connection, use `transaction`.
     public let sql: any SQLDatabase
     private let backendClose: @Sendable () async throws -> Void
+    private let backendListen: (@Sendable (String, @escaping @Sendable (String) -> Void) async throws -> Void)?
     private let closed = Mutex(false)
 
     private init(engine: DatabaseEngine, backend: OpenedDatabaseBackend) {
         self.engine = engine
         self.sql = backend.sql
         self.backendClose = backend.close
+        self.backendListen = backend.listen
     }
 
     /// Opens the database and checks it answers (within `timeout`), so a wrong URL fails at startup.
@@ -64,6 +66,24 @@ public final class KeywardDatabase: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Whether other processes can share this database (and so need `notify`/`listen` for change signals).
+    public var isShared: Bool { backendListen != nil }
+
+    /// PostgreSQL `NOTIFY channel, payload` (no-op on SQLite). Delivered to every listener once the
+    /// statement's transaction commits.
+    public func notify(channel: String, payload: String) async throws {
+        guard isShared else { return }
+        try await StoreErrorMapping.mapping("notify") {
+            try await sql.raw("SELECT pg_notify(\(bind: channel), \(bind: payload))").run()
+        }
+    }
+
+    /// PostgreSQL `LISTEN channel` until cancelled or the connection fails (returns at once on SQLite).
+    public func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void) async throws {
+        guard let backendListen else { return }
+        try await backendListen(channel, onNotification)
     }
 
     /// Closes the connection or pool. Safe to call more than once.

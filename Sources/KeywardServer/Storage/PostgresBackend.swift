@@ -14,10 +14,21 @@ enum PostgresBackend {
         let sql = PostgresClientSQLDatabase(
             client: client, logger: logger, eventLoop: PostgresClient.defaultEventLoopGroup.any()
         )
-        return OpenedDatabaseBackend(sql: sql) {
-            runTask.cancel()
-            await runTask.value
-        }
+        return OpenedDatabaseBackend(
+            sql: sql,
+            close: {
+                runTask.cancel()
+                await runTask.value
+            },
+            listen: { channel, deliver in
+                // One pooled connection is held for the whole subscription.
+                try await client.withConnection { connection in
+                    try await connection.listen(on: channel) { notifications in
+                        for try await notification in notifications { deliver(notification.payload) }
+                    }
+                }
+            }
+        )
     }
 }
 

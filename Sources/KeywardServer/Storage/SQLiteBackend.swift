@@ -87,4 +87,7 @@ enum SQLiteBackend {
 struct OpenedDatabaseBackend: Sendable {
     let sql: any SQLDatabase
     let close: @Sendable () async throws -> Void
+    /// PostgreSQL `LISTEN`: runs until cancelled, calling back with each notification payload. nil for SQLite,
+    /// whose single process needs no cross-node signals.
+    var listen: (@Sendable (String, @escaping @Sendable (String) -> Void) async throws -> Void)? = nil
 }

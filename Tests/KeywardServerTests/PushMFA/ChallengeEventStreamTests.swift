@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import KeywardJOSE
+import Logging
+import Hummingbird
 @testable import KeywardServer
 import XCTest
 
@@ -139,5 +141,38 @@ extension TestServer {
             try await Task.sleep(for: .milliseconds(5))
         }
         XCTFail("no stream started watching \(challengeId)")
+    }
+}
+
+/// Two Keyward nodes on one PostgreSQL database: a stream on node A sees an approval made through node B.
+/// Polling is turned down to a minute, so only LISTEN/NOTIFY can deliver the change in time.
+final class CrossNodeEventTests: XCTestCase {
+    func testStreamOnOneNodeSeesApprovalThroughAnother() async throws {
+        try await TestServer.forEachEngine(configure: { $0.ssePollMillis = 10000; $0.sseMaxConnectionLifetimeSeconds = 15 }) { server, client in
+            guard server.runtime.database.isShared else { return }  // SQLite is single-node by design
+            let (device, token) = try await server.enrolledDevice(client)
+            let (challenge, secret) = try await server.createdChallenge()
+            let listener = Task { try await server.runtime.challengeListener.run() }
+            defer { listener.cancel() }
+            var logger = Logger(label: "node-b")
+            logger.logLevel = .warning
+            let nodeB = try await KeywardRuntime.start(configuration: server.runtime.configuration, logger: logger, clock: server.clock)
+            do {
+                try await Application(router: nodeB.makeRouter()).test(.router) { clientB in
+                    // Give LISTEN a moment to be registered: a stream that starts first must not depend on it.
+                    try await Task.sleep(for: .milliseconds(300))
+                    let stream = Task { try await client.events("/login/challenges/\(challenge.id)/events?secret=\(secret)") }
+                    try await server.waitUntilWatched(challenge.id)
+                    let approved = try await device.respond(clientB, token: token, challengeId: challenge.id)
+                    XCTAssertEqual(approved.status, .ok, approved.body)
+                    let events = try await stream.value
+                    XCTAssertEqual(events.statuses, ["PENDING", "APPROVED"])
+                }
+                try await nodeB.shutdown()
+            } catch {
+                try? await nodeB.shutdown()
+                throw error
+            }
+        }
     }
 }
