@@ -41,11 +41,13 @@ public struct AuditLog: Sendable {
     let store: any AuditStore
     let clock: any KeywardClock
     let logger: Logger
+    let metrics: KeywardMetrics?
 
-    public init(store: any AuditStore, clock: any KeywardClock, logger: Logger) {
+    public init(store: any AuditStore, clock: any KeywardClock, logger: Logger, metrics: KeywardMetrics? = nil) {
         self.store = store
         self.clock = clock
         self.logger = logger
+        self.metrics = metrics
     }
 
     public func record(_ type: AuditEvent.EventType, realm: String, userId: String?, clientId: String? = nil, details: [String: String] = [:]) async {
@@ -60,6 +62,7 @@ public struct AuditLog: Sendable {
         if let clientId { metadata["clientId"] = "\(clientId)" }
         for (key, value) in details { metadata[key] = "\(value)" }
         logger.info("audit", metadata: metadata)
+        metrics?.securityEvent(type.rawValue)
         do {
             try await store.append(event)
         } catch {

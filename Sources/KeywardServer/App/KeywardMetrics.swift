@@ -10,6 +10,9 @@ public final class KeywardMetrics: Sendable {
     private static var latency: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route, method and status") }
     private static var tokens: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "tokens_issued", unitName: "total", helpText: "Access tokens issued") }
     private static var dpopRejections: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "dpop_rejections", unitName: "total", helpText: "DPoP proofs or bound tokens refused, by endpoint and reason") }
+    private static var securityEvents: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "security_events", unitName: "total", helpText: "Audit events (push-MFA challenges, enrollments, rotations, lockouts, refusals) by type") }
+    private static var pushDeliveries: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "push_deliveries", unitName: "total", helpText: "Login pushes handed to a push provider, by provider type and outcome") }
+    private static var eventStreams: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "challenge_event_streams", helpText: "Open challenge SSE streams on this node") }
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
         .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
@@ -31,6 +34,18 @@ public final class KeywardMetrics: Sendable {
 
     func dpopRejected(endpoint: String, reason: String) {
         registry.makeCounter(descriptor: Self.dpopRejections, labels: [("endpoint", endpoint), ("reason", reason)]).increment()
+    }
+
+    func securityEvent(_ type: String) {
+        registry.makeCounter(descriptor: Self.securityEvents, labels: [("type", type)]).increment()
+    }
+
+    func pushDelivered(providerType: String, outcome: String) {
+        registry.makeCounter(descriptor: Self.pushDeliveries, labels: [("provider", providerType), ("outcome", outcome)]).increment()
+    }
+
+    func eventStreamsChanged(by delta: Int) {
+        registry.makeGauge(descriptor: Self.eventStreams).increment(by: Double(delta))
     }
 
     public func render() -> String { registry.emitToString() }

@@ -72,7 +72,7 @@ public final class KeywardRuntime: Sendable {
             options: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew),
             clock: clock, metrics: metrics
         )
-        audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger)
+        audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics)
         let signals = ChallengeSignals(broadcast: ChallengeNotificationListener.broadcaster(database: database, logger: logger))
         challengeSignals = signals
         let pushCredentials = SQLPushCredentialStore(database: database)
@@ -115,7 +115,7 @@ public final class KeywardRuntime: Sendable {
         ).register(on: router)
         PushMFARoutes(
             service: pushMFA,
-            events: ChallengeEventStream(service: pushMFA, signals: challengeSignals, options: .init(
+            events: ChallengeEventStream(service: pushMFA, signals: challengeSignals, metrics: metrics, options: .init(
                 maxConnections: configuration.sseMaxConnections, heartbeat: .seconds(configuration.sseHeartbeatSeconds),
                 maxLifetime: .seconds(configuration.sseMaxConnectionLifetimeSeconds), reconnectDelayMillis: configuration.sseReconnectDelayMillis,
                 pollInterval: .milliseconds(configuration.ssePollMillis)

@@ -18,12 +18,14 @@ struct ChallengeEventStream: Sendable {
 
     let service: PushMFAService
     let signals: ChallengeSignals
+    let metrics: KeywardMetrics
     let options: Options
     private let connections = ConnectionCount()
 
-    init(service: PushMFAService, signals: ChallengeSignals, options: Options = .init()) {
+    init(service: PushMFAService, signals: ChallengeSignals, metrics: KeywardMetrics, options: Options = .init()) {
         self.service = service
         self.signals = signals
+        self.metrics = metrics
         self.options = options
     }
 
@@ -50,8 +52,12 @@ struct ChallengeEventStream: Sendable {
             return Response(status: .ok, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(string: "retry: \(options.reconnectDelayMillis)\n" + payload)))
         }
         let stream = signals.changes(of: id, tick: options.pollInterval)
+        metrics.eventStreamsChanged(by: 1)
         return Response(status: .ok, headers: Self.headers, body: ResponseBody { [self] writer in
-            defer { connections.release() }
+            defer {
+                connections.release()
+                metrics.eventStreamsChanged(by: -1)
+            }
             try await follow(first, kind: kind, changes: stream, writer: &writer)
             try await writer.finish(nil)
         })

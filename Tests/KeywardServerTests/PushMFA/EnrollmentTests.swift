@@ -26,6 +26,9 @@ final class EnrollmentTests: XCTestCase {
             }
             let devices = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id)
             XCTAssertEqual(devices.count, 5)
+            let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            XCTAssertTrue(metrics.contains(#"keyward_security_events_total{type="EnrollmentCompleted"} 5"#), metrics)
+            XCTAssertTrue(metrics.contains(#"keyward_security_events_total{type="ChallengeAccepted"} 5"#))
         }
     }
 
