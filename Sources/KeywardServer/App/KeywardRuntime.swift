@@ -19,7 +19,10 @@ public final class KeywardRuntime: Sendable {
     public let resourceGuard: DPoPResourceGuard
     public let pushMFA: PushMFAService
     public let audit: AuditLog
+    public let browserSessions: BrowserSessionService
     let challengeSignals: ChallengeSignals
+    let browserSessionStore: any BrowserSessionStore
+    let pageRenderer: PageRenderer
     let challengeStore: any PushChallengeStore
     let accessTokens: AccessTokenIssuer
     let replayStore: any ReplayStore
@@ -39,14 +42,20 @@ public final class KeywardRuntime: Sendable {
         do {
             let applied = try await Migrator(database: database, logger: logger).migrate()
             if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
-            return KeywardRuntime(configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger)
+            return KeywardRuntime(
+                configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger, pageRenderer: try PageRenderer()
+            )
         } catch {
             try? await database.close()
             throw error
         }
     }
 
-    private init(configuration: KeywardConfiguration, database: KeywardDatabase, masterKey: MasterKey, clock: any KeywardClock, logger: Logger) {
+    private init(
+        configuration: KeywardConfiguration, database: KeywardDatabase, masterKey: MasterKey, clock: any KeywardClock, logger: Logger,
+        pageRenderer: PageRenderer
+    ) {
+        self.pageRenderer = pageRenderer
         self.configuration = configuration
         self.database = database
         self.clock = clock
@@ -72,6 +81,8 @@ public final class KeywardRuntime: Sendable {
             options: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew),
             clock: clock, metrics: metrics
         )
+        browserSessionStore = SQLBrowserSessionStore(database: database)
+        browserSessions = BrowserSessionService(store: browserSessionStore, clock: clock)
         audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics)
         let signals = ChallengeSignals(broadcast: ChallengeNotificationListener.broadcaster(database: database, logger: logger))
         challengeSignals = signals
@@ -122,6 +133,12 @@ public final class KeywardRuntime: Sendable {
             )),
             publicURL: configuration.resolvedPublicURL, maxBodySize: configuration.maxBodySize
         ).register(on: router)
+        let browser = BrowserRequests(
+            sessions: browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
+            maxBodySize: configuration.maxBodySize
+        )
+        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA).register(on: router)
+        PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA).register(on: router)
         return router
     }
 
@@ -133,7 +150,8 @@ public final class KeywardRuntime: Sendable {
 
     public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let sweeper = ExpiredRowSweeper(
-            replayStore: replayStore, signingKeyStore: signingKeyStore, challengeStore: challengeStore, clock: clock,
+            replayStore: replayStore, signingKeyStore: signingKeyStore, challengeStore: challengeStore,
+            browserSessionStore: browserSessionStore, clock: clock,
             interval: .seconds(configuration.sweepInterval), logger: logger
         )
         return Application(

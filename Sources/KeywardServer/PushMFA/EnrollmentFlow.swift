@@ -147,3 +147,12 @@ extension PushMFAService {
         }
     }
 }
+
+extension PushMFAService {
+    /// The link for an enrollment that is still pending, with a freshly signed token (a reloaded page).
+    public func enrollmentLink(for challenge: PushChallenge, user: User) async throws(PushMFAError) -> String {
+        let settings = try await stored { try await self.settings(realm: challenge.realm) }
+        let token = try await stored { try await tokens.enrollmentToken(realm: challenge.realm, user: user, challenge: challenge, now: clock.now()) }
+        return Self.appLink(settings.enrollmentAppUniversalLink, parameter: "token", value: token)
+    }
+}

@@ -11,6 +11,7 @@ public struct ExpiredRowSweeper: Service {
         public var signingKeys: Int
         public var expiredChallenges = 0
         public var deletedChallenges = 0
+        public var browserSessions = 0
     }
 
     /// How long a finished challenge is kept (the browser acts on its outcome within seconds; the audit table
@@ -20,12 +21,14 @@ public struct ExpiredRowSweeper: Service {
     let replayStore: any ReplayStore
     let signingKeyStore: any SigningKeyStore
     let challengeStore: (any PushChallengeStore)?
+    let browserSessionStore: (any BrowserSessionStore)?
     let clock: any KeywardClock
     let interval: Duration
     let logger: Logger
 
     public init(
         replayStore: any ReplayStore, signingKeyStore: any SigningKeyStore, challengeStore: (any PushChallengeStore)? = nil,
+        browserSessionStore: (any BrowserSessionStore)? = nil,
         clock: any KeywardClock,
         interval: Duration = .seconds(60), logger: Logger
     ) {
@@ -33,6 +36,7 @@ public struct ExpiredRowSweeper: Service {
         self.replayStore = replayStore
         self.signingKeyStore = signingKeyStore
         self.challengeStore = challengeStore
+        self.browserSessionStore = browserSessionStore
         self.clock = clock
         self.interval = interval
         self.logger = logger
@@ -62,6 +66,9 @@ public struct ExpiredRowSweeper: Service {
             let swept = try await challengeStore.sweepChallenges(now: now, deleteEndedBefore: now.addingTimeInterval(-Self.finishedChallengeRetention))
             counts.expiredChallenges = swept.expired
             counts.deletedChallenges = swept.deleted
+        }
+        if let browserSessionStore {
+            counts.browserSessions = try await browserSessionStore.deleteExpiredSessions(now: now)
         }
         return counts
     }

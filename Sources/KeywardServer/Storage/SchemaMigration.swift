@@ -20,6 +20,7 @@ public struct SchemaMigration: Sendable, Equatable {
     public static let all: [SchemaMigration] = [
         InitialSchemaMigration.migration,
         PushMFASchemaMigration.migration,
+        BrowserSessionSchemaMigration.migration,
     ]
 }
 

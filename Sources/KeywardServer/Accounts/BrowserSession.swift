@@ -1,0 +1,41 @@
+import Foundation
+
+/// A browser's session with one realm's pages. Only the SHA-256 of the cookie value is stored.
+public struct BrowserSession: Sendable, Equatable {
+    /// How far the login has got.
+    public enum Stage: String, Sendable {
+        /// No password yet (the login page's session, holding its CSRF token).
+        case anonymous
+        /// Password verified; the push step is next.
+        case passwordVerified = "password-verified"
+        /// Password verified, no device, and the realm requires push MFA: enrollment is next.
+        case enrollmentRequired = "enrollment-required"
+        case authenticated
+    }
+
+    public var idHash: String
+    public var realm: String
+    public var userId: String?
+    public var stage: Stage
+    public var csrfToken: String
+    /// Same-origin path to continue to after login.
+    public var returnTo: String?
+    /// The OAuth client the login is for (shown to the phone as `clientId`).
+    public var clientId: String?
+    public var challengeId: String?
+    public var challengeSecret: String?
+    public var enrollmentId: String?
+    public var enrollmentSecret: String?
+    public var createdAt: Date
+    public var lastSeenAt: Date
+    public var expiresAt: Date
+}
+
+public protocol BrowserSessionStore: Sendable {
+    func insertSession(_ session: BrowserSession) async throws
+    func session(idHash: String, now: Date) async throws -> BrowserSession?
+    /// Writes every mutable field of the session.
+    func updateSession(_ session: BrowserSession) async throws
+    func deleteSession(idHash: String) async throws
+    func deleteExpiredSessions(now: Date) async throws -> Int
+}

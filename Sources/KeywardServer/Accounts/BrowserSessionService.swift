@@ -1,0 +1,85 @@
+import Crypto
+import Foundation
+import KeywardJOSE
+
+/// Browser sessions: created on the login page, rotated when the password is verified (session fixation),
+/// ended by logout, by 30 minutes of inactivity, or 8 hours after creation.
+public struct BrowserSessionService: Sendable {
+    public static let idleLifetime: TimeInterval = 30 * 60
+    public static let absoluteLifetime: TimeInterval = 8 * 3600
+
+    let store: any BrowserSessionStore
+    let clock: any KeywardClock
+
+    public init(store: any BrowserSessionStore, clock: any KeywardClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    /// A new anonymous session; returns the cookie value (shown to the browser once) and the record.
+    public func create(realm: String, returnTo: String?, clientId: String?) async throws -> (cookie: String, session: BrowserSession) {
+        let cookie = Self.randomToken()
+        let now = clock.now()
+        let session = BrowserSession(
+            idHash: Self.hash(cookie), realm: realm, userId: nil, stage: .anonymous, csrfToken: Self.randomToken(),
+            returnTo: returnTo, clientId: clientId, createdAt: now, lastSeenAt: now,
+            expiresAt: now.addingTimeInterval(Self.idleLifetime)
+        )
+        try await store.insertSession(session)
+        return (cookie, session)
+    }
+
+    /// The live session for a cookie value in `realm`; refreshes its idle deadline.
+    public func session(cookie: String, realm: String) async throws -> BrowserSession? {
+        guard cookie.utf8.count <= 128 else { return nil }
+        let now = clock.now()
+        guard var session = try await store.session(idHash: Self.hash(cookie), now: now), session.realm == realm else { return nil }
+        guard now.timeIntervalSince(session.createdAt) < Self.absoluteLifetime else {
+            try await store.deleteSession(idHash: session.idHash)
+            return nil
+        }
+        if now.timeIntervalSince(session.lastSeenAt) > 60 {
+            session.lastSeenAt = now
+            session.expiresAt = min(now.addingTimeInterval(Self.idleLifetime), session.createdAt.addingTimeInterval(Self.absoluteLifetime))
+            try await store.updateSession(session)
+        }
+        return session
+    }
+
+    public func save(_ session: BrowserSession) async throws {
+        try await store.updateSession(session)
+    }
+
+    /// Moves the session to a fresh id (and CSRF token) after the password is verified; the old cookie stops working.
+    public func rotate(_ session: BrowserSession) async throws -> (cookie: String, session: BrowserSession) {
+        let cookie = Self.randomToken()
+        var rotated = session
+        rotated.idHash = Self.hash(cookie)
+        rotated.csrfToken = Self.randomToken()
+        rotated.lastSeenAt = clock.now()
+        try await store.insertSession(rotated)
+        try await store.deleteSession(idHash: session.idHash)
+        return (cookie, rotated)
+    }
+
+    public func end(_ session: BrowserSession) async throws {
+        try await store.deleteSession(idHash: session.idHash)
+    }
+
+    /// Constant-time comparison of a submitted CSRF token.
+    public static func csrfMatches(_ submitted: String?, _ session: BrowserSession) -> Bool {
+        guard let submitted else { return false }
+        let given = Array(submitted.utf8)
+        let expected = Array(session.csrfToken.utf8)
+        return given.count == expected.count && zip(given, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    static func hash(_ value: String) -> String {
+        Base64URL.encode(Array(SHA256.hash(data: Array(value.utf8))))
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// `/realms/{realm}/login`, `/logout` and `/account`: password sign-in, then the push step or enrollment.
+struct LoginPages: Sendable {
+    let renderer: PageRenderer
+    let browser: BrowserRequests
+    let realms: RealmService
+    let users: UserService
+    let pushMFA: PushMFAService
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
+        router.post("/realms/:realm/login") { request, context in try await submitLogin(request, context) }
+        router.post("/realms/:realm/logout") { request, context in try await logout(request, context) }
+        router.get("/realms/:realm/account") { request, context in try await account(request, context) }
+        router.post("/realms/:realm/account/devices/:id/remove") { request, context in try await removeDevice(request, context) }
+        router.get(RouterPath(StaticScript.path)) { _, _ in PageRenderer.scriptResponse() }
+    }
+
+    static func loginURL(_ realm: String) -> String { "/realms/\(realm)/login" }
+    static func accountURL(_ realm: String) -> String { "/realms/\(realm)/account" }
+
+    private func realmName(_ context: BasicRequestContext) async throws -> String {
+        let name = context.parameters.get("realm") ?? ""
+        guard try await realms.realm(named: name) != nil else { throw APIError.realmNotFound(name) }
+        return name
+    }
+
+    private func showLogin(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let realm = try await realmName(context)
+        let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return_to"))
+        let clientId = request.uri.queryParameters.get("client_id").map { String($0.prefix(128)) }
+        if let session = try await browser.session(request, realm: realm), session.stage == .authenticated {
+            return renderer.redirect(to: session.returnTo ?? Self.accountURL(realm))
+        }
+        let (cookie, session) = try await browser.sessions.create(realm: realm, returnTo: returnTo, clientId: clientId)
+        let notice = request.uri.queryParameters.get("notice").flatMap(Self.notices)
+        return loginPage(realm: realm, session: session, notice: notice, headers: browser.setCookie(cookie))
+    }
+
+    private static func notices(_ key: String) -> String? {
+        switch key {
+        case "cancelled": "The login was cancelled."
+        case "logged-out": "You are logged out."
+        case "expired": "Your session ended. Please sign in again."
+        default: nil
+        }
+    }
+
+    private func loginPage(realm: String, session: BrowserSession, username: String = "", error: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var context: [String: Any] = ["realmName": realm, "action": Self.loginURL(realm), "csrf": session.csrfToken, "username": username]
+        if let error { context["error"] = error }
+        if let notice { context["notice"] = notice }
+        return renderer.page("login", title: "Sign in", realm: realm, context: context, status: status, headers: headers)
+    }
+
+    private func submitLogin(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let realm = try await realmName(context)
+        guard let session = try await browser.session(request, realm: realm) else {
+            return renderer.redirect(to: Self.loginURL(realm) + "?notice=expired")
+        }
+        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
+            return forbidden(realm)
+        }
+        let username = String((form["username"] ?? "").prefix(128))
+        switch try await users.authenticate(realm: realm, username: username, password: form["password"] ?? "") {
+        case .invalidCredentials:
+            return loginPage(realm: realm, session: session, username: username, error: "Wrong username or password.", status: .unauthorized)
+        case .disabled:
+            return loginPage(realm: realm, session: session, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
+        case .authenticated(let user):
+            var (cookie, rotated) = try await browser.sessions.rotate(session)
+            rotated.userId = user.id
+            let devices = try await pushMFA.devices(realm: realm, userId: user.id)
+            let settings = try await pushMFA.settings(realm: realm)
+            let next: String
+            if !devices.isEmpty {
+                rotated.stage = .passwordVerified
+                next = PushPages.waitURL(realm)
+            } else if settings.requirePushMfa {
+                rotated.stage = .enrollmentRequired
+                next = PushPages.enrollURL(realm)
+            } else {
+                rotated.stage = .authenticated
+                next = rotated.returnTo ?? Self.accountURL(realm)
+            }
+            try await browser.sessions.save(rotated)
+            return renderer.redirect(to: next, headers: browser.setCookie(cookie))
+        }
+    }
+
+    private func logout(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let realm = try await realmName(context)
+        if let session = try await browser.session(request, realm: realm) {
+            guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
+            try await browser.sessions.end(session)
+        }
+        return renderer.redirect(to: Self.loginURL(realm) + "?notice=logged-out", headers: browser.clearCookie)
+    }
+
+    private func account(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let realm = try await realmName(context)
+        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
+            let user = try await users.user(realm: realm, id: userId)
+        else {
+            return renderer.redirect(to: Self.loginURL(realm) + "?return_to=" + Self.accountURL(realm))
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        let devices: [[String: Any]] = try await pushMFA.devices(realm: realm, userId: user.id).map { device in
+            [
+                "label": device.deviceLabel, "type": device.deviceType, "created": formatter.string(from: device.createdAt),
+                "lastUsed": device.lastUsedAt.map(formatter.string(from:)) ?? "never", "csrf": session.csrfToken,
+                "removeAction": Self.accountURL(realm) + "/devices/\(device.id)/remove",
+            ]
+        }
+        let notice = request.uri.queryParameters.get("notice") == "removed" ? "The device was removed." : nil
+        var page: [String: Any] = [
+            "username": user.username, "devices": devices, "hasDevices": !devices.isEmpty, "csrf": session.csrfToken,
+            "enrollURL": PushPages.enrollURL(realm), "logoutAction": "/realms/\(realm)/logout",
+        ]
+        if let notice { page["notice"] = notice }
+        return renderer.page("account", title: "Your account", realm: realm, context: page)
+    }
+
+    private func removeDevice(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let realm = try await realmName(context)
+        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
+            return renderer.redirect(to: Self.loginURL(realm))
+        }
+        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
+        do {
+            try await pushMFA.removeDevice(realm: realm, userId: userId, credentialId: context.parameters.get("id") ?? "")
+        } catch StoreError.notFound {
+            return renderer.page("message", title: "Not found", realm: realm, context: [
+                "heading": "Device not found", "text": "That device is not one of yours, or it was removed already.", "isError": true,
+                "link": ["href": Self.accountURL(realm), "label": "Back to your account"],
+            ], status: .notFound)
+        }
+        return renderer.redirect(to: Self.accountURL(realm) + "?notice=removed")
+    }
+
+    func forbidden(_ realm: String) -> Response {
+        renderer.page("message", title: "Form expired", realm: realm, context: [
+            "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.", "isError": true,
+            "link": ["href": Self.loginURL(realm), "label": "Sign in"],
+        ], status: .forbidden)
+    }
+}

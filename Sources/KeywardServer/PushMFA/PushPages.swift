@@ -1,0 +1,182 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The browser side of push MFA: the waiting page of the login's push step (reference §5.1) and the enrollment
+/// page with Keyward's own QR code (§5.2). Thin: session and form in, service call, page out.
+struct PushPages: Sendable {
+    let renderer: PageRenderer
+    let browser: BrowserRequests
+    let realms: RealmService
+    let users: UserService
+    let pushMFA: PushMFAService
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/realms/:realm/login/push") { request, context in try await wait(request, context, form: nil) }
+        router.post("/realms/:realm/login/push") { request, context in
+            try await withForm(request, context) { form in try await wait(request, context, form: form) }
+        }
+        router.get("/realms/:realm/account/enroll") { request, context in try await enroll(request, context, form: nil) }
+        router.post("/realms/:realm/account/enroll") { request, context in
+            try await withForm(request, context) { form in try await enroll(request, context, form: form) }
+        }
+    }
+
+    static func waitURL(_ realm: String) -> String { "/realms/\(realm)/login/push" }
+    static func enrollURL(_ realm: String) -> String { "/realms/\(realm)/account/enroll" }
+
+    private func withForm(_ request: Request, _ context: BasicRequestContext, _ body: ([String: String]) async throws -> Response) async throws -> Response {
+        let realm = context.parameters.get("realm") ?? ""
+        guard let session = try await browser.session(request, realm: realm) else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=expired") }
+        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
+            return renderer.page("message", title: "Form expired", realm: realm, context: [
+                "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.", "isError": true,
+                "link": ["href": LoginPages.loginURL(realm), "label": "Sign in"],
+            ], status: .forbidden)
+        }
+        return try await body(form)
+    }
+
+    // MARK: - Login push step
+
+    private func wait(_ request: Request, _ context: BasicRequestContext, form: [String: String]?) async throws -> Response {
+        let realm = context.parameters.get("realm") ?? ""
+        guard let realmRecord = try await realms.realm(named: realm) else { throw APIError.realmNotFound(realm) }
+        guard var session = try await browser.session(request, realm: realm), session.stage == .passwordVerified,
+            let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
+        else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=expired") }
+
+        if form?["cancel"] != nil {
+            if let id = session.challengeId { try await pushMFA.cancelLogin(challengeId: id, sessionId: session.idHash) }
+            try await browser.sessions.end(session)
+            return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=cancelled", headers: browser.clearCookie)
+        }
+        let wantsNewChallenge = form?["refresh"] != nil || form?["retry"] != nil
+        let current = try await session.challengeId.asyncMap { try await pushMFA.challenge(id: $0) } ?? nil
+        if wantsNewChallenge || session.challengeId == nil {
+            switch try await pushMFA.startLogin(realm: realm, user: user, clientId: session.clientId, sessionId: session.idHash) {
+            case .created(let challenge, let secret, let sameDeviceLink, let confirmToken):
+                session.challengeId = challenge.id
+                session.challengeSecret = secret
+                try await browser.sessions.save(session)
+                return waitingPage(realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink)
+            case .noDevice:
+                session.stage = .authenticated
+                try await browser.sessions.save(session)
+                return renderer.redirect(to: session.returnTo ?? LoginPages.accountURL(realm))
+            case .tooManyPending:
+                return outcome(realm, session, heading: "Approval already pending", text: "You already have a pending push approval from another sign-in. Answer or cancel it on your phone, or wait until it expires, then try again.", retry: true, status: .tooManyRequests)
+            case .waitRequired(let seconds):
+                return outcome(realm, session, heading: "Please wait", text: "Too many push requests in a row. To protect your account, the next one can be sent shortly.", retry: true, waitSeconds: seconds, status: .tooManyRequests)
+            }
+        }
+        guard let challenge = current else {
+            return outcome(realm, session, heading: "Approval expired", text: "The push approval is no longer valid. Send a new one to continue.", retry: true)
+        }
+        switch challenge.status {
+        case .pending:
+            return waitingPage(realmRecord, session, challenge, demoToken: nil, sameDeviceLink: nil)
+        case .approved:
+            await pushMFA.discardChallenge(id: challenge.id)
+            session.stage = .authenticated
+            session.challengeId = nil
+            session.challengeSecret = nil
+            try await browser.sessions.save(session)
+            return renderer.redirect(to: session.returnTo ?? LoginPages.accountURL(realm))
+        case .denied:
+            await pushMFA.discardChallenge(id: challenge.id)
+            try await browser.sessions.end(session)
+            return outcome(realm, nil, heading: "Login denied", text: "The login was denied on your phone. If that was not you, your password may be known to someone else: change it.", retry: false, status: .forbidden, headers: browser.clearCookie)
+        case .expired:
+            return outcome(realm, session, heading: "Approval expired", text: "Your phone did not answer in time.", retry: true)
+        case .userLockedOut:
+            try await browser.sessions.end(session)
+            return outcome(realm, nil, heading: "Account locked", text: "This account was locked from the phone. Contact your administrator to unlock it.", retry: false, status: .forbidden, headers: browser.clearCookie)
+        }
+    }
+
+    private func waitingPage(_ realm: Realm, _ session: BrowserSession, _ challenge: PushChallenge, demoToken: String?, sameDeviceLink: String?) -> Response {
+        var page: [String: Any] = [
+            "action": Self.waitURL(realm.name), "csrf": session.csrfToken, "challengeId": challenge.id,
+            "eventsURL": "/realms/\(realm.name)/push-mfa/login/challenges/\(challenge.id)/events?secret=\(session.challengeSecret ?? "")",
+            "hasVerification": challenge.userVerification != .none,
+        ]
+        switch challenge.userVerification {
+        case .numberMatch(let expected, _): page["numberMatch"] = ["value": expected]
+        case .pin(let pin): page["pin"] = ["value": pin]
+        case .none: break
+        }
+        // Demo realms show the confirm token, as the original's waiting page does for command-line clients.
+        if realm.demo, let demoToken, let sameDeviceLink {
+            page["demo"] = ["confirmToken": demoToken, "sameDeviceLink": sameDeviceLink]
+        }
+        return renderer.page("push-wait", title: "Approve on your phone", realm: realm.name, context: page, refreshSeconds: 5)
+    }
+
+    private func outcome(
+        _ realm: String, _ session: BrowserSession?, heading: String, text: String, retry: Bool, waitSeconds: Int? = nil,
+        status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+    ) -> Response {
+        var page: [String: Any] = ["heading": heading, "text": text, "isError": status.code >= 400, "loginURL": LoginPages.loginURL(realm), "action": Self.waitURL(realm)]
+        if retry, let session { page["retry"] = true; page["csrf"] = session.csrfToken }
+        if let waitSeconds { page["waitSeconds"] = waitSeconds }
+        return renderer.page("push-outcome", title: heading, realm: realm, context: page, status: status, headers: headers)
+    }
+
+    // MARK: - Enrollment
+
+    private func enroll(_ request: Request, _ context: BasicRequestContext, form: [String: String]?) async throws -> Response {
+        let realm = context.parameters.get("realm") ?? ""
+        guard try await realms.realm(named: realm) != nil else { throw APIError.realmNotFound(realm) }
+        guard var session = try await browser.session(request, realm: realm), session.stage == .authenticated || session.stage == .enrollmentRequired,
+            let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
+        else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?return_to=" + Self.enrollURL(realm)) }
+
+        let existing = try await session.enrollmentId.asyncMap { try await pushMFA.challenge(id: $0) } ?? nil
+        if let existing, existing.status == .approved, form?["refresh"] == nil {
+            // The phone completed it: continue where the login was going.
+            session.enrollmentId = nil
+            session.enrollmentSecret = nil
+            let wasRequired = session.stage == .enrollmentRequired
+            session.stage = .authenticated
+            try await browser.sessions.save(session)
+            return renderer.redirect(to: wasRequired ? (session.returnTo ?? LoginPages.accountURL(realm)) : LoginPages.accountURL(realm))
+        }
+        var error: String?
+        if form?["confirm"] != nil { error = "No Push MFA credential found yet. Scan the code with your phone first." }
+        var start: EnrollmentStart?
+        if form?["refresh"] != nil || existing == nil || existing?.status != .pending {
+            start = try await pushMFA.startEnrollment(realm: realm, user: user)
+            session.enrollmentId = start!.challenge.id
+            session.enrollmentSecret = start!.watchSecret
+            try await browser.sessions.save(session)
+        }
+        let link: String
+        let challenge: PushChallenge
+        if let start {
+            link = start.link
+            challenge = start.challenge
+        } else {
+            // Same challenge, freshly signed link (the page was reloaded).
+            let reissued = try await pushMFA.enrollmentLink(for: existing!, user: user)
+            link = reissued
+            challenge = existing!
+        }
+        let qr = try QRCode(text: link, errorCorrection: .medium)
+        var page: [String: Any] = [
+            "qrSVG": qr.svg(moduleSize: 4, label: "Enrollment QR code"), "link": link, "csrf": session.csrfToken, "action": Self.enrollURL(realm),
+            "eventsURL": "/realms/\(realm)/push-mfa/enroll/challenges/\(challenge.id)/events?secret=\(session.enrollmentSecret ?? "")",
+            "ttlMinutes": max(1, Int(challenge.expiresAt.timeIntervalSince(challenge.createdAt) / 60)),
+            "required": session.stage == .enrollmentRequired, "canSkip": session.stage == .authenticated, "accountURL": LoginPages.accountURL(realm),
+        ]
+        if let error { page["error"] = error }
+        return renderer.page("enroll", title: "Add a device", realm: realm, context: page, refreshSeconds: 10)
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

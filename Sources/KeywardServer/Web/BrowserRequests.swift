@@ -1,0 +1,50 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// What every page route needs: the session cookie, form bodies, CSRF, same-origin return paths.
+struct BrowserRequests: Sendable {
+    let sessions: BrowserSessionService
+    let secureCookies: Bool
+    let maxBodySize: Int
+
+    /// `__Host-` pins the cookie to this origin, but browsers accept it only with `Secure`, i.e. over https.
+    var cookieName: String { secureCookies ? "__Host-keyward-session" : "keyward-session" }
+
+    func cookieValue(_ request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if parts.count == 2, parts[0] == cookieName { return parts[1] }
+            }
+        }
+        return nil
+    }
+
+    func session(_ request: Request, realm: String) async throws -> BrowserSession? {
+        guard let cookie = cookieValue(request) else { return nil }
+        return try await sessions.session(cookie: cookie, realm: realm)
+    }
+
+    func setCookie(_ value: String) -> HTTPFields {
+        [.setCookie: "\(cookieName)=\(value); Path=/; HttpOnly; SameSite=Lax\(secureCookies ? "; Secure" : "")"]
+    }
+
+    var clearCookie: HTTPFields {
+        [.setCookie: "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax\(secureCookies ? "; Secure" : "")"]
+    }
+
+    /// The form fields of a POST; repeated or malformed fields make the request invalid.
+    func form(_ request: Request) async throws -> [String: String]? {
+        let body = try await request.body.collect(upTo: maxBodySize)
+        return try? FormBody.parse(body.readableBytesView)
+    }
+
+    /// A same-origin path (`/…`, not `//…` or `/\…`) or nil: never an open redirect.
+    static func safeReturnPath(_ value: String?) -> String? {
+        guard let value, value.utf8.count <= 512, value.hasPrefix("/"), !value.hasPrefix("//"), !value.hasPrefix("/\\"),
+            !value.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) || $0 == "\\" })
+        else { return nil }
+        return value
+    }
+}

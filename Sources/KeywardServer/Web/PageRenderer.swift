@@ -1,0 +1,62 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+import NIOCore
+
+/// Renders server-side pages with the security headers every page carries: a strict CSP whose nonce admits only
+/// Keyward's own stylesheet and script, no framing, no sniffing, no referrer, no caching.
+struct PageRenderer: Sendable {
+    let library: MustacheLibrary
+
+    init() throws {
+        var library = MustacheLibrary()
+        for (name, source) in PageTemplates.all { try library.register(source, named: name) }
+        self.library = library
+    }
+
+    /// `context` values are escaped by the templates (`{{…}}`); only `body` and `qrSVG` are inserted raw.
+    func page(
+        _ template: String, title: String, realm: String, context: [String: Any], status: HTTPResponse.Status = .ok,
+        refreshSeconds: Int? = nil, headers extra: HTTPFields = [:]
+    ) -> Response {
+        let nonce = Self.nonce()
+        let body = library.render(context, withTemplate: template) ?? ""
+        var layout: [String: Any] = ["title": title, "realmName": realm, "nonce": nonce, "body": body]
+        if let refreshSeconds { layout["refreshSeconds"] = refreshSeconds }
+        let html = library.render(layout, withTemplate: "layout") ?? ""
+        var headers = Self.securityHeaders(nonce: nonce)
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers.append(contentsOf: extra)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    func redirect(to location: String, headers extra: HTTPFields = [:]) -> Response {
+        var headers: HTTPFields = [.location: location, .cacheControl: "no-store"]
+        headers.append(contentsOf: extra)
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    static func securityHeaders(nonce: String) -> HTTPFields {
+        [
+            .contentSecurityPolicy: "default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            .init("X-Content-Type-Options")!: "nosniff",
+            .init("X-Frame-Options")!: "DENY",
+            .init("Referrer-Policy")!: "no-referrer",
+            .cacheControl: "no-store",
+        ]
+    }
+
+    private static func nonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+    }
+
+    static func scriptResponse() -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "public, max-age=3600", .init("X-Content-Type-Options")!: "nosniff"],
+            body: .init(byteBuffer: ByteBuffer(string: StaticScript.source))
+        )
+    }
+}

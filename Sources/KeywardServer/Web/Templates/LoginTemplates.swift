@@ -1,0 +1,45 @@
+extension PageTemplates {
+    static let login = #"""
+    <h1>Sign in to {{realmName}}</h1>
+    {{#notice}}<p role="status">{{notice}}</p>{{/notice}}
+    {{#error}}<p class="error" role="alert" id="login-error">{{error}}</p>{{/error}}
+    <form method="post" action="{{action}}" id="login-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <label for="username">Username</label>
+    <input type="text" id="username" name="username" value="{{username}}" autocomplete="username" required autofocus{{#error}} aria-describedby="login-error"{{/error}}>
+    <label for="password">Password</label>
+    <input type="password" id="password" name="password" autocomplete="current-password" required>
+    <button type="submit" id="sign-in">Sign in</button>
+    </form>
+    """#
+
+    /// A short page with a message and one way on (errors, cancelled, logged out).
+    static let message = #"""
+    <h1>{{heading}}</h1>
+    <p{{#isError}} class="error" role="alert"{{/isError}}>{{text}}</p>
+    {{#requestId}}<p class="muted">Request id: <code>{{requestId}}</code></p>{{/requestId}}
+    {{#link}}<p><a href="{{href}}">{{label}}</a></p>{{/link}}
+    """#
+
+    static let account = #"""
+    <h1>Your account</h1>
+    <p>Signed in as <strong id="username">{{username}}</strong>.</p>
+    {{#notice}}<p role="status">{{notice}}</p>{{/notice}}
+    <h2>Push-approval devices</h2>
+    {{#hasDevices}}
+    <table>
+    <caption class="muted">Phones that approve your logins</caption>
+    <thead><tr><th scope="col">Device</th><th scope="col">Type</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
+    <tbody>
+    {{#devices}}
+    <tr><td>{{label}}</td><td>{{type}}</td><td>{{created}}</td><td>{{lastUsed}}</td>
+    <td><form method="post" action="{{removeAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" aria-label="Remove {{label}}">Remove</button></form></td></tr>
+    {{/devices}}
+    </tbody>
+    </table>
+    {{/hasDevices}}
+    {{^hasDevices}}<p id="no-devices">No device yet.</p>{{/hasDevices}}
+    <p><a href="{{enrollURL}}" id="add-device">Add a device</a></p>
+    <form method="post" action="{{logoutAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="logout">Log out</button></form>
+    """#
+}
