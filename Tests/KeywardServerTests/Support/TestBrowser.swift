@@ -1,0 +1,77 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Synchronization
+import XCTest
+
+/// A browser for page tests: keeps the session cookie, follows nothing by itself, reads hidden fields.
+final class TestBrowser: Sendable {
+    let client: any TestClientProtocol
+    private let cookie = Mutex<String?>(nil)
+
+    init(_ client: any TestClientProtocol) {
+        self.client = client
+    }
+
+    struct Page: Sendable {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let html: String
+
+        var location: String? { headers[.location] }
+
+        /// The value of `<input … name="NAME" value="…">` (first match).
+        func field(_ name: String) -> String? {
+            capture(#"name="\#(name)" value="([^"]*)""#)
+        }
+
+        func capture(_ pattern: String) -> String? {
+            guard let regex = try? NSRegularExpression(pattern: pattern, options: [.dotMatchesLineSeparators]),
+                let match = regex.firstMatch(in: html, range: NSRange(html.startIndex..., in: html)),
+                let range = Range(match.range(at: 1), in: html)
+            else { return nil }
+            return String(html[range]).replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(of: "&#x2F;", with: "/")
+        }
+
+        func contains(_ text: String) -> Bool { html.contains(text) }
+    }
+
+    var sessionCookie: String? { cookie.withLock { $0 } }
+
+    func get(_ path: String) async throws -> Page {
+        try await send(path, method: .get, body: nil)
+    }
+
+    func post(_ path: String, _ fields: [String: String]) async throws -> Page {
+        let body = fields.map { "\(Self.encode($0.key))=\(Self.encode($0.value))" }.joined(separator: "&")
+        return try await send(path, method: .post, body: body)
+    }
+
+    private func send(_ path: String, method: HTTPRequest.Method, body: String?) async throws -> Page {
+        var headers = HTTPFields()
+        if let cookie = sessionCookie { headers[.cookie] = cookie }
+        if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
+        let page = try await client.execute(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
+            Page(status: response.status, headers: response.headers, html: String(buffer: response.body))
+        }
+        if let setCookie = page.headers[.setCookie], let pair = setCookie.split(separator: ";").first {
+            cookie.withLock { $0 = pair.hasSuffix("=") ? nil : String(pair) }
+        }
+        return page
+    }
+
+    /// Signs in as test/test and returns the page the login redirects to.
+    func signIn(realm: String = "demo", username: String = "test", password: String = "test", query: String = "") async throws -> Page {
+        let login = try await get("/realms/\(realm)/login\(query)")
+        XCTAssertEqual(login.status, .ok)
+        let answer = try await post("/realms/\(realm)/login", ["csrf": login.field("csrf") ?? "", "username": username, "password": password])
+        return answer
+    }
+
+    static func encode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}
