@@ -169,3 +169,26 @@ struct QRTestRandom: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Decodes an SVG QR code as a phone camera would see it: librsvg rasterises it, zbar reads it.
+enum QRDecoding {
+    /// The decoded text; nil when the tools are missing outside CI (CI=true makes that a failure).
+    static func decodeSVG(_ svg: String) throws -> String? {
+        let rsvg: URL
+        do {
+            rsvg = try QRExternalTool.locate("rsvg-convert")
+        } catch is XCTSkip {
+            return nil
+        }
+        let svgFile = QRExternalTool.temporaryFile("page.svg")
+        let pngFile = QRExternalTool.temporaryFile("page.png")
+        defer {
+            try? FileManager.default.removeItem(at: svgFile)
+            try? FileManager.default.removeItem(at: pngFile)
+        }
+        try Data(svg.utf8).write(to: svgFile)
+        let converted = try QRExternalTool.run(rsvg, ["--format=png", "--output", pngFile.path, svgFile.path])
+        guard converted.status == 0 else { throw QRExternalTool.DecodeFailure(message: "rsvg-convert: \(converted.stderr)") }
+        return String(decoding: try QRExternalTool.zbarDecode(pngFile: pngFile), as: UTF8.self)
+    }
+}
