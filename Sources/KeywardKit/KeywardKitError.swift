@@ -8,6 +8,11 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     /// The server refused the request; `code` is its stable error code when it sent one.
     case server(status: Int, code: String?, description: String?)
     case unexpectedResponse(String)
+    case invalidLink(String)
+    case invalidOption(String, String)
+    /// A realm-signed token (enrollment or confirm) failed verification.
+    case untrustedToken(String)
+    case notEnrolled(String)
 
     public var description: String {
         switch self {
@@ -18,6 +23,10 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         case .server(let status, let code, let description):
             "server answered \(status)\(code.map { " \($0)" } ?? "")\(description.map { ": \($0)" } ?? "")"
         case .unexpectedResponse(let detail): "unexpected response: \(detail)"
+        case .invalidLink(let detail): "invalid link: \(detail)"
+        case .invalidOption(let option, let detail): "--\(option): \(detail)"
+        case .untrustedToken(let detail): "token rejected: \(detail)"
+        case .notEnrolled(let directory): "no enrolled device in \(directory) (run `keyward-device enroll <link>` first)"
         }
     }
 }

@@ -1,0 +1,214 @@
+import Foundation
+import KeywardJOSE
+import KeywardWire
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The device side of push MFA against Keyward (or the Keycloak extension it is compatible with): enroll from a
+/// link, get DPoP-bound tokens, list and answer login challenges, rotate the key, update the push provider, lock out.
+public final class PushMFAClient: Sendable {
+    public let state: DeviceState
+    public let key: SigningKey
+    let clientId: String
+    let clientSecret: String
+    let session: URLSession
+    let clock: @Sendable () -> Date
+    private let cachedToken = Mutex<(token: String, expiresAt: Date)?>(nil)
+
+    public init(state: DeviceState, key: SigningKey, clientId: String, clientSecret: String, session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.state = state
+        self.key = key
+        self.clientId = clientId
+        self.clientSecret = clientSecret
+        self.session = session
+        self.clock = clock
+    }
+
+    var base: String { state.issuer + "/push-mfa" }
+
+    // MARK: - Enrollment
+
+    public struct EnrollmentOptions: Sendable {
+        public var keySpec: DeviceKeySpec
+        public var deviceType = "linux"
+        public var deviceLabel = "keyward-device"
+        public var pushProviderType = "log"
+        public var pushProviderId: String?
+        /// Send Authorization + DPoP with the enrollment (Keyward accepts both; some realms require it).
+        public var useDPoP = true
+
+        public init(keySpec: DeviceKeySpec) {
+            self.keySpec = keySpec
+        }
+    }
+
+    /// Resolves the link, verifies the enrollment token, generates the key and enrolls. The caller stores the key
+    /// and state once this returns.
+    public static func enroll(
+        link: EnrollmentLink, issuer expectedIssuer: String?, clientId: String, clientSecret: String, options: EnrollmentOptions,
+        session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> PushMFAClient {
+        let token = try await fetchToken(link, session: session)
+        let unverified = try JWS.parse(token).claims()
+        guard let issuer = expectedIssuer ?? trustableIssuer(unverified["iss"]?.stringValue) else {
+            throw KeywardKitError.untrustedToken("the token's issuer is not https or loopback; pass --issuer")
+        }
+        let claims = try await RealmTokenVerifier(issuer: issuer, session: session, clock: clock).verifyEnrollmentToken(token)
+        guard let userId = claims["sub"]?.stringValue, let enrollmentId = claims["enrollmentId"]?.stringValue,
+            let nonce = claims["nonce"]?.stringValue
+        else { throw KeywardKitError.untrustedToken("enrollment token lacks sub, enrollmentId or nonce") }
+
+        let key = try options.keySpec.generate()
+        let deviceId = UUID().uuidString.lowercased()
+        let state = DeviceState(
+            issuer: issuer, realm: URL(string: issuer)?.lastPathComponent ?? "", userId: userId,
+            username: claims["username"]?.stringValue ?? "", credentialId: UUID().uuidString.lowercased(), deviceId: deviceId,
+            deviceType: options.deviceType, deviceLabel: options.deviceLabel,
+            pushProviderId: options.pushProviderId ?? (options.pushProviderType == "none" ? "" : "keyward-device-\(deviceId)"),
+            pushProviderType: options.pushProviderType, keyAlgorithm: key.algorithm.rawValue
+        )
+        let client = PushMFAClient(state: state, key: key, clientId: clientId, clientSecret: clientSecret, session: session, clock: clock)
+        let now = clock().timeIntervalSince1970.rounded(.down)
+        let enrollment = try JWS.sign(header: ["typ": "JWT", "kid": .string(key.publicJWK.thumbprint())], claims: [
+            "enrollmentId": .string(enrollmentId), "nonce": .string(nonce), "sub": .string(userId),
+            "deviceType": .string(state.deviceType), "pushProviderId": .string(state.pushProviderId), "pushProviderType": .string(state.pushProviderType),
+            "credentialId": .string(state.credentialId), "deviceId": .string(state.deviceId), "deviceLabel": .string(state.deviceLabel),
+            "iat": .number(now), "exp": .number(now + 300), "cnf": .object(["jwk": .object(DeviceKeySpec.publicJWK(of: key))]),
+        ], key: key)
+        let body = try JSONEncoder().encode(DeviceTokenRequest(token: enrollment))
+        let url = client.base + "/enroll/complete"
+        if options.useDPoP {
+            _ = try await client.authorized("POST", url, body: body)
+        } else {
+            _ = try await client.plain("POST", url, body: body)
+        }
+        return client
+    }
+
+    static func fetchToken(_ link: EnrollmentLink, session: URLSession) async throws -> String {
+        switch link {
+        case .token(let token):
+            return token
+        case .requestURI(let url):
+            let (data, response) = try await session.data(from: url)
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            guard status == 200 else { throw serverError(status: status, data: data, response: response as? HTTPURLResponse) }
+            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    /// The token's own issuer is trusted only over https or on loopback (development).
+    static func trustableIssuer(_ value: String?) -> String? {
+        guard let value, let url = URL(string: value), let host = url.host else { return nil }
+        if url.scheme == "https" { return value }
+        return url.scheme == "http" && (host == "127.0.0.1" || host == "localhost" || host == "::1") ? value : nil
+    }
+
+    // MARK: - Tokens
+
+    /// A DPoP-bound access token for this device's key, reused until 30 s before it expires.
+    public func accessToken() async throws -> String {
+        if let cached = cachedToken.withLock({ $0 }), cached.expiresAt.timeIntervalSince(clock()) > 30 { return cached.token }
+        let tokens = TokenClient(issuer: state.issuer, clientId: clientId, clientSecret: clientSecret, signer: DPoPSigner(key: key, clock: clock), session: session)
+        let response = try await tokens.clientCredentials(extraProofClaims: proofClaims)
+        cachedToken.withLock { $0 = (response.accessToken, clock().addingTimeInterval(TimeInterval(response.expiresIn))) }
+        return response.accessToken
+    }
+
+    var proofClaims: JSONObject { ["sub": .string(state.userId), "deviceId": .string(state.deviceId)] }
+
+    // MARK: - Challenges
+
+    public func pendingChallenges() async throws -> [PendingChallenge] {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let query = "?userId=" + (state.userId.addingPercentEncoding(withAllowedCharacters: allowed) ?? state.userId)
+        let data = try await authorized("GET", base + "/login/pending", query: query)
+        return try JSONDecoder().decode(PendingChallengesResponse.self, from: data).challenges
+    }
+
+    public enum Action: String, Sendable { case approve, deny }
+
+    /// Approves or denies; returns the server's status ("approved" / "denied").
+    @discardableResult
+    public func respond(challengeId: String, action: Action, userVerification: String? = nil) async throws -> String {
+        let now = clock().timeIntervalSince1970.rounded(.down)
+        var claims: JSONObject = [
+            "cid": .string(challengeId), "credId": .string(state.credentialId), "deviceId": .string(state.deviceId),
+            "action": .string(action.rawValue), "iat": .number(now), "exp": .number(now + 120),
+        ]
+        if action == .approve, let userVerification { claims["userVerification"] = .string(userVerification) }
+        let token = try JWS.sign(header: ["typ": "JWT", "kid": .string(key.publicJWK.thumbprint())], claims: claims, key: key)
+        let data = try await authorized("POST", base + "/login/challenges/\(challengeId)/respond", body: try JSONEncoder().encode(DeviceTokenRequest(token: token)))
+        return try JSONDecoder().decode(PushMFAStatusResponse.self, from: data).status
+    }
+
+    /// The challenge id of a pushed confirm token, after checking it is the realm's and meant for this device.
+    public func challengeId(fromConfirmToken token: String) async throws -> String {
+        let claims = try await RealmTokenVerifier(issuer: state.issuer, session: session, clock: clock).verifyConfirmToken(token)
+        guard claims["credId"]?.stringValue == state.credentialId else { throw KeywardKitError.untrustedToken("the confirm token is for another device") }
+        guard let cid = claims["cid"]?.stringValue else { throw KeywardKitError.untrustedToken("the confirm token has no cid") }
+        return cid
+    }
+
+    // MARK: - Device management
+
+    /// Replaces the device key: the request is authenticated with the current key and carries a proof of possession
+    /// signed by the new one. Returns a client for the new key.
+    public func rotateKey(to spec: DeviceKeySpec) async throws -> PushMFAClient {
+        let newKey = try spec.generate()
+        let proof = try JWS.sign(header: ["typ": "keyward-rotation+jwt"], claims: [
+            "sub": .string(state.userId), "deviceId": .string(state.deviceId), "previousJkt": .string(key.publicJWK.thumbprint()),
+            "iat": .number(clock().timeIntervalSince1970.rounded(.down)), "jti": .string(UUID().uuidString),
+        ], key: newKey)
+        let body = StrictJSON.serialize(["publicKeyJwk": .object(DeviceKeySpec.publicJWK(of: newKey)), "proofOfPossession": .string(proof)])
+        _ = try await authorized("PUT", base + "/device/rotate-key", body: Data(body))
+        var rotated = state
+        rotated.keyAlgorithm = newKey.algorithm.rawValue
+        return PushMFAClient(state: rotated, key: newKey, clientId: clientId, clientSecret: clientSecret, session: session, clock: clock)
+    }
+
+    /// Returns "updated" or "unchanged".
+    public func updatePushProvider(id: String, type: String?) async throws -> String {
+        let body = try JSONEncoder().encode(PushProviderUpdateRequest(pushProviderId: id, pushProviderType: type))
+        let data = try await authorized("PUT", base + "/device/push-provider", body: body)
+        return try JSONDecoder().decode(PushMFAStatusResponse.self, from: data).status
+    }
+
+    /// The panic button: the account is disabled and every pending login ends.
+    public func lockout() async throws {
+        _ = try await authorized("POST", base + "/login/lockout")
+    }
+
+    // MARK: - HTTP
+
+    /// `Authorization: DPoP <token>` plus a proof with `ath`, `sub` and `deviceId`; `htu` without the query.
+    func authorized(_ method: String, _ url: String, query: String = "", body: Data? = nil) async throws -> Data {
+        let token = try await accessToken()
+        let proof = try DPoPProof.make(key: key, method: method, url: url, issuedAt: clock(), accessToken: token, extraClaims: proofClaims)
+        return try await plain(method, url + query, body: body, headers: ["Authorization": "DPoP " + token, "DPoP": proof])
+    }
+
+    func plain(_ method: String, _ url: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> Data {
+        guard let parsed = URL(string: url) else { throw KeywardKitError.invalidURL(url) }
+        var request = URLRequest(url: parsed)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body
+        let (data, response) = try await session.data(for: request)
+        let http = response as? HTTPURLResponse
+        guard let http, (200..<300).contains(http.statusCode) else { throw Self.serverError(status: http?.statusCode ?? 0, data: data, response: http) }
+        return data
+    }
+
+    /// The server's `{"error": …}`; for 401s the detail is in `WWW-Authenticate`.
+    static func serverError(status: Int, data: Data, response: HTTPURLResponse?) -> KeywardKitError {
+        let message = (try? JSONDecoder().decode(PushMFAErrorBody.self, from: data))?.error
+        let detail = status == 401 ? (response?.value(forHTTPHeaderField: "WWW-Authenticate") ?? message) : message
+        return .server(status: status, code: nil, description: detail ?? String(decoding: data.prefix(200), as: UTF8.self))
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import KeywardJOSE
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Checks realm-signed tokens (enrollment, confirm) against the realm's JWKS — the step the original's demo
+/// clients skip: signature, issuer, expiry, and for enrollment tokens `aud` = realm and `typ` = push-enroll-challenge.
+public struct RealmTokenVerifier: Sendable {
+    public let issuer: String
+    let fetchKeys: @Sendable () async throws -> JWKSet
+    let clock: @Sendable () -> Date
+
+    public init(issuer: String, session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(issuer: issuer, clock: clock) {
+            guard let url = URL(string: issuer + "/protocol/openid-connect/certs") else { throw KeywardKitError.invalidURL(issuer) }
+            let (data, response) = try await session.data(from: url)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw KeywardKitError.unexpectedResponse("JWKS fetch from \(url) failed") }
+            return try JWKSet(json: Array(data))
+        }
+    }
+
+    /// With an injected key source (tests).
+    public init(issuer: String, clock: @escaping @Sendable () -> Date = { Date() }, fetchKeys: @escaping @Sendable () async throws -> JWKSet) {
+        self.issuer = issuer
+        self.clock = clock
+        self.fetchKeys = fetchKeys
+    }
+
+    /// The realm name: the last path component of `…/realms/<name>`.
+    public var realm: String { URL(string: issuer)?.lastPathComponent ?? "" }
+
+    public func verifyEnrollmentToken(_ token: String) async throws -> JSONObject {
+        let claims = try await verify(token, audience: realm, required: ["exp", "sub", "enrollmentId", "nonce"])
+        guard claims["typ"]?.stringValue == "push-enroll-challenge" else { throw KeywardKitError.untrustedToken("not an enrollment token (typ)") }
+        return claims
+    }
+
+    public func verifyConfirmToken(_ token: String) async throws -> JSONObject {
+        try await verify(token, audience: nil, required: ["exp", "cid", "credId"])
+    }
+
+    private func verify(_ token: String, audience: String?, required: Set<String>) async throws -> JSONObject {
+        let keys = try await fetchKeys()
+        let policy = JWTVerificationPolicy(
+            allowedAlgorithms: Set(JWSAlgorithm.allCases), keys: .set(keys), requiredClaims: required, issuer: issuer, audience: audience, leeway: 30
+        )
+        do {
+            return try JWTVerifier.verify(token, policy: policy, now: clock()).claims
+        } catch {
+            throw KeywardKitError.untrustedToken(error.message)
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import KeywardKit
+
+struct RotateKey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rotate-key", abstract: "Replace the device key (proving possession of the new one).")
+    @OptionGroup var device: PushDeviceOptions
+    @OptionGroup var key: KeyOptions
+
+    func run() async throws {
+        let rotated = try await device.client().rotateKey(to: try key.spec())
+        try device.keyStore.store(rotated.key, named: PushDeviceOptions.keyName)
+        try rotated.state.save(to: device.directory)
+        print("rotated to a new \(rotated.key.algorithm.rawValue) key")
+    }
+}
+
+struct PushProvider: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "push-provider", abstract: "Tell the server where to push (FCM/APNs token).")
+    @OptionGroup var device: PushDeviceOptions
+    @Option(help: "Push provider id (FCM registration token, APNs device token).") var id: String
+    @Option(help: "log, none, fcm or apns (default: keep the current type).") var type: String?
+
+    func run() async throws {
+        let client = try device.client()
+        let status = try await client.updatePushProvider(id: id, type: type)
+        var state = client.state
+        state.pushProviderId = id
+        if let type, !type.isEmpty { state.pushProviderType = type }
+        try state.save(to: device.directory)
+        print(status)
+    }
+}
+
+struct Lockout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Panic button: disable the account and end every pending login.")
+    @OptionGroup var device: PushDeviceOptions
+
+    func run() async throws {
+        try await device.client().lockout()
+        print("locked_out")
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import KeywardJOSE
+import KeywardKit
+
+/// Options every push-MFA command shares: where the device lives and how it gets tokens.
+struct PushDeviceOptions: ParsableArguments {
+    @Option(name: .customLong("state-dir"), help: "Directory holding the device key and device.json (mode 0700).")
+    var stateDirectory = "keyward-device-state"
+
+    @Option(name: .customLong("client-id"), help: "OAuth client the device gets its tokens from.")
+    var clientId = "push-device-client"
+
+    @Option(name: .customLong("client-secret"), help: "That client's secret (env KEYWARD_CLIENT_SECRET).")
+    var clientSecret: String?
+
+    var directory: URL { URL(fileURLWithPath: stateDirectory) }
+    var keyStore: FileKeyStore { FileKeyStore(directory: directory) }
+    static let keyName = "push-mfa"
+
+    func secret() throws -> String {
+        guard let secret = clientSecret ?? ProcessInfo.processInfo.environment["KEYWARD_CLIENT_SECRET"], !secret.isEmpty else {
+            throw ValidationError("no client secret: pass --client-secret or set KEYWARD_CLIENT_SECRET")
+        }
+        return secret
+    }
+
+    /// The enrolled device in the state directory.
+    func client() throws -> PushMFAClient {
+        guard let state = try DeviceState.load(from: directory), let key = try keyStore.key(named: Self.keyName) else {
+            throw KeywardKitError.notEnrolled(directory.path)
+        }
+        return PushMFAClient(state: state, key: key, clientId: clientId, clientSecret: try secret())
+    }
+}
+
+/// `--key-type`, `--curve`, `--alg`, with the environment variables of the original's demo clients.
+struct KeyOptions: ParsableArguments {
+    @Option(name: .customLong("key-type"), help: "RSA (default) or EC (env DEVICE_KEY_TYPE).")
+    var keyType: String?
+
+    @Option(help: "EC curve: P-256, P-384 or P-521 (env DEVICE_EC_CURVE).")
+    var curve: String?
+
+    @Option(help: "Signing algorithm: RS256/RS384/RS512 or ES256/ES384/ES512 (env DEVICE_SIGNING_ALG).")
+    var alg: String?
+
+    func spec() throws -> DeviceKeySpec {
+        let environment = ProcessInfo.processInfo.environment
+        return try DeviceKeySpec(
+            keyType: keyType ?? environment["DEVICE_KEY_TYPE"], curve: curve ?? environment["DEVICE_EC_CURVE"], alg: alg ?? environment["DEVICE_SIGNING_ALG"]
+        )
+    }
+}
+
+/// A refusal worth one line (`Error: …`) without the usage text ArgumentParser adds to validation errors.
+struct DeviceCommandError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
