@@ -10,6 +10,11 @@ import Glibc
 /// A real Keyward listening on a loopback port with the demo seed, on a fresh SQLite database.
 enum LiveServer {
     static func run(_ body: (_ baseURL: String) async throws -> Void) async throws {
+        try await run { baseURL, _ in try await body(baseURL) }
+    }
+
+    /// The same, also handing over the runtime (to start logins as the browser pages would).
+    static func run(_ body: (_ baseURL: String, _ runtime: KeywardRuntime) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-e2e-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = try freePort()
@@ -27,7 +32,7 @@ enum LiveServer {
             group.addTask { try await serviceGroup.run() }
             for await _ in ready.stream { break }
             do {
-                try await body(configuration.resolvedPublicURL)
+                try await body(configuration.resolvedPublicURL, runtime)
             } catch {
                 await serviceGroup.triggerGracefulShutdown()
                 throw error
