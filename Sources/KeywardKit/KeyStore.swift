@@ -40,16 +40,10 @@ public struct FileKeyStore: KeyStore {
     }
 
     public func store(_ key: SigningKey, named name: String) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let object: JSONObject = ["alg": .string(key.algorithm.rawValue), "key": .string(Base64URL.encode(key.serialized))]
         let url = try fileURL(name)
-        // Write to a private temporary file, then rename: the key is never briefly world-readable or half-written.
-        let temporary = url.appendingPathExtension("tmp")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(StrictJSON.serialize(object)), attributes: [.posixPermissions: 0o600]) else {
-            throw KeywardKitError.cannotWrite(temporary.path)
-        }
-        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
-        try FileManager.default.moveItem(at: temporary, to: url)
+        try PrivateFile.createDirectory(directory)
+        let object: JSONObject = ["alg": .string(key.algorithm.rawValue), "key": .string(Base64URL.encode(key.serialized))]
+        try PrivateFile.write(Data(StrictJSON.serialize(object)), to: url)
     }
 
     public func deleteKey(named name: String) throws {

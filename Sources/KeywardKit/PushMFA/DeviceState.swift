@@ -39,15 +39,9 @@ public struct DeviceState: Codable, Sendable, Equatable {
 
     /// Written to a private temporary file and renamed, so the state is never half-written or readable by others.
     public func save(to directory: URL) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let url = directory.appendingPathComponent("device.json")
-        let temporary = url.appendingPathExtension("tmp")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: try encoder.encode(self), attributes: [.posixPermissions: 0o600]) else {
-            throw KeywardKitError.cannotWrite(temporary.path)
-        }
-        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
-        try FileManager.default.moveItem(at: temporary, to: url)
+        try PrivateFile.createDirectory(directory)
+        try PrivateFile.write(try encoder.encode(self), to: directory.appendingPathComponent("device.json"))
     }
 }
