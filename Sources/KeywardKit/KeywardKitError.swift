@@ -13,6 +13,8 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     /// A realm-signed token (enrollment or confirm) failed verification.
     case untrustedToken(String)
     case notEnrolled(String)
+    /// No HTTP answer at all: connection refused, unknown host, TLS failure, timeout.
+    case unreachable(url: String, reason: String)
 
     public var description: String {
         switch self {
@@ -27,6 +29,7 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         case .invalidOption(let option, let detail): "--\(option): \(detail)"
         case .untrustedToken(let detail): "token rejected: \(detail)"
         case .notEnrolled(let directory): "no enrolled device in \(directory) (run `keyward-device enroll <link>` first)"
+        case .unreachable(let url, let reason): "cannot reach \(url): \(reason)"
         }
     }
 }

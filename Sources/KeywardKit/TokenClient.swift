@@ -33,11 +33,11 @@ public struct TokenClient: Sendable {
             var form = "grant_type=client_credentials&client_id=\(Self.formEncode(clientId))&client_secret=\(Self.formEncode(clientSecret))"
             if let scope { form += "&scope=\(Self.formEncode(scope))" }
             request.httpBody = Data(form.utf8)
-            let (data, response) = try await session.data(for: request)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            let (data, response) = try await session.keywardData(for: request)
+            let status = response.statusCode
             if status == 200 { return try JSONDecoder().decode(TokenResponse.self, from: data) }
             let error = try? JSONDecoder().decode(OAuthErrorBody.self, from: data)
-            if error?.error == .useDPoPNonce, nonce == nil, let serverNonce = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "DPoP-Nonce") {
+            if error?.error == .useDPoPNonce, nonce == nil, let serverNonce = response.value(forHTTPHeaderField: "DPoP-Nonce") {
                 nonce = serverNonce
                 continue
             }
@@ -53,9 +53,7 @@ public struct TokenClient: Sendable {
         request.setValue(try signer.proof(method: method, url: url, accessToken: accessToken), forHTTPHeaderField: "DPoP")
         if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
         request.httpBody = body
-        let (data, response) = try await session.data(for: request)
-        guard let http = response as? HTTPURLResponse else { throw KeywardKitError.unexpectedResponse("not HTTP") }
-        return (data, http)
+        return try await session.keywardData(for: request)
     }
 
     private func makeRequest(_ url: String, method: String) throws -> URLRequest {

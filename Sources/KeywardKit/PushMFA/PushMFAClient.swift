@@ -92,10 +92,11 @@ public final class PushMFAClient: Sendable {
         case .token(let token):
             return token
         case .requestURI(let url):
-            let (data, response) = try await session.data(from: url)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            guard status == 200 else { throw serverError(status: status, data: data, response: response as? HTTPURLResponse) }
-            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let (data, response) = try await session.keywardGet(url, accept: "application/jwt")
+            guard response.statusCode == 200 else { throw serverError(status: response.statusCode, data: data, response: response) }
+            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard EnrollmentLink.isCompactJWS(token) else { throw KeywardKitError.unexpectedResponse("request_uri \(url) did not return a JWT") }
+            return token
         }
     }
 
@@ -199,9 +200,8 @@ public final class PushMFAClient: Sendable {
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body
-        let (data, response) = try await session.data(for: request)
-        let http = response as? HTTPURLResponse
-        guard let http, (200..<300).contains(http.statusCode) else { throw Self.serverError(status: http?.statusCode ?? 0, data: data, response: http) }
+        let (data, http) = try await session.keywardData(for: request)
+        guard (200..<300).contains(http.statusCode) else { throw Self.serverError(status: http.statusCode, data: data, response: http) }
         return data
     }
 

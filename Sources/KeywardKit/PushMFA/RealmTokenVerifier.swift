@@ -14,8 +14,8 @@ public struct RealmTokenVerifier: Sendable {
     public init(issuer: String, session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.init(issuer: issuer, clock: clock) {
             guard let url = URL(string: issuer + "/protocol/openid-connect/certs") else { throw KeywardKitError.invalidURL(issuer) }
-            let (data, response) = try await session.data(from: url)
-            guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw KeywardKitError.unexpectedResponse("JWKS fetch from \(url) failed") }
+            let (data, response) = try await session.keywardGet(url, accept: "application/json")
+            guard response.statusCode == 200 else { throw KeywardKitError.unexpectedResponse("JWKS fetch from \(url) answered \(response.statusCode)") }
             return try JWKSet(json: Array(data))
         }
     }
