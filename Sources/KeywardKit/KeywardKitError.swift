@@ -15,6 +15,10 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     case notEnrolled(String)
     /// No HTTP answer at all: connection refused, unknown host, TLS failure, timeout.
     case unreachable(url: String, reason: String)
+    /// A challenge id that is not a UUID; it would otherwise become part of a URL path.
+    case invalidChallengeId(String)
+    /// A user-verification answer that cannot be right (checked before it costs an attempt).
+    case invalidAnswer(String)
 
     public var description: String {
         switch self {
@@ -30,6 +34,8 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         case .untrustedToken(let detail): "token rejected: \(detail)"
         case .notEnrolled(let directory): "no enrolled device in \(directory) (run `keyward-device enroll <link>` first)"
         case .unreachable(let url, let reason): "cannot reach \(url): \(reason)"
+        case .invalidChallengeId(let value): "'\(value.prefix(80))' is not a challenge id (a UUID)"
+        case .invalidAnswer(let detail): "--answer: \(detail)"
         }
     }
 }

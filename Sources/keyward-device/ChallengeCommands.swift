@@ -36,7 +36,7 @@ struct ChallengeArgument: ParsableArguments {
     func challengeId(_ client: PushMFAClient) async throws -> String {
         if UUID(uuidString: challenge) != nil { return challenge.lowercased() }
         guard case .token(let token) = try EnrollmentLink.parse(challenge) else {
-            throw ValidationError("'\(challenge.prefix(40))' is neither a challenge id nor a confirm token")
+            throw DeviceCommandError("'\(challenge.prefix(40))' is neither a challenge id nor a confirm token")
         }
         return try await client.challengeId(fromConfirmToken: token)
     }
@@ -51,8 +51,9 @@ struct Approve: AsyncParsableCommand {
     func run() async throws {
         let client = try device.client()
         let id = try await target.challengeId(client)
-        if answer == nil, let pending = try await client.pendingChallenges().first(where: { $0.cid == id }), let prompt = pending.userVerification {
-            throw DeviceCommandError("this login asks for \(prompt.type == "pin" ? "a PIN" : "the number shown in the browser"): pass --answer")
+        if let prompt = try await client.pendingChallenges().first(where: { $0.cid == id })?.userVerification {
+            guard let answer else { throw DeviceCommandError("this login asks for \(prompt.instruction): pass --answer") }
+            try prompt.check(answer: answer)
         }
         print(try await client.respond(challengeId: id, action: .approve, userVerification: answer))
     }

@@ -20,7 +20,7 @@ struct PushDeviceOptions: ParsableArguments {
 
     func secret() throws -> String {
         guard let secret = clientSecret ?? ProcessInfo.processInfo.environment["KEYWARD_CLIENT_SECRET"], !secret.isEmpty else {
-            throw ValidationError("no client secret: pass --client-secret or set KEYWARD_CLIENT_SECRET")
+            throw DeviceCommandError("no client secret: pass --client-secret or set KEYWARD_CLIENT_SECRET")
         }
         return secret
     }

@@ -57,3 +57,20 @@ final class TransportTests: XCTestCase {
         }
     }
 }
+
+/// Link refusals say what is wrong with the link.
+final class EnrollmentLinkRefusalTests: XCTestCase {
+    func testRefusalsNameTheProblem() {
+        let cases: [(String, String)] = [
+            ("my-secure://enroll?token=abc", "invalid link: token= holds 'abc', not a JWT"),
+            ("my-secure://enroll?request_uri=file%3A%2F%2F%2Fetc%2Fpasswd", "invalid link: request_uri 'file:///etc/passwd' is not an http(s) URL"),
+            ("my-secure://enroll?x=1", "invalid link: the link has neither token= nor request_uri="),
+            ("hello", "invalid link: 'hello' is neither a JWT nor a link"),
+        ]
+        for (input, message) in cases {
+            XCTAssertThrowsError(try EnrollmentLink.parse(input), input) { error in
+                XCTAssertEqual((error as? KeywardKitError)?.description, message)
+            }
+        }
+    }
+}

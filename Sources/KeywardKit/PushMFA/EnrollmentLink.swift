@@ -15,7 +15,10 @@ public enum EnrollmentLink: Equatable, Sendable {
         }
         let items = components.queryItems ?? []
         // URLComponents decodes %XX but keeps "+" (base64 and JWTs never contain a literal space).
-        if let token = items.first(where: { $0.name == "token" })?.value, isCompactJWS(token) { return .token(token) }
+        if let token = items.first(where: { $0.name == "token" })?.value {
+            guard isCompactJWS(token) else { throw KeywardKitError.invalidLink("token= holds '\(token.prefix(40))', not a JWT") }
+            return .token(token)
+        }
         if let value = items.first(where: { $0.name == "request_uri" })?.value {
             guard let url = URL(string: value), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
                 throw KeywardKitError.invalidLink("request_uri '\(value.prefix(80))' is not an http(s) URL")

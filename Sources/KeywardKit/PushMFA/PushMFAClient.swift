@@ -135,6 +135,7 @@ public final class PushMFAClient: Sendable {
     /// Approves or denies; returns the server's status ("approved" / "denied").
     @discardableResult
     public func respond(challengeId: String, action: Action, userVerification: String? = nil) async throws -> String {
+        guard challengeId.utf8.count == 36, UUID(uuidString: challengeId) != nil else { throw KeywardKitError.invalidChallengeId(challengeId) }
         let now = clock().timeIntervalSince1970.rounded(.down)
         var claims: JSONObject = [
             "cid": .string(challengeId), "credId": .string(state.credentialId), "deviceId": .string(state.deviceId),
