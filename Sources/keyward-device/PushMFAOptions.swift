@@ -17,6 +17,8 @@ struct PushDeviceOptions: ParsableArguments {
     var directory: URL { URL(fileURLWithPath: stateDirectory) }
     var keyStore: FileKeyStore { FileKeyStore(directory: directory) }
     static let keyName = "push-mfa"
+    /// The new key while a rotation is in flight; left behind only if `rotate-key` was interrupted.
+    static let nextKeyName = "push-mfa-next"
 
     func secret() throws -> String {
         guard let secret = clientSecret ?? ProcessInfo.processInfo.environment["KEYWARD_CLIENT_SECRET"], !secret.isEmpty else {
@@ -29,6 +31,13 @@ struct PushDeviceOptions: ParsableArguments {
     func client() throws -> PushMFAClient {
         guard let state = try DeviceState.load(from: directory), let key = try keyStore.key(named: Self.keyName) else {
             throw KeywardKitError.notEnrolled(directory.path)
+        }
+        if try keyStore.key(named: Self.nextKeyName) != nil {
+            FileHandle.standardError.write(Data((
+                "warning: a key rotation was interrupted; if the server refuses this device's proofs (Invalid DPoP proof signature, "
+                    + "Access token DPoP binding mismatch), it switched to the new key: move \(stateDirectory)/\(Self.nextKeyName).key "
+                    + "over \(Self.keyName).key. Otherwise delete \(Self.nextKeyName).key.\n"
+            ).utf8))
         }
         return PushMFAClient(state: state, key: key, clientId: clientId, clientSecret: try secret())
     }

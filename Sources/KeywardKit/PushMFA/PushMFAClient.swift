@@ -160,7 +160,13 @@ public final class PushMFAClient: Sendable {
     /// Replaces the device key: the request is authenticated with the current key and carries a proof of possession
     /// signed by the new one. Returns a client for the new key.
     public func rotateKey(to spec: DeviceKeySpec) async throws -> PushMFAClient {
-        let newKey = try spec.generate()
+        try await rotateKey(to: try spec.generate())
+    }
+
+    /// Rotation to a key the caller made, so it can keep the key safe *before* the server switches to it: after
+    /// the server's 200 only the new key works, and losing it then means enrolling again.
+    public func rotateKey(to newKey: SigningKey) async throws -> PushMFAClient {
+        _ = try DeviceKeySpec(algorithm: newKey.algorithm)
         let proof = try JWS.sign(header: ["typ": "keyward-rotation+jwt"], claims: [
             "sub": .string(state.userId), "deviceId": .string(state.deviceId), "previousJkt": .string(key.publicJWK.thumbprint()),
             "iat": .number(clock().timeIntervalSince1970.rounded(.down)), "jti": .string(UUID().uuidString),

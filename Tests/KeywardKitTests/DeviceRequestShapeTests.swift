@@ -1,0 +1,192 @@
+import Foundation
+import KeywardJOSE
+import KeywardKit
+import XCTest
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The exact requests PushMFAClient sends (reference §2.3, §2.5, §3.2, §9), captured in-process: the device
+/// enrollment JWT, the DPoP proofs with `sub` + `deviceId`, and a rotation proved by both keys.
+final class DeviceRequestShapeTests: XCTestCase {
+    let issuer = "https://id.example.com/realms/demo"
+    let now = Date(timeIntervalSince1970: 1_900_000_000)
+    /// Standard base64 without padding, as the server makes it: `+` and `/` must survive untouched.
+    let nonce = "q+9/Zk1uV2x0b2tlbi1ub25jZS13aXRoLXBsdXMv+/A"
+
+    /// Every request the fake realm saw, in order.
+    final class Recorder: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [URLRequest] = []
+        func record(_ request: URLRequest) { lock.withLock { seen.append(request) } }
+        func requests(_ method: String, _ suffix: String) -> [URLRequest] {
+            lock.withLock { seen.filter { $0.httpMethod == method && ($0.url?.absoluteString.hasSuffix(suffix) ?? false) } }
+        }
+    }
+
+    /// A realm at `issuer`: JWKS, token endpoint, and the push-MFA endpoints answering success.
+    func fakeRealm(realmKey: SigningKey, recorder: Recorder) -> URLSession {
+        var published = realmKey.publicJWK.jsonObject
+        published["kid"] = "realm-1"
+        let jwks = Data(StrictJSON.serialize(["keys": .array([.object(published)])]))
+        return StubURLProtocol.session { request in
+            recorder.record(request)
+            let path = request.url?.path ?? ""
+            let json = ["Content-Type": "application/json"]
+            if path.hasSuffix("/protocol/openid-connect/certs") { return (200, json, jwks) }
+            if path.hasSuffix("/protocol/openid-connect/token") {
+                return (200, json, Data(#"{"access_token":"at-1","token_type":"DPoP","expires_in":300}"#.utf8))
+            }
+            if path.hasSuffix("/enroll/complete") { return (200, json, Data(#"{"status":"enrolled"}"#.utf8)) }
+            if path.hasSuffix("/device/rotate-key") { return (200, json, Data(#"{"status":"rotated"}"#.utf8)) }
+            return (404, json, Data(#"{"error":"not found"}"#.utf8))
+        }
+    }
+
+    func enrollmentToken(_ realmKey: SigningKey) throws -> String {
+        let seconds = now.timeIntervalSince1970
+        return try JWS.sign(header: ["kid": "realm-1", "typ": "JWT"], claims: [
+            "iss": .string(issuer), "aud": "demo", "sub": "user-1", "username": "test", "realm": "demo",
+            "enrollmentId": "4c8d7d0e-3a55-4f7e-9d7a-1b2c3d4e5f60", "nonce": .string(nonce), "typ": "push-enroll-challenge",
+            "iat": .number(seconds), "exp": .number(seconds + 240),
+        ], key: realmKey)
+    }
+
+    static func body(_ request: URLRequest) throws -> JSONObject {
+        if let data = request.httpBody { return try StrictJSON.parseObject(Array(data)) }
+        // URLProtocol may see the body as a stream.
+        let stream = try XCTUnwrap(request.httpBodyStream)
+        stream.open()
+        defer { stream.close() }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            if count <= 0 { break }
+            bytes += buffer[..<count]
+        }
+        return try StrictJSON.parseObject(bytes)
+    }
+
+    /// Verifies `compact` with `key` and returns header and claims.
+    func verified(_ compact: String, key: JWK, type: String? = nil) throws -> VerifiedJWT {
+        try JWTVerifier.verify(compact, policy: JWTVerificationPolicy(
+            allowedAlgorithms: Set(JWSAlgorithm.allCases), keys: .single(key), expectedType: type, requiredClaims: []
+        ), now: now)
+    }
+
+    func enroll(_ recorder: Recorder, spec: DeviceKeySpec) async throws -> PushMFAClient {
+        let realmKey = try SigningKey.generate(.es256)
+        let session = fakeRealm(realmKey: realmKey, recorder: recorder)
+        var options = PushMFAClient.EnrollmentOptions(keySpec: spec)
+        options.deviceLabel = "Test laptop"
+        options.pushProviderId = "push-token-1"
+        let now = now
+        return try await PushMFAClient.enroll(
+            link: .token(try enrollmentToken(realmKey)), issuer: issuer, clientId: "push-device-client", clientSecret: "secret",
+            options: options, session: session, clock: { now }
+        )
+    }
+
+    func testDeviceEnrollmentJWTAndProofs() async throws {
+        let recorder = Recorder()
+        let device = try await enroll(recorder, spec: try DeviceKeySpec(keyType: nil, curve: nil, alg: nil))
+        let key = device.key
+        XCTAssertEqual(key.algorithm, .rs256, "the original's default")
+        let thumbprint = key.publicJWK.thumbprint()
+
+        let complete = try XCTUnwrap(recorder.requests("POST", "/push-mfa/enroll/complete").first)
+        let body = try Self.body(complete)
+        XCTAssertEqual(Set(body.keys), ["token"])
+        let jwt = try XCTUnwrap(body["token"]?.stringValue)
+
+        // Signed by the device key; the key travels in cnf.jwk, public members only, with alg, use and kid.
+        let claims = try JWS.parse(jwt).claims()
+        let cnf = try XCTUnwrap(claims.object("cnf")?.object("jwk"))
+        for member in ["d", "p", "q", "dp", "dq", "qi", "oth", "k"] { XCTAssertNil(cnf[member], member) }
+        XCTAssertEqual(cnf["alg"], "RS256")
+        XCTAssertEqual(cnf["use"], "sig")
+        XCTAssertEqual(cnf["kid"]?.stringValue, thumbprint)
+        let cnfKey = try JWK(json: cnf)
+        XCTAssertEqual(cnfKey.thumbprint(), thumbprint)
+        let enrollment = try verified(jwt, key: cnfKey)
+        XCTAssertEqual(enrollment.header["typ"], "JWT")
+        XCTAssertEqual(enrollment.header["kid"]?.stringValue, thumbprint)
+        XCTAssertEqual(enrollment.header["alg"], "RS256")
+
+        XCTAssertEqual(claims["enrollmentId"], "4c8d7d0e-3a55-4f7e-9d7a-1b2c3d4e5f60")
+        XCTAssertEqual(claims["nonce"]?.stringValue, nonce, "echoed byte for byte, + and / intact")
+        XCTAssertEqual(claims["sub"], "user-1")
+        XCTAssertEqual(claims["deviceType"], "linux")
+        XCTAssertEqual(claims["pushProviderType"], "log")
+        XCTAssertEqual(claims["pushProviderId"], "push-token-1")
+        XCTAssertEqual(claims["deviceLabel"], "Test laptop")
+        XCTAssertEqual(claims["credentialId"]?.stringValue, device.state.credentialId)
+        XCTAssertEqual(claims["deviceId"]?.stringValue, device.state.deviceId)
+        XCTAssertNotEqual(device.state.credentialId, device.state.deviceId)
+        XCTAssertEqual(claims["iat"]?.numberValue, now.timeIntervalSince1970)
+        XCTAssertEqual(claims["exp"]?.numberValue, now.timeIntervalSince1970 + 300)
+
+        // DPoP on the enrollment: the same key, ath of the token, and the extension's sub + deviceId.
+        XCTAssertEqual(complete.value(forHTTPHeaderField: "Authorization"), "DPoP at-1")
+        let proof = try verified(try XCTUnwrap(complete.value(forHTTPHeaderField: "DPoP")), key: key.publicJWK, type: "dpop+jwt")
+        XCTAssertEqual(try JWK(json: try XCTUnwrap(proof.header.object("jwk"))).thumbprint(), thumbprint)
+        XCTAssertEqual(proof.claims["htm"], "POST")
+        XCTAssertEqual(proof.claims["htu"]?.stringValue, issuer + "/push-mfa/enroll/complete")
+        XCTAssertEqual(proof.claims["ath"]?.stringValue, DPoPProof.accessTokenHash("at-1"))
+        XCTAssertEqual(proof.claims["sub"], "user-1")
+        XCTAssertEqual(proof.claims["deviceId"]?.stringValue, device.state.deviceId)
+
+        // The token request's proof carries sub + deviceId too, and no ath.
+        let tokenRequest = try XCTUnwrap(recorder.requests("POST", "/protocol/openid-connect/token").first)
+        let tokenProof = try verified(try XCTUnwrap(tokenRequest.value(forHTTPHeaderField: "DPoP")), key: key.publicJWK, type: "dpop+jwt")
+        XCTAssertEqual(tokenProof.claims["htu"]?.stringValue, issuer + "/protocol/openid-connect/token")
+        XCTAssertNil(tokenProof.claims["ath"])
+        XCTAssertEqual(tokenProof.claims["sub"], "user-1")
+        XCTAssertEqual(tokenProof.claims["deviceId"]?.stringValue, device.state.deviceId)
+    }
+
+    func testRotationIsAuthenticatedByTheOldKeyAndProvedByTheNew() async throws {
+        let recorder = Recorder()
+        let device = try await enroll(recorder, spec: try DeviceKeySpec(algorithm: .es384))
+        let oldKey = device.key
+        let rotated = try await device.rotateKey(to: try DeviceKeySpec(algorithm: .es256))
+        let newKey = rotated.key
+        XCTAssertEqual(newKey.algorithm, .es256)
+        XCTAssertEqual(rotated.state.keyAlgorithm, "ES256")
+        XCTAssertNotEqual(newKey.publicJWK.thumbprint(), oldKey.publicJWK.thumbprint())
+
+        let request = try XCTUnwrap(recorder.requests("PUT", "/push-mfa/device/rotate-key").first)
+        let dpop = try verified(try XCTUnwrap(request.value(forHTTPHeaderField: "DPoP")), key: oldKey.publicJWK, type: "dpop+jwt")
+        XCTAssertEqual(dpop.claims["htm"], "PUT")
+        XCTAssertEqual(dpop.claims["htu"]?.stringValue, issuer + "/push-mfa/device/rotate-key")
+        XCTAssertEqual(dpop.claims["sub"], "user-1")
+
+        let body = try Self.body(request)
+        XCTAssertEqual(Set(body.keys), ["publicKeyJwk", "proofOfPossession"])
+        let jwk = try XCTUnwrap(body.object("publicKeyJwk"))
+        XCTAssertNil(jwk["d"])
+        XCTAssertEqual(jwk["alg"], "ES256", "the server requires alg on rotation")
+        XCTAssertEqual(try JWK(json: jwk).thumbprint(), newKey.publicJWK.thumbprint())
+
+        let possession = try verified(try XCTUnwrap(body["proofOfPossession"]?.stringValue), key: newKey.publicJWK, type: "keyward-rotation+jwt")
+        XCTAssertEqual(possession.claims["sub"], "user-1")
+        XCTAssertEqual(possession.claims["deviceId"]?.stringValue, device.state.deviceId)
+        XCTAssertEqual(possession.claims["previousJkt"]?.stringValue, oldKey.publicJWK.thumbprint())
+        XCTAssertEqual(possession.claims["iat"]?.numberValue, now.timeIntervalSince1970)
+        XCTAssertNotNil(possession.claims["jti"]?.stringValue)
+        XCTAssertThrowsError(try verified(try XCTUnwrap(body["proofOfPossession"]?.stringValue), key: oldKey.publicJWK), "not signed by the old key")
+    }
+
+    func testRotationToAKeyThePushAPIRefusesSendsNothing() async throws {
+        let recorder = Recorder()
+        let device = try await enroll(recorder, spec: try DeviceKeySpec(algorithm: .es256))
+        do {
+            _ = try await device.rotateKey(to: try SigningKey.generate(.edDSA))
+            XCTFail("rotated to EdDSA")
+        } catch let error as KeywardKitError {
+            guard case .invalidOption("alg", _) = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertTrue(recorder.requests("PUT", "/push-mfa/device/rotate-key").isEmpty)
+    }
+}
