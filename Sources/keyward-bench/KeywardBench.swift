@@ -5,7 +5,7 @@ import Foundation
 struct KeywardBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keyward-bench",
-        abstract: "Measure Keyward's token endpoint and DPoP-protected requests against the crypto ceiling.",
+        abstract: "Measure Keyward's token endpoint, DPoP-protected requests and push-MFA login round trips against the crypto ceiling.",
         discussion: """
             Starts `keyward serve --demo` (release build next to this binary, embedded SQLite, fresh data \
             directory, loopback) unless --url names a running demo server, measures the single-core ES256 \
@@ -35,9 +35,23 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Write the results as JSON to this file.")
     var json: String?
 
+    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login.")
+    var scenarios = "token,protected,push-login"
+
+    @Option(help: "push-login: concurrent logins (one user and device each).")
+    var logins = 100
+
+    @Option(name: .customLong("round-trips"), help: "push-login: total login round trips.")
+    var roundTrips = 3000
+
     func validate() throws {
         guard requests >= 100 else { throw ValidationError("--requests must be at least 100") }
         guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be 1...1024") }
+        guard (1...400).contains(logins) else { throw ValidationError("--logins must be 1...400") }
+        let known: Set<String> = ["token", "protected", "push-login"]
+        for name in scenarios.split(separator: ",") where !known.contains(name.trimmingCharacters(in: .whitespaces)) {
+            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login)")
+        }
     }
 
     func run() async throws {
@@ -62,8 +76,20 @@ struct KeywardBench: AsyncParsableCommand {
         guard let port = URLComponents(string: baseURL)?.port, baseURL.hasPrefix("http://127.0.0.1:") else {
             throw ValidationError("--url must be http://127.0.0.1:PORT (the load generator speaks plain HTTP on loopback)")
         }
-        let scenarios = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, log: log)
-        let results = [try scenarios.tokenEndpoint(), try scenarios.protectedResource()]
+        let workloads = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, log: log)
+        let selected = Set(scenarios.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        var results: [ScenarioResult] = []
+        if selected.contains("token") { results.append(try workloads.tokenEndpoint()) }
+        if selected.contains("protected") { results.append(try workloads.protectedResource()) }
+        if selected.contains("push-login") {
+            guard process != nil || url == nil else {
+                throw ValidationError("push-login sets up users with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
+            }
+            results.append(try await PushLoginScenario(
+                baseURL: baseURL, port: port, keyward: server ?? ServerProcess.siblingBinary(named: "keyward"), database: database,
+                dataDirectory: process?.dataDirectory.path, roundTrips: roundTrips, concurrency: logins, log: log
+            ).run())
+        }
 
         let report = BenchReport(
             date: Date(), cores: ProcessInfo.processInfo.activeProcessorCount, database: database.map { $0.hasPrefix("postgres") ? "postgresql" : "sqlite" } ?? "sqlite",

@@ -10,6 +10,10 @@ final class RawHTTPConnection {
     struct Response {
         let status: Int
         let body: [UInt8]
+        /// Header lines as sent, names lower-cased.
+        var headers: [(name: String, value: String)] = []
+
+        func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
     }
 
     private let fd: Int32
@@ -45,12 +49,7 @@ final class RawHTTPConnection {
     }
 
     func send(_ request: [UInt8]) throws -> Response {
-        var written = 0
-        while written < request.count {
-            let result = request[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            guard result > 0 else { throw BenchError("write failed: errno \(errno)") }
-            written += result
-        }
+        try write(request)
         return try readResponse()
     }
 
@@ -67,13 +66,34 @@ final class RawHTTPConnection {
             throw BenchError("malformed status line")
         }
         var length = 0
-        for line in lines.dropFirst() where line.lowercased().hasPrefix("content-length:") {
-            length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+        var headers: [(name: String, value: String)] = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers.append((name, value))
+            if name == "content-length" { length = Int(value) ?? 0 }
         }
         while buffer.count < headerEnd! + length { try fill() }
         let body = Array(buffer[headerEnd!..<(headerEnd! + length)])
         buffer.removeFirst(headerEnd! + length)
-        return Response(status: status, body: body)
+        return Response(status: status, body: body, headers: headers)
+    }
+
+    /// Reads a streamed (SSE) body until `marker` appears in it; the connection is not reusable afterwards.
+    func readUntil(_ marker: String) throws {
+        let bytes = Array(marker.utf8)
+        while buffer.firstRange(of: bytes) == nil { try fill() }
+    }
+
+    /// Sends without reading a response (the SSE request, whose body never ends by itself).
+    func write(_ request: [UInt8]) throws {
+        var written = 0
+        while written < request.count {
+            let result = request[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            guard result > 0 else { throw BenchError("write failed: errno \(errno)") }
+            written += result
+        }
     }
 
     private func fill() throws {

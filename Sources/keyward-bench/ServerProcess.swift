@@ -7,7 +7,7 @@ import Glibc
 final class ServerProcess: @unchecked Sendable {
     let baseURL: String
     private let process: Process
-    private let dataDirectory: URL
+    let dataDirectory: URL
 
     private init(baseURL: String, process: Process, dataDirectory: URL) {
         self.baseURL = baseURL

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import SQLKit
+import NIOCore
+import NIOPosix
 import SQLiteKit
 
 /// Opens the embedded database: one connection in WAL mode behind a statement gate.
@@ -15,12 +17,18 @@ enum SQLiteBackend {
         // Two connections to the same file. Single statements go to the first concurrently (SQLite serialises
         // them internally, FULLMUTEX), so a request never waits for another's thread hops. Transactions take the
         // second behind a gate, so their statements are never interleaved with anyone else's.
-        let statements = try await openConfigured(absolutePath, logger: logger)
+        let statements = try await openConfigured(absolutePath, threadPool: .singleton, logger: logger)
+        // The transaction connection gets a thread of its own. A single statement that waits for the write lock
+        // blocks its thread in SQLite's busy handler; if transactions shared those threads, the transaction holding
+        // the lock could not finish and both would wait out busy_timeout.
+        let sessionThread = NIOThreadPool(numberOfThreads: 1)
+        sessionThread.start()
         let sessions: SQLiteConnection
         do {
-            sessions = try await openConfigured(absolutePath, logger: logger)
+            sessions = try await openConfigured(absolutePath, threadPool: sessionThread, logger: logger)
         } catch {
             try? await statements.close()
+            try? await sessionThread.shutdownGracefully()
             throw error
         }
         let gate = SQLiteStatementGate()
@@ -31,11 +39,14 @@ enum SQLiteBackend {
             // Wait for the transaction in flight, then close both.
             try await gate.withGate { try await sessions.close() }
             try await statements.close()
+            try await sessionThread.shutdownGracefully()
         }
     }
 
-    private static func openConfigured(_ path: String, logger: Logger) async throws -> SQLiteConnection {
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+    private static func openConfigured(_ path: String, threadPool: NIOThreadPool, logger: Logger) async throws -> SQLiteConnection {
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: threadPool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
+        )
         do {
             try await configure(connection, logger: logger, path: path)
         } catch {

@@ -1,0 +1,193 @@
+import Foundation
+import KeywardJOSE
+import KeywardKit
+import Synchronization
+
+/// Full push-MFA login round trips, each as a browser and a phone would do it: the browser asks for a push
+/// (Resend on the waiting page: challenge created, push sent) and opens the challenge's SSE stream; the phone
+/// lists its pending challenges and approves with the number shown; the round trip ends when the browser's stream
+/// reports APPROVED. One user with one enrolled device per concurrent login.
+struct PushLoginScenario: Sendable {
+    let baseURL: String
+    let port: Int
+    let keyward: String
+    let database: String?
+    let dataDirectory: String?
+    let roundTrips: Int
+    let concurrency: Int
+    let log: @Sendable (String) -> Void
+
+    /// One virtual user: a password-verified browser session and an enrolled phone.
+    struct Participant: Sendable {
+        let username: String
+        let cookie: String
+        let csrf: String
+        let device: PushMFAClient
+        let accessToken: String
+    }
+
+    func run() async throws -> ScenarioResult {
+        log("push login: setting up \(concurrency) users with enrolled devices (number match)")
+        try admin(["push-mfa", "settings", "--realm", "demo", "userVerification=number-match"])
+        var participants: [Participant] = []
+        for index in 0..<concurrency {
+            participants.append(try await participant(index))
+            if (index + 1) % 25 == 0 { log("push login: \(index + 1)/\(concurrency) ready") }
+        }
+        let perUser = max(1, roundTrips / concurrency)
+        log("push login: \(perUser * concurrency) round trips, \(concurrency) logins at a time")
+        let clock = ContinuousClock()
+        let results = Mutex<[LoadRunner.Outcome]>([])
+        let group = DispatchGroup()
+        let started = clock.now
+        for participant in participants {
+            group.enter()
+            let thread = Thread { [self] in
+                var outcome = LoadRunner.Outcome()
+                do {
+                    let browser = try RawHTTPConnection(port: port)
+                    let phone = try RawHTTPConnection(port: port)
+                    for _ in 0..<perUser {
+                        let begin = clock.now
+                        do {
+                            try roundTrip(participant, browser: browser, phone: phone)
+                            outcome.latencies.append(clock.now - begin)
+                        } catch {
+                            outcome.failures += 1
+                            outcome.firstFailure = outcome.firstFailure ?? "\(error)"
+                        }
+                    }
+                } catch {
+                    outcome.failures += perUser
+                    outcome.firstFailure = outcome.firstFailure ?? "\(error)"
+                }
+                results.withLock { $0.append(outcome) }
+                group.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        group.wait()
+        var merged = LoadRunner.Outcome()
+        for outcome in results.withLock({ $0 }) {
+            merged.latencies += outcome.latencies
+            merged.failures += outcome.failures
+            merged.firstFailure = merged.firstFailure ?? outcome.firstFailure
+        }
+        merged.elapsed = clock.now - started
+        return ScenarioResult(name: "push login x\(concurrency)", outcome: merged)
+    }
+
+    /// Resend → SSE PENDING → pending list → approve with the number → SSE APPROVED.
+    private func roundTrip(_ user: Participant, browser: RawHTTPConnection, phone: RawHTTPConnection) throws {
+        let page = try browser.send(RawHTTPConnection.request(
+            method: "POST", path: "/realms/demo/login/push", port: port,
+            headers: [("Cookie", user.cookie), ("Content-Type", "application/x-www-form-urlencoded")],
+            body: "csrf=\(user.csrf)&refresh=true"
+        ))
+        let html = String(decoding: page.body, as: UTF8.self)
+        guard page.status == 200, let number = Self.capture(html, #"id="verification-code"[^>]*>([0-9]+)<"#),
+            let eventsPath = Self.capture(html, #"data-events-url="([^"]+)""#), let cid = Self.capture(html, #"name="challengeId" value="([^"]+)""#)
+        else { throw BenchError("waiting page: \(page.status) \(html.prefix(200))") }
+
+        let stream = try RawHTTPConnection(port: port)
+        try stream.write(RawHTTPConnection.request(method: "GET", path: eventsPath, port: port, headers: [("Accept", "text/event-stream")]))
+        try stream.readUntil("\"PENDING\"")
+
+        let pendingURL = baseURL + "/realms/demo/push-mfa/login/pending"
+        let pending = try phone.send(RawHTTPConnection.request(
+            method: "GET", path: "/realms/demo/push-mfa/login/pending?userId=\(user.device.state.userId)", port: port,
+            headers: try deviceHeaders(user, method: "GET", url: pendingURL)
+        ))
+        guard pending.status == 200, String(decoding: pending.body, as: UTF8.self).contains(cid) else {
+            throw BenchError("pending: \(pending.status) \(String(decoding: pending.body, as: UTF8.self).prefix(200))")
+        }
+        let respondPath = "/realms/demo/push-mfa/login/challenges/\(cid)/respond"
+        let now = Date().timeIntervalSince1970.rounded(.down)
+        let answer = try JWS.sign(header: ["typ": "JWT"], claims: [
+            "cid": .string(cid), "credId": .string(user.device.state.credentialId), "deviceId": .string(user.device.state.deviceId),
+            "action": "approve", "userVerification": .string(number), "exp": .number(now + 120),
+        ], key: user.device.key)
+        let approved = try phone.send(RawHTTPConnection.request(
+            method: "POST", path: respondPath, port: port,
+            headers: try deviceHeaders(user, method: "POST", url: baseURL + respondPath) + [("Content-Type", "application/json")],
+            body: "{\"token\":\"\(answer)\"}"
+        ))
+        guard approved.status == 200 else { throw BenchError("respond: \(approved.status) \(String(decoding: approved.body, as: UTF8.self))") }
+        try stream.readUntil("\"APPROVED\"")
+    }
+
+    private func deviceHeaders(_ user: Participant, method: String, url: String) throws -> [(String, String)] {
+        let proof = try DPoPProof.make(
+            key: user.device.key, method: method, url: url, issuedAt: Date(), accessToken: user.accessToken,
+            extraClaims: ["sub": .string(user.device.state.userId), "deviceId": .string(user.device.state.deviceId)]
+        )
+        return [("Authorization", "DPoP " + user.accessToken), ("DPoP", proof)]
+    }
+
+    /// A user, its password-verified browser session (cookie + CSRF) and its phone, set up through the real API.
+    private func participant(_ index: Int) async throws -> Participant {
+        let username = "bench-\(index)"
+        try admin(["users", "create", "--realm", "demo", username], password: "bench-password")
+        let link = try admin(["enrollment-link", "--realm", "demo", "--username", username]).trimmingCharacters(in: .whitespacesAndNewlines)
+        var options = PushMFAClient.EnrollmentOptions(keySpec: try DeviceKeySpec(algorithm: .es256))
+        options.pushProviderType = "log"
+        let device = try await PushMFAClient.enroll(
+            link: try EnrollmentLink.parse(link), issuer: baseURL + "/realms/demo", clientId: "push-device-client",
+            clientSecret: "device-client-secret", options: options
+        )
+        let accessToken = try await device.accessToken()
+
+        let connection = try RawHTTPConnection(port: port)
+        let login = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login", port: port, headers: []))
+        guard let anonymous = Self.cookie(login), let csrf = Self.capture(String(decoding: login.body, as: UTF8.self), #"name="csrf" value="([^"]+)""#) else {
+            throw BenchError("login page without cookie or CSRF field")
+        }
+        let signedIn = try connection.send(RawHTTPConnection.request(
+            method: "POST", path: "/realms/demo/login", port: port,
+            headers: [("Cookie", anonymous), ("Content-Type", "application/x-www-form-urlencoded")],
+            body: "csrf=\(csrf)&username=\(username)&password=bench-password"
+        ))
+        guard signedIn.status == 303, let cookie = Self.cookie(signedIn) else { throw BenchError("password login failed: \(signedIn.status)") }
+        let waiting = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login/push", port: port, headers: [("Cookie", cookie)]))
+        guard waiting.status == 200, let sessionCSRF = Self.capture(String(decoding: waiting.body, as: UTF8.self), #"name="csrf" value="([^"]+)""#) else {
+            throw BenchError("waiting page: \(waiting.status)")
+        }
+        return Participant(username: username, cookie: cookie, csrf: sessionCSRF, device: device, accessToken: accessToken)
+    }
+
+    @discardableResult
+    private func admin(_ arguments: [String], password: String? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: keyward)
+        var arguments = arguments
+        if let dataDirectory { arguments += ["--data-dir", dataDirectory] }
+        if let database { arguments += ["--database", database] }
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYWARD_PUBLIC_URL"] = baseURL
+        environment["KEYWARD_ACCOUNTS_BCRYPT_COST"] = "4"
+        if let password { environment["KEYWARD_NEW_PASSWORD"] = password }
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchError("keyward \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func cookie(_ response: RawHTTPConnection.Response) -> String? {
+        response.header("set-cookie")?.split(separator: ";").first.map(String.init)
+    }
+
+    private static func capture(_ text: String, _ pattern: String) -> String? {
+        guard let regex = try? NSRegularExpression(pattern: pattern),
+            let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+            let range = Range(match.range(at: 1), in: text)
+        else { return nil }
+        return String(text[range]).replacingOccurrences(of: "&amp;", with: "&")
+    }
+}
