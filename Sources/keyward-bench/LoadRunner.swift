@@ -12,6 +12,18 @@ struct LoadRunner {
         var failures = 0
         var elapsed: Duration = .zero
         var firstFailure: String?
+
+        /// All workers' outcomes as one.
+        static func merged(_ outcomes: [Outcome], elapsed: Duration) -> Outcome {
+            var merged = Outcome()
+            for outcome in outcomes {
+                merged.latencies += outcome.latencies
+                merged.failures += outcome.failures
+                merged.firstFailure = merged.firstFailure ?? outcome.firstFailure
+            }
+            merged.elapsed = elapsed
+            return merged
+        }
     }
 
     func run(_ requests: [[UInt8]], expecting status: Int) -> Outcome {
@@ -48,13 +60,6 @@ struct LoadRunner {
             thread.start()
         }
         group.wait()
-        var merged = Outcome()
-        for outcome in results.withLock({ $0 }) {
-            merged.latencies += outcome.latencies
-            merged.failures += outcome.failures
-            merged.firstFailure = merged.firstFailure ?? outcome.firstFailure
-        }
-        merged.elapsed = clock.now - started
-        return merged
+        return Outcome.merged(results.withLock { $0 }, elapsed: clock.now - started)
     }
 }

@@ -68,13 +68,7 @@ struct PushLoginScenario: Sendable {
             thread.start()
         }
         group.wait()
-        var merged = LoadRunner.Outcome()
-        for outcome in results.withLock({ $0 }) {
-            merged.latencies += outcome.latencies
-            merged.failures += outcome.failures
-            merged.firstFailure = merged.firstFailure ?? outcome.firstFailure
-        }
-        merged.elapsed = clock.now - started
+        let merged = LoadRunner.Outcome.merged(results.withLock { $0 }, elapsed: clock.now - started)
         return ScenarioResult(name: "push login x\(concurrency)", outcome: merged)
     }
 

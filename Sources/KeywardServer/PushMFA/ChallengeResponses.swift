@@ -48,17 +48,8 @@ extension PushMFAService {
         }
 
         let compact = try PushMFAInput.required(body, "token", maxLength: PushMFALimits.jwtLength)
-        let jws: JWS
-        let claims: JSONObject
-        do {
-            jws = try JWS.parse(compact, maxSize: PushMFALimits.jwtLength)
-            claims = try jws.claims()
-        } catch {
-            throw PushMFAError.badRequest("Invalid authentication token")
-        }
-        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), DeviceAuthenticator.algorithms.contains(algorithm) else {
-            throw PushMFAError.badRequest("Unsupported authentication token algorithm: \(jws.algorithmName.prefix(16))")
-        }
+        let token = try DeviceJWT(compact, name: "authentication token")
+        let (jws, claims, algorithm) = (token.jws, token.claims, token.algorithm)
         let action = (claims["action"]?.stringValue ?? "approve").lowercased()
         guard let tokenChallenge = claims["cid"]?.stringValue, (try? PushMFAInput.uuid(tokenChallenge, "cid")) == challenge.id else {
             throw PushMFAError.forbidden("Challenge mismatch")

@@ -124,17 +124,8 @@ struct DeviceAuthenticator: Sendable {
             throw request.dpopProofs.isEmpty ? PushMFAError.unauthorized("DPoP proof required") : PushMFAError.badRequest("Invalid DPoP proof")
         }
         guard compact.utf8.count <= PushMFALimits.jwtLength else { throw PushMFAError.fieldTooLong("DPoP") }
-        let claims: JSONObject
-        let jws: JWS
-        do {
-            jws = try JWS.parse(compact, maxSize: PushMFALimits.jwtLength)
-            claims = try jws.claims()
-        } catch {
-            throw PushMFAError.badRequest("Invalid DPoP proof")
-        }
-        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), Self.algorithms.contains(algorithm) else {
-            throw PushMFAError.badRequest("Unsupported DPoP proof algorithm: \(jws.algorithmName.prefix(16))")
-        }
+        let proof = try DeviceJWT(compact, name: "DPoP proof")
+        let (jws, claims) = (proof.jws, proof.claims)
         guard jws.header["typ"]?.stringValue?.lowercased() == "dpop+jwt" else { throw PushMFAError.badRequest("Invalid DPoP proof typ") }
         guard claims["htm"]?.stringValue != nil else { throw PushMFAError.missingField("htm") }
         guard claims["htu"]?.stringValue != nil else { throw PushMFAError.missingField("htu") }

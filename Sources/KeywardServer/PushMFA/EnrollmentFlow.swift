@@ -78,17 +78,8 @@ extension PushMFAService {
         let realm = request.realm
         guard let body else { throw PushMFAError.badRequest("Request body required") }
         let compact = try PushMFAInput.required(body, "token", maxLength: PushMFALimits.jwtLength)
-        let jws: JWS
-        let claims: JSONObject
-        do {
-            jws = try JWS.parse(compact, maxSize: PushMFALimits.jwtLength)
-            claims = try jws.claims()
-        } catch {
-            throw PushMFAError.badRequest("Invalid enrollment token")
-        }
-        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), DeviceAuthenticator.algorithms.contains(algorithm) else {
-            throw PushMFAError.badRequest("Unsupported enrollment token algorithm: \(jws.algorithmName.prefix(16))")
-        }
+        let token = try DeviceJWT(compact, name: "enrollment token")
+        let (jws, claims, algorithm) = (token.jws, token.claims, token.algorithm)
         let subject = try PushMFAInput.required(claims, "sub", maxLength: PushMFALimits.userIdLength)
         guard let user = try await stored({ try await users.user(realm: realm.name, id: subject) }) else {
             throw PushMFAError.notFound("User not found")
