@@ -1,4 +1,6 @@
 import Logging
+import SQLiteNIO
+import Synchronization
 import SQLKit
 import SQLiteKit
 
@@ -23,11 +25,37 @@ struct SerializedSQLiteDatabase: SQLDatabase {
         statements.execute(sql: query, onRow)
     }
 
+    /// Statements share one connection, so one task's write can run while another's read is still stepping; when
+    /// a transaction has committed in between, SQLite refuses the write at once (SQLITE_BUSY, stale snapshot)
+    /// instead of waiting. Nothing was written or returned then, so the statement is simply run again.
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        try await statements.execute(sql: query, onRow)
+        var attempt = 0
+        while true {
+            let delivered = RowsDelivered()
+            do {
+                try await statements.execute(sql: query) { row in
+                    delivered.mark()
+                    onRow(row)
+                }
+                return
+            } catch let error as SQLiteError where error.reason == .busy && !delivered.value && attempt < Self.busyRetries {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(attempt))
+            }
+        }
     }
+
+    static let busyRetries = 25
 
     func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await gate.withGate { try await closure(sessions) }
     }
+}
+
+/// Whether a statement already handed rows to its caller (then it must not be run again).
+private final class RowsDelivered: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    func mark() { flag.store(true, ordering: .relaxed) }
+    var value: Bool { flag.load(ordering: .relaxed) }
 }
