@@ -80,8 +80,8 @@ struct PushLoginScenario: Sendable {
             body: "csrf=\(user.csrf)&refresh=true"
         ))
         let html = String(decoding: page.body, as: UTF8.self)
-        guard page.status == 200, let number = Self.capture(html, #"id="verification-code"[^>]*>([0-9]+)<"#),
-            let eventsPath = Self.capture(html, #"data-events-url="([^"]+)""#), let cid = Self.capture(html, #"name="challengeId" value="([^"]+)""#)
+        guard page.status == 200, let number = Self.between(html, #"aria-describedby="instruction">"#, "<"),
+            let eventsPath = Self.between(html, #"data-events-url=""#, "\""), let cid = Self.between(html, #"name="challengeId" value=""#, "\"")
         else { throw BenchError("waiting page: \(page.status) \(html.prefix(200))") }
 
         let stream = try RawHTTPConnection(port: port)
@@ -134,7 +134,7 @@ struct PushLoginScenario: Sendable {
 
         let connection = try RawHTTPConnection(port: port)
         let login = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login", port: port, headers: []))
-        guard let anonymous = Self.cookie(login), let csrf = Self.capture(String(decoding: login.body, as: UTF8.self), #"name="csrf" value="([^"]+)""#) else {
+        guard let anonymous = Self.cookie(login), let csrf = Self.between(String(decoding: login.body, as: UTF8.self), #"name="csrf" value=""#, "\"") else {
             throw BenchError("login page without cookie or CSRF field")
         }
         let signedIn = try connection.send(RawHTTPConnection.request(
@@ -144,7 +144,7 @@ struct PushLoginScenario: Sendable {
         ))
         guard signedIn.status == 303, let cookie = Self.cookie(signedIn) else { throw BenchError("password login failed: \(signedIn.status)") }
         let waiting = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login/push", port: port, headers: [("Cookie", cookie)]))
-        guard waiting.status == 200, let sessionCSRF = Self.capture(String(decoding: waiting.body, as: UTF8.self), #"name="csrf" value="([^"]+)""#) else {
+        guard waiting.status == 200, let sessionCSRF = Self.between(String(decoding: waiting.body, as: UTF8.self), #"name="csrf" value=""#, "\"") else {
             throw BenchError("waiting page: \(waiting.status)")
         }
         return Participant(username: username, cookie: cookie, csrf: sessionCSRF, device: device, accessToken: accessToken)
@@ -177,11 +177,9 @@ struct PushLoginScenario: Sendable {
         response.header("set-cookie")?.split(separator: ";").first.map(String.init)
     }
 
-    private static func capture(_ text: String, _ pattern: String) -> String? {
-        guard let regex = try? NSRegularExpression(pattern: pattern),
-            let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-            let range = Range(match.range(at: 1), in: text)
-        else { return nil }
-        return String(text[range]).replacingOccurrences(of: "&amp;", with: "&")
+    /// The text between the first `start` and the next `end` (plain search: the load generator shares the cores).
+    private static func between(_ text: String, _ start: String, _ end: String) -> String? {
+        guard let from = text.range(of: start), let to = text[from.upperBound...].range(of: end) else { return nil }
+        return String(text[from.upperBound..<to.lowerBound]).replacingOccurrences(of: "&amp;", with: "&")
     }
 }

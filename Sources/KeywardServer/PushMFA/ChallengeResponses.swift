@@ -11,7 +11,10 @@ extension PushMFAService {
         let pending = try await stored {
             try await challenges.pendingChallenges(realm: request.realm.name, userId: device.user.id, kind: .authentication, now: now)
         }
-        try? await credentials.touch(realm: request.realm.name, id: device.credential.id, at: now)
+        // "Last used" for the account page; minute precision is plenty and spares a write per poll.
+        if device.credential.lastUsedAt.map({ now.timeIntervalSince($0) >= 60 }) ?? true {
+            try? await credentials.touch(realm: request.realm.name, id: device.credential.id, at: now)
+        }
         return PendingChallengesResponse(challenges: pending.filter { $0.credentialId == nil || $0.credentialId == device.credential.id }.map { challenge in
             PendingChallenge(
                 userId: device.user.id, username: device.user.username, cid: challenge.id,

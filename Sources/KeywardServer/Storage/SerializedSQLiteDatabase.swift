@@ -38,7 +38,7 @@ struct SerializedSQLiteDatabase: SQLDatabase {
                     onRow(row)
                 }
                 return
-            } catch let error as SQLiteError where error.reason == .busy && !delivered.value && attempt < Self.busyRetries {
+            } catch let error as SQLiteError where Self.isBusy(error) && !delivered.value && attempt < Self.busyRetries {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(attempt))
             }
@@ -46,6 +46,10 @@ struct SerializedSQLiteDatabase: SQLDatabase {
     }
 
     static let busyRetries = 25
+
+    static func isBusy(_ error: SQLiteError) -> Bool {
+        [.busy, .busyInSnapshot, .busyInRecovery].contains(error.reason)
+    }
 
     func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await gate.withGate { try await closure(sessions) }
