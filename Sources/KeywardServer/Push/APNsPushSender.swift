@@ -1,0 +1,141 @@
+import AsyncHTTPClient
+import Foundation
+import KeywardJOSE
+import Logging
+import NIOSSL
+
+/// `pushProviderType` "apns": Apple Push Notification service with a .p8 provider key, over HTTP/2 (which
+/// AsyncHTTPClient negotiates through TLS ALPN; APNs accepts nothing else).
+///
+/// Client ownership: without `settings.caFile` the sender uses the `httpClient` it is given and never shuts it down
+/// (the default, `HTTPClient.shared`, cannot be). With `caFile`, it builds its own client that also trusts that CA
+/// and ignores `httpClient`; then `shutdown()` must be called before the sender goes away (AsyncHTTPClient traps in
+/// debug builds on a client that was never shut down). `shutdown()` is always safe to call, once or more.
+public final class APNsPushSender: PushSender {
+    public let providerType = "apns"
+
+    private let settings: APNsSettings
+    private let baseURL: String
+    private let httpClient: HTTPClient
+    private let ownsHTTPClient: Bool
+    private let logger: Logger
+    private let clock: PushClock
+    private let providerTokens: APNsProviderTokenCache
+
+    /// Reads the .p8 key (and `caFile`) now, so a bad configuration stops start-up.
+    public init(
+        settings: APNsSettings, httpClient: HTTPClient = .shared, logger: Logger,
+        clock: @escaping PushClock = { Date() }
+    ) throws(PushConfigurationError) {
+        let url = try PushSettingURL.parse(
+            setting: "push.apns.url", value: settings.url, schemes: ["https"], example: APNsSettings.production)
+        for (setting, value) in [("push.apns.teamId", settings.teamId), ("push.apns.keyId", settings.keyId),
+                                 ("push.apns.topic", settings.topic)]
+        where value.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw PushConfigurationError(setting: setting, problem: "not set")
+        }
+        let keyPath = settings.keyFile
+        let pem = String(decoding: try PushSettingFile.contents(setting: "push.apns.keyFile", path: keyPath), as: UTF8.self)
+        let key = try PushSettingFile.signingKey(setting: "push.apns.keyFile", path: keyPath, pem: pem, expected: .p256)
+        // Read the CA before creating any client: a throwing init must not leave a client nobody can shut down.
+        let extraTrustRoots = try settings.caFile.map { path throws(PushConfigurationError) in try Self.certificates(caFile: path) }
+
+        self.settings = settings
+        self.baseURL = url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
+        self.logger = logger
+        self.clock = clock
+        self.providerTokens = APNsProviderTokenCache(key: key, teamId: settings.teamId, keyId: settings.keyId, clock: clock)
+        if let extraTrustRoots {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.certificates(extraTrustRoots)]
+            var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+            configuration.httpVersion = .automatic
+            self.httpClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            self.ownsHTTPClient = true
+        } else {
+            self.httpClient = httpClient
+            self.ownsHTTPClient = false
+        }
+    }
+
+    /// Shuts down the client this sender built for `caFile`; does nothing otherwise.
+    public func shutdown() async {
+        guard ownsHTTPClient else { return }
+        do {
+            try await httpClient.shutdown()
+        } catch let error as HTTPClientError where error == .alreadyShutdown {
+            // A second call: nothing left to do.
+        } catch {
+            logger.warning("APNs HTTP client shutdown failed", metadata: ["error": .string(String(describing: error))])
+        }
+    }
+
+    public func send(_ message: PushMessage) async -> PushDeliveryOutcome {
+        var metadata: Logger.Metadata = [
+            "realm": .string(message.realm),
+            "credentialId": .string(message.credentialId),
+            "challengeId": .string(message.challengeId),
+        ]
+        guard !message.pushProviderId.isEmpty else {
+            logger.warning("APNs push skipped: the credential has no device token", metadata: metadata)
+            return .skipped
+        }
+
+        let providerToken: String
+        do {
+            providerToken = try await providerTokens.token()
+        } catch {
+            metadata["error"] = .string(error.message)
+            logger.error("APNs push failed: cannot sign the provider token", metadata: metadata)
+            return .failed
+        }
+
+        let response: PushHTTPResponse
+        do {
+            response = try await PushHTTP.post(
+                httpClient,
+                url: baseURL + APNsRequest.path(deviceToken: message.pushProviderId),
+                headers: APNsRequest.headers(providerToken: providerToken, topic: settings.topic, message: message, now: clock()),
+                body: APNsRequest.payload(message: message))
+        } catch {
+            metadata["error"] = .string(String(describing: error))
+            logger.error("APNs push failed: APNs unreachable", metadata: metadata)
+            return .failed
+        }
+
+        let reason = APNsErrorResponse.reason(body: response.body)
+        if let apnsId = response.headers.first(name: "apns-id") {
+            metadata["apnsId"] = .string(apnsId)
+        }
+        metadata["status"] = .stringConvertible(response.status)
+        metadata["reason"] = .string(reason ?? response.bodyExcerpt())
+        switch APNsErrorResponse.meaning(status: response.status, reason: reason) {
+        case .delivered:
+            return .delivered
+        case .unregistered:
+            logger.notice("APNs says the device token is no longer valid", metadata: metadata)
+            return .unregistered
+        case .providerTokenRejected:
+            await providerTokens.invalidate(providerToken)
+            logger.error("APNs refused the provider token; a new one will be minted", metadata: metadata)
+            return .failed
+        case .failed:
+            logger.error("APNs push failed", metadata: metadata)
+            return .failed
+        }
+    }
+
+    private static func certificates(caFile: String) throws(PushConfigurationError) -> [NIOSSLCertificate] {
+        let data = try PushSettingFile.contents(setting: "push.apns.caFile", path: caFile)
+        let certificates: [NIOSSLCertificate]
+        do {
+            certificates = try NIOSSLCertificate.fromPEMBytes(Array(data))
+        } catch {
+            throw PushConfigurationError(setting: "push.apns.caFile", file: caFile, problem: "holds no readable PEM certificate")
+        }
+        guard !certificates.isEmpty else {
+            throw PushConfigurationError(setting: "push.apns.caFile", file: caFile, problem: "holds no readable PEM certificate")
+        }
+        return certificates
+    }
+}

@@ -1,0 +1,104 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOHTTP1
+
+/// `pushProviderType` "fcm": Firebase Cloud Messaging HTTP v1, authorised by a service account.
+///
+/// Uses the `HTTPClient` it is given and never shuts it down (the default, `HTTPClient.shared`, cannot be).
+public final class FCMPushSender: PushSender {
+    public let providerType = "fcm"
+
+    private let settings: FCMSettings
+    private let httpClient: HTTPClient
+    private let logger: Logger
+    private let accessTokens: FCMAccessTokenSource
+
+    /// Reads and checks the service account now, so a bad file stops start-up.
+    public init(
+        settings: FCMSettings, httpClient: HTTPClient = .shared, logger: Logger,
+        clock: @escaping PushClock = { Date() }
+    ) throws(PushConfigurationError) {
+        _ = try PushSettingURL.parse(
+            setting: "push.fcm.url", value: settings.url, schemes: ["https", "http"],
+            example: "https://fcm.googleapis.com/v1/projects/<id>/messages:send")
+        let account = try FCMServiceAccount.load(path: settings.serviceAccountFile)
+        self.settings = settings
+        self.httpClient = httpClient
+        self.logger = logger
+        self.accessTokens = FCMAccessTokenSource(account: account, httpClient: httpClient, clock: clock)
+    }
+
+    public func send(_ message: PushMessage) async -> PushDeliveryOutcome {
+        var metadata: Logger.Metadata = [
+            "realm": .string(message.realm),
+            "credentialId": .string(message.credentialId),
+            "challengeId": .string(message.challengeId),
+        ]
+        guard !message.pushProviderId.isEmpty else {
+            logger.warning("FCM push skipped: the credential has no registration token", metadata: metadata)
+            return .skipped
+        }
+
+        let accessToken: String
+        do {
+            accessToken = try await accessTokens.token()
+        } catch {
+            metadata["error"] = .string(error.description)
+            logger.error("FCM push failed: no access token", metadata: metadata)
+            return .failed
+        }
+
+        var headers = HTTPHeaders()
+        headers.add(name: "Authorization", value: "Bearer \(accessToken)")
+        headers.add(name: "Content-Type", value: "application/json")
+        let body = PushHTTP.json(FCMMessageBody(message: message, settings: settings))
+        let response: PushHTTPResponse
+        do {
+            response = try await PushHTTP.post(httpClient, url: settings.url, headers: headers, body: body)
+        } catch {
+            metadata["error"] = .string(String(describing: error))
+            logger.error("FCM push failed: FCM unreachable", metadata: metadata)
+            return .failed
+        }
+        if response.isSuccess {
+            return .delivered
+        }
+
+        metadata["status"] = .stringConvertible(response.status)
+        metadata["body"] = .string(response.bodyExcerpt())
+        if response.status == 401 {
+            // Revoked or expired early: the next push must not reuse it.
+            await accessTokens.invalidate(accessToken)
+        }
+        if FCMErrorResponse.meansTokenUnregistered(status: response.status, body: response.body) {
+            logger.notice("FCM says the registration token is not registered", metadata: metadata)
+            return .unregistered
+        }
+        logger.error("FCM push failed", metadata: metadata)
+        return .failed
+    }
+}
+
+/// `{"message":{"token":…,"notification":{"title":…,"body":…},"data":{"token":<confirm token>}}}`
+struct FCMMessageBody: Encodable {
+    struct Message: Encodable {
+        var token: String
+        var notification: Notification
+        var data: [String: String]
+    }
+
+    struct Notification: Encodable {
+        var title: String
+        var body: String
+    }
+
+    var message: Message
+
+    init(message push: PushMessage, settings: FCMSettings) {
+        message = Message(
+            token: push.pushProviderId,
+            notification: Notification(title: settings.title, body: settings.body),
+            data: ["token": push.confirmToken])
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import KeywardJOSE
+
+/// The parts of a Google service-account JSON file that minting an access token needs.
+struct FCMServiceAccount: Sendable {
+    static let setting = "push.fcm.serviceAccountFile"
+
+    let clientEmail: String
+    let privateKeyId: String?
+    let tokenURI: String
+    let signingKey: SigningKey
+
+    static func load(path: String) throws(PushConfigurationError) -> FCMServiceAccount {
+        let data = try PushSettingFile.contents(setting: setting, path: path)
+        let object: JSONObject
+        do {
+            object = try StrictJSON.parseObject(Array(data))
+        } catch {
+            throw PushConfigurationError(setting: setting, file: path, problem: "not a JSON object (\(error.message))")
+        }
+        func requiredString(_ member: String) throws(PushConfigurationError) -> String {
+            guard let value = object.string(member), !value.isEmpty else {
+                throw PushConfigurationError(setting: setting, file: path, problem: "no \(member)")
+            }
+            return value
+        }
+        if let type = object.string("type"), type != "service_account" {
+            throw PushConfigurationError(setting: setting, file: path, problem: "type is \"\(type)\", not \"service_account\"")
+        }
+        let clientEmail = try requiredString("client_email")
+        let tokenURI = try requiredString("token_uri")
+        let privateKey = try requiredString("private_key")
+        guard let url = URL(string: tokenURI), ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+            throw PushConfigurationError(setting: setting, file: path, problem: "token_uri \"\(tokenURI)\" is not an http(s) URL")
+        }
+        let key = try PushSettingFile.signingKey(setting: setting, path: path, pem: privateKey, expected: .rsa)
+        let privateKeyId = object.string("private_key_id").flatMap { $0.isEmpty ? nil : $0 }
+        return FCMServiceAccount(clientEmail: clientEmail, privateKeyId: privateKeyId, tokenURI: tokenURI, signingKey: key)
+    }
+}

@@ -1,0 +1,74 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// What the senders need from an HTTP exchange: status, headers and the start of the body.
+struct PushHTTPResponse: Sendable {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: [UInt8]
+
+    var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// The body for a log line: at most `limit` bytes, cut on a UTF-8 character boundary, on one line.
+    func bodyExcerpt(limit: Int = 512) -> String {
+        PushHTTP.excerpt(body, limit: limit)
+    }
+}
+
+enum PushHTTP {
+    /// A push belongs to a login the user is waiting on; a slower answer is as good as none.
+    static let timeout: TimeAmount = .seconds(15)
+    /// Push-service answers are small JSON; more is kept for nobody.
+    static let maximumBodyBytes = 64 * 1024
+
+    static func post(
+        _ client: HTTPClient, url: String, headers: HTTPHeaders, body: [UInt8]
+    ) async throws -> PushHTTPResponse {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers = headers
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await client.execute(request, timeout: timeout)
+        var kept: [UInt8] = []
+        for try await chunk in response.body {
+            let room = maximumBodyBytes - kept.count
+            if room > 0 {
+                kept += chunk.readableBytesView.prefix(room)
+            }
+        }
+        return PushHTTPResponse(status: Int(response.status.code), headers: response.headers, body: kept)
+    }
+
+    static func excerpt(_ bytes: [UInt8], limit: Int) -> String {
+        var end = min(bytes.count, limit)
+        // Never split a multi-byte character: back off while the first dropped byte is a continuation byte.
+        while end > 0, end < bytes.count, bytes[end] & 0xC0 == 0x80 {
+            end -= 1
+        }
+        return String(decoding: bytes[..<end], as: UTF8.self)
+            .replacingOccurrences(of: "\r", with: " ")
+            .replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// `application/x-www-form-urlencoded`: everything but unreserved characters percent-encoded.
+    static func formEncoded(_ fields: KeyValuePairs<String, String>) -> [UInt8] {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let encoded = fields.map { name, value in
+            let encodedName = name.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+            let encodedValue = value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+            return "\(encodedName)=\(encodedValue)"
+        }
+        return Array(encoded.joined(separator: "&").utf8)
+    }
+
+    /// A JSON body with stable member order, so logs and test failures are readable.
+    static func json(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Our bodies are strings and nested objects of strings: encoding cannot fail.
+        return Array(try! encoder.encode(value))
+    }
+}
