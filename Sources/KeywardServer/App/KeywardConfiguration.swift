@@ -55,6 +55,34 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `sse.pollMillis`: how often a stream re-reads its challenge (100-10000). Changes made on this node, and with
     /// PostgreSQL on any node (LISTEN/NOTIFY), wake streams at once; the poll is the fallback.
     public var ssePollMillis = 500
+    /// `push.fcm.url`: FCM HTTP v1 send URL, `https://fcm.googleapis.com/v1/projects/<id>/messages:send`; enables `fcm` devices.
+    public var fcmURL: String?
+    /// `push.fcm.serviceAccountFile`: Google service-account JSON (default: `GOOGLE_APPLICATION_CREDENTIALS`).
+    public var fcmServiceAccountFile: String?
+    /// `push.fcm.title` / `push.fcm.body`: the notification text.
+    public var fcmTitle = "Push MFA"
+    public var fcmBody = "Please confirm your login"
+    /// `push.apns.teamId`, `push.apns.keyId`, `push.apns.keyFile` (.p8), `push.apns.topic` (bundle id): enable `apns` devices.
+    public var apnsTeamId: String?
+    public var apnsKeyId: String?
+    public var apnsKeyFile: String?
+    public var apnsTopic: String?
+    /// `push.apns.url`: `https://api.push.apple.com` (default) or `https://api.sandbox.push.apple.com`.
+    public var apnsURL = APNsSettings.production
+    /// `push.apns.caFile`: an extra trust anchor (PEM) for a TLS-intercepting proxy or a test double.
+    public var apnsCAFile: String?
+
+    /// The FCM sender's settings, or nil when FCM is not configured.
+    public var fcmSettings: FCMSettings? {
+        guard let fcmURL else { return nil }
+        return FCMSettings(url: fcmURL, serviceAccountFile: fcmServiceAccountFile ?? "", title: fcmTitle, body: fcmBody)
+    }
+
+    /// The APNs sender's settings, or nil when APNs is not configured.
+    public var apnsSettings: APNsSettings? {
+        guard apnsTeamId != nil || apnsKeyId != nil || apnsKeyFile != nil || apnsTopic != nil else { return nil }
+        return APNsSettings(url: apnsURL, teamId: apnsTeamId ?? "", keyId: apnsKeyId ?? "", keyFile: apnsKeyFile ?? "", topic: apnsTopic ?? "", caFile: apnsCAFile)
+    }
 
     public init() {}
 
@@ -132,7 +160,7 @@ extension KeywardConfiguration {
                 throw ConfigurationError(setting: "config", problem: "cannot read \(filePath) as JSON: \(error)")
             }
         }
-        let reader = SettingReader(reader: ConfigReader(providers: providers))
+        let reader = SettingReader(reader: ConfigReader(providers: providers), environmentCredentials: environment["GOOGLE_APPLICATION_CREDENTIALS"])
         return try reader.configuration()
     }
 }
@@ -140,6 +168,8 @@ extension KeywardConfiguration {
 /// Typed, validated access to the raw settings.
 private struct SettingReader {
     let reader: ConfigReader
+    /// Google's conventional variable, read as the default service-account file for FCM.
+    var environmentCredentials: String?
 
     func configuration() throws -> KeywardConfiguration {
         var configuration = KeywardConfiguration()
@@ -179,6 +209,16 @@ private struct SettingReader {
         configuration.sseMaxConnectionLifetimeSeconds = try integer("sse.maxConnectionLifetimeSeconds", in: 15...1800) ?? configuration.sseMaxConnectionLifetimeSeconds
         configuration.sseReconnectDelayMillis = try integer("sse.reconnectDelayMillis", in: 250...30000) ?? configuration.sseReconnectDelayMillis
         configuration.ssePollMillis = try integer("sse.pollMillis", in: 100...10000) ?? configuration.ssePollMillis
+        configuration.fcmURL = try string("push.fcm.url")
+        configuration.fcmServiceAccountFile = try string("push.fcm.serviceAccountFile") ?? environmentCredentials
+        configuration.fcmTitle = try string("push.fcm.title") ?? configuration.fcmTitle
+        configuration.fcmBody = try string("push.fcm.body") ?? configuration.fcmBody
+        configuration.apnsTeamId = try string("push.apns.teamId")
+        configuration.apnsKeyId = try string("push.apns.keyId")
+        configuration.apnsKeyFile = try string("push.apns.keyFile")
+        configuration.apnsTopic = try string("push.apns.topic")
+        configuration.apnsURL = try string("push.apns.url") ?? configuration.apnsURL
+        configuration.apnsCAFile = try string("push.apns.caFile")
         return configuration
     }
 

@@ -23,6 +23,7 @@ public final class KeywardRuntime: Sendable {
     let challengeSignals: ChallengeSignals
     let browserSessionStore: any BrowserSessionStore
     let pageRenderer: PageRenderer
+    let pushSenders: [any PushSender]
     let challengeStore: any PushChallengeStore
     let accessTokens: AccessTokenIssuer
     let replayStore: any ReplayStore
@@ -43,7 +44,8 @@ public final class KeywardRuntime: Sendable {
             let applied = try await Migrator(database: database, logger: logger).migrate()
             if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
             return KeywardRuntime(
-                configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger, pageRenderer: try PageRenderer()
+                configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger,
+                pageRenderer: try PageRenderer(), pushSenders: try pushSenders(configuration, logger: logger, clock: clock)
             )
         } catch {
             try? await database.close()
@@ -53,9 +55,10 @@ public final class KeywardRuntime: Sendable {
 
     private init(
         configuration: KeywardConfiguration, database: KeywardDatabase, masterKey: MasterKey, clock: any KeywardClock, logger: Logger,
-        pageRenderer: PageRenderer
+        pageRenderer: PageRenderer, pushSenders: [any PushSender]
     ) {
         self.pageRenderer = pageRenderer
+        self.pushSenders = pushSenders
         self.configuration = configuration
         self.database = database
         self.clock = clock
@@ -99,7 +102,10 @@ public final class KeywardRuntime: Sendable {
                     jtiLifetime: TimeInterval(configuration.pushMfaDpopJtiTTL)
                 )
             ),
-            pusher: LogChallengePusher(logger: logger), signals: signals, audit: audit, clock: clock, logger: logger
+            pusher: DispatchingChallengePusher(dispatcher: PushDispatcher(senders: pushSenders, logger: logger) { [metrics] type, outcome in
+                metrics.pushDelivered(providerType: type, outcome: outcome.rawValue)
+            }),
+            signals: signals, audit: audit, clock: clock, logger: logger
         )
     }
 
@@ -164,7 +170,26 @@ public final class KeywardRuntime: Sendable {
         )
     }
 
+    /// `log` and `none` always; `fcm` and `apns` when configured. Their key files are read here, so a bad
+    /// configuration stops start-up with the setting's name instead of failing at the first login.
+    private static func pushSenders(_ configuration: KeywardConfiguration, logger: Logger, clock: any KeywardClock) throws -> [any PushSender] {
+        var senders: [any PushSender] = [LogPushSender(logger: logger), NonePushSender()]
+        do throws(PushConfigurationError) {
+            if let fcm = configuration.fcmSettings {
+                senders.append(try FCMPushSender(settings: fcm, logger: logger, clock: { clock.now() }))
+            }
+            if let apns = configuration.apnsSettings {
+                senders.append(try APNsPushSender(settings: apns, logger: logger, clock: { clock.now() }))
+            }
+        } catch {
+            // The APNs sender is built last and its init creates no client when it throws: nothing to shut down.
+            throw ConfigurationError(setting: error.setting, problem: error.file.map { "\($0): \(error.problem)" } ?? error.problem)
+        }
+        return senders
+    }
+
     public func shutdown() async throws {
+        for case let sender as APNsPushSender in pushSenders { await sender.shutdown() }
         try await database.close()
     }
 }

@@ -1,0 +1,43 @@
+import Foundation
+import Logging
+@testable import KeywardServer
+import XCTest
+
+/// Push senders are configured at start-up: a setting that cannot work stops the server with its name.
+final class PushSenderConfigurationTests: XCTestCase {
+    func testSettingsAreReadFromTheEnvironment() async throws {
+        let configuration = try await KeywardConfiguration.load(environment: [
+            "KEYWARD_PUSH_FCM_URL": "https://fcm.googleapis.com/v1/projects/demo/messages:send",
+            "GOOGLE_APPLICATION_CREDENTIALS": "/etc/keyward/fcm.json",
+            "KEYWARD_PUSH_APNS_TEAM_ID": "TEAM123456", "KEYWARD_PUSH_APNS_KEY_ID": "KEY1234567",
+            "KEYWARD_PUSH_APNS_KEY_FILE": "/etc/keyward/apns.p8", "KEYWARD_PUSH_APNS_TOPIC": "com.example.app",
+        ])
+        XCTAssertEqual(configuration.fcmSettings?.serviceAccountFile, "/etc/keyward/fcm.json")
+        XCTAssertEqual(configuration.apnsSettings?.topic, "com.example.app")
+        XCTAssertEqual(configuration.apnsSettings?.url, "https://api.push.apple.com")
+        let none = try await KeywardConfiguration.load(environment: [:])
+        XCTAssertNil(none.fcmSettings)
+        XCTAssertNil(none.apnsSettings)
+    }
+
+    func testUnreadableKeyFilesStopStartUp() async throws {
+        for (change, setting) in [
+            ({ (c: inout KeywardConfiguration) in c.fcmURL = "https://fcm.googleapis.com/v1/projects/x/messages:send"; c.fcmServiceAccountFile = "/nonexistent/fcm.json" }, "push.fcm.serviceAccountFile"),
+            ({ (c: inout KeywardConfiguration) in c.apnsTeamId = "T"; c.apnsKeyId = "K"; c.apnsTopic = "com.example"; c.apnsKeyFile = "/nonexistent/key.p8" }, "push.apns.keyFile"),
+            ({ (c: inout KeywardConfiguration) in c.apnsTeamId = "T"; c.apnsKeyFile = "/nonexistent/key.p8"; c.apnsTopic = "com.example" }, "push.apns.keyId"),
+        ] {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kw-push-config-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            var configuration = KeywardConfiguration()
+            configuration.dataDirectory = directory.path
+            change(&configuration)
+            do {
+                let runtime = try await KeywardRuntime.start(configuration: configuration, logger: Logger(label: "test"))
+                try await runtime.shutdown()
+                XCTFail("started with a broken \(setting)")
+            } catch let error as ConfigurationError {
+                XCTAssertEqual(error.setting, setting, error.description)
+            }
+        }
+    }
+}
