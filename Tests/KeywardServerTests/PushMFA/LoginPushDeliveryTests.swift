@@ -1,0 +1,57 @@
+import Foundation
+import KeywardJOSE
+@testable import KeywardServer
+import XCTest
+
+/// A login's push goes out through the sender the device chose: here APNs, to the HTTP/2 double, which answers
+/// 410 Unregistered; Keyward then marks the device's push token invalid and counts the delivery.
+final class LoginPushDeliveryTests: XCTestCase {
+    func testLoginPushReachesAPNsAndUnregisteredMarksTheDevice() async throws {
+        let double = try PushDoubleProcess(script: "apns_double.py", rules: [#"{"match": "/3/device/", "status": 410, "body": {"reason": "Unregistered"}}"#]) { directory in
+            ["--ca-out", directory.appendingPathComponent("ca.pem").path]
+        }
+        defer { double.stop() }
+        let p8 = try PushTestKeys.writeP8(in: double.directory)
+        try await TestServer.forEachEngine(configure: { configuration in
+            configuration.apnsURL = "https://127.0.0.1:\(double.port)"
+            configuration.apnsTeamId = "TEAM123456"
+            configuration.apnsKeyId = "KEY987654"
+            configuration.apnsKeyFile = p8.path
+            configuration.apnsTopic = "com.example.keyward"
+            configuration.apnsCAFile = double.directory.appendingPathComponent("ca.pem").path
+        }) { server, client in
+            let user = try await server.demoUser()
+            let device = try TestDevice(server: server, userId: user.id, algorithm: .es256)
+            let deviceToken = "0a1b2c3d4e5f" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            let enrolled = try await device.enroll(
+                client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken,
+                overrides: ["pushProviderType": "apns", "pushProviderId": .string(deviceToken)]
+            )
+            XCTAssertEqual(enrolled.status, .ok, enrolled.body)
+            guard case .created(let challenge, _, _, let confirmToken) = try await server.startLogin() else { return XCTFail("no challenge") }
+
+            // The push runs beside the login page's response; wait for its effect (a bound, not a measurement).
+            var marked = false
+            for _ in 0..<200 where !marked {
+                try await Task.sleep(for: .milliseconds(25))
+                marked = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id).first { $0.deviceId == device.deviceId }?.pushTokenValid == false
+            }
+            XCTAssertTrue(marked, "410 Unregistered must mark the device's push token invalid")
+            let record = try XCTUnwrap(try double.records().last { $0.path == "/3/device/\(deviceToken)" })
+            XCTAssertEqual(record.httpVersion, "2")
+            XCTAssertEqual(record.header("apns-push-type"), "alert")
+            XCTAssertEqual(record.header("apns-topic"), "com.example.keyward")
+            let payload = try StrictJSON.parseObject(Array(record.body.utf8))
+            XCTAssertEqual(payload["token"]?.stringValue, confirmToken)
+            XCTAssertEqual(try JWS.parse(confirmToken).claims()["cid"]?.stringValue, challenge.id)
+            let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            XCTAssertTrue(metrics.contains(#"keyward_push_deliveries_total{provider="apns",outcome="unregistered"} 1"#), metrics)
+
+            // A new push-provider registration makes the token valid again.
+            let token = try await device.accessToken(client)
+            _ = try await device.call(client, .put, "/device/push-provider", token: token, json: ["pushProviderId": "fresh-token"])
+            let refreshed = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id).first { $0.deviceId == device.deviceId }
+            XCTAssertEqual(refreshed?.pushTokenValid, true)
+        }
+    }
+}
