@@ -9,6 +9,7 @@ struct LoginPages: Sendable {
     let realms: RealmService
     let users: UserService
     let pushMFA: PushMFAService
+    let throttle: LoginThrottle
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
@@ -65,12 +66,21 @@ struct LoginPages: Sendable {
             return forbidden(realm)
         }
         let username = String((form["username"] ?? "").prefix(128))
+        if let seconds = throttle.retryAfter(realm: realm, username: username) {
+            return loginPage(
+                realm: realm, session: session, username: username,
+                error: "Too many failed sign-ins. Try again in \(max(1, seconds / 60)) minute\(seconds > 60 ? "s" : "").", status: .tooManyRequests,
+                headers: [.retryAfter: String(seconds)]
+            )
+        }
         switch try await users.authenticate(realm: realm, username: username, password: form["password"] ?? "") {
         case .invalidCredentials:
+            throttle.recordFailure(realm: realm, username: username)
             return loginPage(realm: realm, session: session, username: username, error: "Wrong username or password.", status: .unauthorized)
         case .disabled:
             return loginPage(realm: realm, session: session, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
         case .authenticated(let user):
+            throttle.recordSuccess(realm: realm, username: username)
             var (cookie, rotated) = try await browser.sessions.rotate(session)
             rotated.userId = user.id
             let devices = try await pushMFA.devices(realm: realm, userId: user.id)

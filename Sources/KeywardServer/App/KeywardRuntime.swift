@@ -20,6 +20,7 @@ public final class KeywardRuntime: Sendable {
     public let pushMFA: PushMFAService
     public let audit: AuditLog
     public let browserSessions: BrowserSessionService
+    public let loginThrottle: LoginThrottle
     let challengeSignals: ChallengeSignals
     let browserSessionStore: any BrowserSessionStore
     let pageRenderer: PageRenderer
@@ -86,6 +87,7 @@ public final class KeywardRuntime: Sendable {
         )
         browserSessionStore = SQLBrowserSessionStore(database: database)
         browserSessions = BrowserSessionService(store: browserSessionStore, clock: clock)
+        loginThrottle = LoginThrottle(clock: clock)
         audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics)
         let signals = ChallengeSignals(broadcast: ChallengeNotificationListener.broadcaster(database: database, logger: logger))
         challengeSignals = signals
@@ -143,8 +145,8 @@ public final class KeywardRuntime: Sendable {
             sessions: browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
             maxBodySize: configuration.maxBodySize
         )
-        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA).register(on: router)
-        PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA).register(on: router)
+        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA, throttle: loginThrottle).register(on: router)
+        PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA, throttle: loginThrottle).register(on: router)
         return router
     }
 

@@ -10,6 +10,7 @@ struct PushPages: Sendable {
     let realms: RealmService
     let users: UserService
     let pushMFA: PushMFAService
+    let throttle: LoginThrottle
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/realms/:realm/login/push") { request, context in try await wait(request, context, form: nil) }
@@ -85,6 +86,7 @@ struct PushPages: Sendable {
             return renderer.redirect(to: session.returnTo ?? LoginPages.accountURL(realm))
         case .denied:
             await pushMFA.discardChallenge(id: challenge.id)
+            throttle.recordFailure(realm: realm, username: user.username)
             try await browser.sessions.end(session)
             return outcome(realm, nil, heading: "Login denied", text: "The login was denied on your phone. If that was not you, your password may be known to someone else: change it.", retry: false, status: .forbidden, headers: browser.clearCookie)
         case .expired:

@@ -71,6 +71,22 @@ final class LoginPageTests: XCTestCase {
         }
     }
 
+    func testRepeatedWrongPasswordsAreThrottled() async throws {
+        try await TestServer.forEachEngine { server, client in
+            for attempt in 1...5 {
+                let wrong = try await TestBrowser(client).signIn(password: "guess-\(attempt)")
+                XCTAssertEqual(wrong.status, .unauthorized)
+            }
+            let blocked = try await TestBrowser(client).signIn()
+            XCTAssertEqual(blocked.status, .tooManyRequests, "even the right password waits out the window")
+            XCTAssertNotNil(blocked.headers[.retryAfter])
+            XCTAssertTrue(blocked.contains("Too many failed sign-ins"))
+            server.clock.advance(by: 15 * 60)
+            let allowed = try await TestBrowser(client).signIn()
+            XCTAssertEqual(allowed.status, .seeOther)
+        }
+    }
+
     func testSessionIsRotatedAtLoginAndLogoutEndsIt() async throws {
         try await TestServer.forEachEngine { _, client in
             let browser = TestBrowser(client)

@@ -134,10 +134,11 @@ enum QRExternalTool {
     }
 
     /// Decodes the one QR code in a PNG file and returns its payload bytes as zbar delivers them.
-    /// `-Sbinary` makes zbar hand over the byte-mode bytes untouched instead of guessing a character set.
+    /// Only the QR decoder runs (a linear-barcode decoder can read a false "symbol" in the modules), and `-Sbinary`
+    /// makes zbar hand over the byte-mode bytes untouched instead of guessing a character set.
     static func zbarDecode(pngFile: URL) throws -> [UInt8] {
         let zbarimg = try locate("zbarimg")
-        let result = try run(zbarimg, ["--nodbus", "--raw", "-q", "--oneshot", "-Sbinary", pngFile.path])
+        let result = try run(zbarimg, ["--nodbus", "--raw", "-q", "--oneshot", "-Sdisable", "-Sqrcode.enable", "-Sbinary", pngFile.path])
         guard result.status == 0 else {
             throw DecodeFailure(message: "zbarimg exited \(result.status): \(result.stderr)")
         }
