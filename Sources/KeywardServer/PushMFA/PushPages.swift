@@ -52,9 +52,7 @@ struct PushPages: Sendable {
             try await browser.sessions.end(session)
             return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=cancelled", headers: browser.clearCookie)
         }
-        let wantsNewChallenge = form?["refresh"] != nil || form?["retry"] != nil
-        let current = try await session.challengeId.asyncMap { try await pushMFA.challenge(id: $0) } ?? nil
-        if wantsNewChallenge || session.challengeId == nil {
+        if form?["refresh"] != nil || form?["retry"] != nil || session.challengeId == nil {
             switch try await pushMFA.startLogin(realm: realm, user: user, clientId: session.clientId, sessionId: session.idHash) {
             case .created(let challenge, let secret, let sameDeviceLink, let confirmToken):
                 session.challengeId = challenge.id
@@ -71,7 +69,7 @@ struct PushPages: Sendable {
                 return outcome(realm, session, heading: "Please wait", text: "Too many push requests in a row. To protect your account, the next one can be sent shortly.", retry: true, waitSeconds: seconds, status: .tooManyRequests)
             }
         }
-        guard let challenge = current else {
+        guard let challenge = try await session.challengeId.asyncMap({ try await pushMFA.challenge(id: $0) }) ?? nil else {
             return outcome(realm, session, heading: "Approval expired", text: "The push approval is no longer valid. Send a new one to continue.", retry: true)
         }
         switch challenge.status {
