@@ -107,6 +107,6 @@ extension HTTPFields {
     /// Every DPoP proof sent. A comma can't occur in a compact JWS, so a comma-joined header counts as several.
     var dpopProofs: [String] {
         self[values: HTTPField.Name("DPoP")!].flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { String($0.trimmingBlanks) }
     }
 }

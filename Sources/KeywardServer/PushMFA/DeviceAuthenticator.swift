@@ -101,7 +101,7 @@ struct DeviceAuthenticator: Sendable {
         let scheme = parts.first?.lowercased()
         // `Bearer` is accepted for the original's older clients; the proof is required either way.
         guard parts.count == 2, scheme == "dpop" || scheme == "bearer" else { throw PushMFAError.unauthorized("DPoP access token required") }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        let token = String(parts[1].trimmingBlanks)
         guard token.utf8.count <= PushMFALimits.jwtLength else { throw PushMFAError.fieldTooLong("access_token") }
         do {
             // Closes a gap of the original: the issuer is the configured public URL (not the request's Host),
@@ -145,7 +145,7 @@ struct DeviceAuthenticator: Sendable {
             throw PushMFAError.forbidden("Access token missing DPoP binding")
         }
         guard jkt == key.thumbprint() else { throw PushMFAError.forbidden("Access token DPoP binding mismatch") }
-        let accessToken = request.authorization.first.map { String($0.split(separator: " ", maxSplits: 1)[1]).trimmingCharacters(in: .whitespaces) }
+        let accessToken = request.authorization.first.map { String($0.split(separator: " ", maxSplits: 1)[1].trimmingBlanks) }
         let proofHasAth = (try? JWS.parse(compact, maxSize: PushMFALimits.jwtLength).claims()["ath"]) != nil
         let verifier = DPoPVerifier(
             options: DPoPVerifier.Options(

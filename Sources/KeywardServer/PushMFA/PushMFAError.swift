@@ -46,7 +46,7 @@ enum PushMFALimits {
 enum PushMFAInput {
     /// A required string claim or field: present, a string, within `maxLength`, no control characters.
     static func required(_ object: JSONObject, _ name: String, maxLength: Int) throws(PushMFAError) -> String {
-        guard let value = object[name]?.stringValue, !value.trimmingCharacters(in: .whitespaces).isEmpty else { throw .missingField(name) }
+        guard let value = object[name]?.stringValue, !value.isBlank else { throw .missingField(name) }
         return try checked(value, name, maxLength: maxLength)
     }
 
@@ -57,13 +57,13 @@ enum PushMFAInput {
             if case .null = value { return nil }
             throw .badRequest("Invalid field: \(name)")
         }
-        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        guard !text.isBlank else { return nil }
         return try checked(text, name, maxLength: maxLength)
     }
 
     static func checked(_ value: String, _ name: String, maxLength: Int) throws(PushMFAError) -> String {
         guard value.count <= maxLength else { throw .fieldTooLong(name) }
-        guard !value.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) }) else {
+        guard !value.containsISOControl else {
             throw .badRequest("Invalid characters in field: \(name)")
         }
         return value
