@@ -96,7 +96,9 @@ extension PushMFAService {
         case .applied(let resolved):
             signals.notify(resolved.id)
             if status == .approved {
-                await resetWaitState(realm: resolved.realm, userId: resolved.userId)
+                if (try? await settings(realm: resolved.realm))?.waitChallengeEnabled ?? true {
+                    await resetWaitState(realm: resolved.realm, userId: resolved.userId)
+                }
                 await audit.record(.challengeAccepted, realm: resolved.realm, userId: resolved.userId, clientId: resolved.clientId, details: ["challengeId": resolved.id])
                 return "approved"
             }
