@@ -96,9 +96,7 @@ extension PushMFAService {
         case .applied(let resolved):
             signals.notify(resolved.id)
             if status == .approved {
-                if (try? await settings(realm: resolved.realm))?.waitChallengeEnabled ?? true {
-                    await resetWaitState(realm: resolved.realm, userId: resolved.userId)
-                }
+                await resetWaitState(realm: resolved.realm, userId: resolved.userId)
                 await audit.record(.challengeAccepted, realm: resolved.realm, userId: resolved.userId, clientId: resolved.clientId, details: ["challengeId": resolved.id])
                 return "approved"
             }

@@ -23,18 +23,14 @@ public struct PushMFAService: Sendable {
     let audit: AuditLog
     let clock: any KeywardClock
     let logger: Logger
-    var settingsCache = PushMFASettingsCache()
 
-    /// The realm's settings, or the defaults when none were saved (cached for a few seconds per node).
+    /// The realm's settings, or the defaults when none were saved.
     public func settings(realm: String) async throws -> PushMFASettings {
-        try await settingsCache.settings(realm: realm, now: clock.now()) {
-            try await state.settings(realm: realm) ?? PushMFASettings()
-        }
+        try await state.settings(realm: realm) ?? PushMFASettings()
     }
 
     public func saveSettings(_ settings: PushMFASettings, realm: String) async throws {
         try await state.saveSettings(settings, realm: realm, now: clock.now())
-        settingsCache.store(settings, realm: realm, now: clock.now())
     }
 
     public func devices(realm: String, userId: String) async throws -> [PushCredential] {
@@ -88,8 +84,7 @@ extension PushMFAService {
     func replacingChallenges(with store: any PushChallengeStore) -> PushMFAService {
         PushMFAService(
             realms: realms, users: users, credentials: credentials, challenges: store, state: state, tokens: tokens,
-            authenticator: authenticator, pusher: pusher, signals: signals, audit: audit, clock: clock, logger: logger,
-            settingsCache: settingsCache
+            authenticator: authenticator, pusher: pusher, signals: signals, audit: audit, clock: clock, logger: logger
         )
     }
 }
