@@ -71,11 +71,7 @@ public final class APNsPushSender: PushSender {
     }
 
     public func send(_ message: PushMessage) async -> PushDeliveryOutcome {
-        var metadata: Logger.Metadata = [
-            "realm": .string(message.realm),
-            "credentialId": .string(message.credentialId),
-            "challengeId": .string(message.challengeId),
-        ]
+        var metadata = message.logMetadata
         guard !message.pushProviderId.isEmpty else {
             logger.warning("APNs push skipped: the credential has no device token", metadata: metadata)
             return .skipped

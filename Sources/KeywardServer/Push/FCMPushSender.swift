@@ -30,11 +30,7 @@ public final class FCMPushSender: PushSender {
     }
 
     public func send(_ message: PushMessage) async -> PushDeliveryOutcome {
-        var metadata: Logger.Metadata = [
-            "realm": .string(message.realm),
-            "credentialId": .string(message.credentialId),
-            "challengeId": .string(message.challengeId),
-        ]
+        var metadata = message.logMetadata
         guard !message.pushProviderId.isEmpty else {
             logger.warning("FCM push skipped: the credential has no registration token", metadata: metadata)
             return .skipped

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// What one login push carries. `confirmToken` is the realm-signed confirm JWT (credId, cid, typ 1, ver 1, iss,
 /// iat, exp).
@@ -52,3 +53,10 @@ public protocol PushSender: Sendable {
 
 /// Where senders read the time (token lifetimes, `iat`); tests pass a controllable one.
 public typealias PushClock = @Sendable () -> Date
+
+extension PushMessage {
+    /// What every sender's log lines about this push carry (never the confirm token).
+    var logMetadata: Logger.Metadata {
+        ["realm": .string(realm), "credentialId": .string(credentialId), "challengeId": .string(challengeId)]
+    }
+}
