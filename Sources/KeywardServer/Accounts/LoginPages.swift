@@ -11,7 +11,7 @@ struct LoginPages: Sendable {
     let pushMFA: PushMFAService
     let throttle: LoginThrottle
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: some RouterMethods<BasicRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
         router.post("/realms/:realm/login") { request, context in try await submitLogin(request, context) }
         router.post("/realms/:realm/logout") { request, context in try await logout(request, context) }

@@ -145,8 +145,10 @@ public final class KeywardRuntime: Sendable {
             sessions: browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
             maxBodySize: configuration.maxBodySize
         )
-        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA, throttle: loginThrottle).register(on: router)
-        PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA, throttle: loginThrottle).register(on: router)
+        // Pages answer errors with an HTML page and the request id; the JSON APIs above keep ErrorMiddleware's bodies.
+        let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))
+        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA, throttle: loginThrottle).register(on: pages)
+        PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: pushMFA, throttle: loginThrottle).register(on: pages)
         return router
     }
 

@@ -12,7 +12,7 @@ struct PushPages: Sendable {
     let pushMFA: PushMFAService
     let throttle: LoginThrottle
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: some RouterMethods<BasicRequestContext>) {
         router.get("/realms/:realm/login/push") { request, context in try await wait(request, context, form: nil) }
         router.post("/realms/:realm/login/push") { request, context in
             try await withForm(request, context) { form in try await wait(request, context, form: form) }
