@@ -33,11 +33,21 @@ struct LoginPages: Sendable {
         let realm = try await realmName(context)
         let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return_to"))
         let clientId = request.uri.queryParameters.get("client_id").map { String($0.prefix(128)) }
-        if let session = try await browser.session(request, realm: realm), session.stage == .authenticated {
-            return renderer.redirect(to: session.returnTo ?? Self.accountURL(realm))
+        let notice = request.uri.queryParameters.get("notice").flatMap(Self.notices)
+        if var session = try await browser.session(request, realm: realm) {
+            if session.stage == .authenticated {
+                return renderer.redirect(to: returnTo ?? session.returnTo ?? Self.accountURL(realm))
+            }
+            // A reload, or back from the push step: keep this browser's session. A reload writes no new row, and the
+            // push it may have pending is still its own, so the next password entry replaces it (submitLogin).
+            if session.returnTo != returnTo || session.clientId != clientId {
+                session.returnTo = returnTo
+                session.clientId = clientId
+                try await browser.sessions.save(session)
+            }
+            return loginPage(realm: realm, session: session, notice: notice)
         }
         let (cookie, session) = try await browser.sessions.create(realm: realm, returnTo: returnTo, clientId: clientId)
-        let notice = request.uri.queryParameters.get("notice").flatMap(Self.notices)
         return loginPage(realm: realm, session: session, notice: notice, headers: browser.setCookie(cookie))
     }
 
@@ -81,24 +91,35 @@ struct LoginPages: Sendable {
             return loginPage(realm: realm, session: session, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
         case .authenticated(let user):
             throttle.recordSuccess(realm: realm, username: username)
-            var (cookie, rotated) = try await browser.sessions.rotate(session)
+            // This browser came back to the login page with a push still pending: the new login replaces it, as a
+            // resend would (otherwise it would count against maxPendingChallenges until it expired). Best effort:
+            // if the cancel fails, the push simply expires.
+            if let pending = session.challengeId { try? await pushMFA.cancelLogin(challengeId: pending, sessionId: session.idHash) }
+            var fresh = session
+            (fresh.challengeId, fresh.challengeSecret, fresh.enrollmentId, fresh.enrollmentSecret) = (nil, nil, nil, nil)
+            var (cookie, rotated) = try await browser.sessions.rotate(fresh)
             rotated.userId = user.id
-            let devices = try await pushMFA.devices(realm: realm, userId: user.id)
-            let settings = try await pushMFA.settings(realm: realm)
             let next: String
-            if !devices.isEmpty {
+            if try await pushMFA.devices(realm: realm, userId: user.id).isEmpty {
+                next = Self.continueWithoutDevice(&rotated, settings: try await pushMFA.settings(realm: realm))
+            } else {
                 rotated.stage = .passwordVerified
                 next = PushPages.waitURL(realm)
-            } else if settings.requirePushMfa {
-                rotated.stage = .enrollmentRequired
-                next = PushPages.enrollURL(realm)
-            } else {
-                rotated.stage = .authenticated
-                next = rotated.returnTo ?? Self.accountURL(realm)
             }
             try await browser.sessions.save(rotated)
             return renderer.redirect(to: next, headers: browser.setCookie(cookie))
         }
+    }
+
+    /// A password-verified login whose user has no push device: enrollment comes next when the realm requires push
+    /// MFA, otherwise the login is complete. Returns where to send the browser.
+    static func continueWithoutDevice(_ session: inout BrowserSession, settings: PushMFASettings) -> String {
+        if settings.requirePushMfa {
+            session.stage = .enrollmentRequired
+            return PushPages.enrollURL(session.realm)
+        }
+        session.stage = .authenticated
+        return session.returnTo ?? accountURL(session.realm)
     }
 
     private func logout(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

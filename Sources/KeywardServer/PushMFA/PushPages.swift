@@ -60,9 +60,10 @@ struct PushPages: Sendable {
                 try await browser.sessions.save(session)
                 return waitingPage(realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink)
             case .noDevice:
-                session.stage = .authenticated
+                // The device was removed after the password step: the realm's rule decides, as it did there.
+                let next = LoginPages.continueWithoutDevice(&session, settings: try await pushMFA.settings(realm: realm))
                 try await browser.sessions.save(session)
-                return renderer.redirect(to: session.returnTo ?? LoginPages.accountURL(realm))
+                return renderer.redirect(to: next)
             case .tooManyPending:
                 return outcome(realm, session, heading: "Approval already pending", text: "You already have a pending push approval from another sign-in. Answer or cancel it on your phone, or wait until it expires, then try again.", retry: true, status: .tooManyRequests)
             case .waitRequired(let seconds):
