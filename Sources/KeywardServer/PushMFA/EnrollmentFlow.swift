@@ -27,21 +27,29 @@ extension PushMFAService {
         try await stored { try await challenges.insertChallenge(challenge) }
         await audit.record(.challengeCreated, realm: realm.name, userId: user.id, details: ["challengeId": challenge.id, "type": "ENROLLMENT"])
         let token = try await stored { try await tokens.enrollmentToken(realm: realm.name, user: user, challenge: challenge, now: now) }
-        var requestURI: String?
-        if settings.enrollmentUseRequestUri {
-            let handle = UUID().uuidString.lowercased()
-            let lifetime = settings.enrollmentRequestUriTtlSeconds.map(TimeInterval.init) ?? challenge.expiresAt.timeIntervalSince(now)
-            let expiresAt = min(now.addingTimeInterval(max(lifetime, 1)), challenge.expiresAt)
-            try await stored {
-                try await challenges.insertEnrollmentRequest(
-                    EnrollmentRequest(handle: handle, realm: realm.name, userId: user.id, challengeId: challenge.id, expiresAt: expiresAt)
-                )
-            }
-            requestURI = realms.issuer(of: realm.name) + "/push-mfa/enroll/request-token/" + handle
-        }
+        let requestURI = settings.enrollmentUseRequestUri ? try await requestURI(for: challenge, settings: settings, now: now) : nil
         let link = requestURI.map { Self.appLink(settings.enrollmentAppUniversalLink, parameter: "request_uri", value: $0) }
             ?? Self.appLink(settings.enrollmentAppUniversalLink, parameter: "token", value: token)
         return EnrollmentStart(challenge: challenge, watchSecret: watchSecret, enrollmentToken: token, link: link, requestURI: requestURI)
+    }
+
+    /// The `request_uri` of a pending enrollment: its live handle when it has one, so a reloaded page shows the
+    /// same link (and QR code) again; otherwise a new handle, living `enrollmentRequestUriTtlSeconds` at most
+    /// and never past the challenge.
+    private func requestURI(for challenge: PushChallenge, settings: PushMFASettings, now: Date) async throws(PushMFAError) -> String {
+        let base = realms.issuer(of: challenge.realm) + "/push-mfa/enroll/request-token/"
+        if let live = try await stored({ try await challenges.enrollmentRequest(challengeId: challenge.id, now: now) }) {
+            return base + live.handle
+        }
+        let handle = UUID().uuidString.lowercased()
+        let lifetime = settings.enrollmentRequestUriTtlSeconds.map(TimeInterval.init) ?? challenge.expiresAt.timeIntervalSince(now)
+        let expiresAt = min(now.addingTimeInterval(max(lifetime, 1)), challenge.expiresAt)
+        try await stored {
+            try await challenges.insertEnrollmentRequest(
+                EnrollmentRequest(handle: handle, realm: challenge.realm, userId: challenge.userId, challengeId: challenge.id, expiresAt: expiresAt)
+            )
+        }
+        return base + handle
     }
 
     /// `prefix?name=value` with the value percent-encoded; a blank prefix yields the raw value (reference §3.1).
@@ -140,10 +148,15 @@ extension PushMFAService {
 }
 
 extension PushMFAService {
-    /// The link for an enrollment that is still pending, with a freshly signed token (a reloaded page).
+    /// The link for an enrollment that is still pending (a reloaded page), in the form the realm asks for: the
+    /// same `request_uri`, or a freshly signed token for the same challenge.
     public func enrollmentLink(for challenge: PushChallenge, user: User) async throws(PushMFAError) -> String {
         let settings = try await stored { try await self.settings(realm: challenge.realm) }
-        let token = try await stored { try await tokens.enrollmentToken(realm: challenge.realm, user: user, challenge: challenge, now: clock.now()) }
+        let now = clock.now()
+        if settings.enrollmentUseRequestUri {
+            return Self.appLink(settings.enrollmentAppUniversalLink, parameter: "request_uri", value: try await requestURI(for: challenge, settings: settings, now: now))
+        }
+        let token = try await stored { try await tokens.enrollmentToken(realm: challenge.realm, user: user, challenge: challenge, now: now) }
         return Self.appLink(settings.enrollmentAppUniversalLink, parameter: "token", value: token)
     }
 }

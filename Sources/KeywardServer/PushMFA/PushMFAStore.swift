@@ -63,6 +63,8 @@ public protocol PushChallengeStore: Sendable {
     func sweepChallenges(now: Date, deleteEndedBefore: Date) async throws -> (expired: Int, deleted: Int)
     func insertEnrollmentRequest(_ request: EnrollmentRequest) async throws
     func enrollmentRequest(handle: String, now: Date) async throws -> EnrollmentRequest?
+    /// The unexpired handle of an enrollment challenge that lives longest, if any.
+    func enrollmentRequest(challengeId: String, now: Date) async throws -> EnrollmentRequest?
     func deleteEnrollmentRequest(handle: String) async throws
 }
 

@@ -169,16 +169,28 @@ public struct SQLPushChallengeStore: PushChallengeStore {
             try await database.sql.raw("""
                 SELECT handle, realm, user_id, challenge_id, expires_at FROM push_enroll_requests
                 WHERE handle = \(bind: handle) AND expires_at > \(bind: StorageTime.milliseconds(now))
-                """).first().map { row in
-                EnrollmentRequest(
-                    handle: try row.decode(column: "handle", as: String.self),
-                    realm: try row.decode(column: "realm", as: String.self),
-                    userId: try row.decode(column: "user_id", as: String.self),
-                    challengeId: try row.decode(column: "challenge_id", as: String.self),
-                    expiresAt: StorageTime.date(milliseconds: try row.decode(column: "expires_at", as: Int64.self))
-                )
-            }
+                """).first().map(Self.enrollmentRequest(from:))
         }
+    }
+
+    public func enrollmentRequest(challengeId: String, now: Date) async throws -> EnrollmentRequest? {
+        try await StoreErrorMapping.mapping("enrollmentRequest(challengeId:)") {
+            try await database.sql.raw("""
+                SELECT handle, realm, user_id, challenge_id, expires_at FROM push_enroll_requests
+                WHERE challenge_id = \(bind: challengeId) AND expires_at > \(bind: StorageTime.milliseconds(now))
+                ORDER BY expires_at DESC, handle LIMIT 1
+                """).first().map(Self.enrollmentRequest(from:))
+        }
+    }
+
+    private static func enrollmentRequest(from row: any SQLRow) throws -> EnrollmentRequest {
+        EnrollmentRequest(
+            handle: try row.decode(column: "handle", as: String.self),
+            realm: try row.decode(column: "realm", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self),
+            challengeId: try row.decode(column: "challenge_id", as: String.self),
+            expiresAt: StorageTime.date(milliseconds: try row.decode(column: "expires_at", as: Int64.self))
+        )
     }
 
     public func deleteEnrollmentRequest(handle: String) async throws {

@@ -230,5 +230,8 @@ private struct BarrierChallengeStore: PushChallengeStore {
     }
     func insertEnrollmentRequest(_ request: EnrollmentRequest) async throws { try await inner.insertEnrollmentRequest(request) }
     func enrollmentRequest(handle: String, now: Date) async throws -> EnrollmentRequest? { try await inner.enrollmentRequest(handle: handle, now: now) }
+    func enrollmentRequest(challengeId: String, now: Date) async throws -> EnrollmentRequest? {
+        try await inner.enrollmentRequest(challengeId: challengeId, now: now)
+    }
     func deleteEnrollmentRequest(handle: String) async throws { try await inner.deleteEnrollmentRequest(handle: handle) }
 }
