@@ -75,7 +75,8 @@ struct PushPages: Sendable {
         }
         switch challenge.status {
         case .pending:
-            return waitingPage(realmRecord, session, challenge, demoToken: nil, sameDeviceLink: nil)
+            let aid = realmRecord.demo ? try await pushMFA.confirmLinks(for: challenge) : nil
+            return waitingPage(realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink)
         case .approved:
             await pushMFA.discardChallenge(id: challenge.id)
             session.stage = .authenticated

@@ -1,0 +1,24 @@
+import Foundation
+
+extension PushMFAService {
+    /// A pending login challenge's confirm token and same-device "Open app" link, signed afresh for a reloaded
+    /// waiting page (demo realms show them, as the original's page does; reference §5.1). Both are for the device the
+    /// challenge is bound to, or the newest one when it goes to all of them. Nil when the user has no device left.
+    public func confirmLinks(for challenge: PushChallenge) async throws(PushMFAError) -> (confirmToken: String, sameDeviceLink: String)? {
+        let settings = try await stored { try await self.settings(realm: challenge.realm) }
+        let devices = try await stored { try await credentials.credentials(realm: challenge.realm, userId: challenge.userId) }
+        guard let device = devices.first(where: { $0.id == challenge.credentialId }) ?? devices.max(by: { $0.createdAt < $1.createdAt }) else {
+            return nil
+        }
+        let now = clock.now()
+        let token = try await stored { try await tokens.confirmToken(realm: challenge.realm, credential: device, challenge: challenge, now: now) }
+        // Only the same-device variant may carry the answer, and only when the realm says so.
+        let sameDevice = try await stored {
+            try await tokens.confirmToken(
+                realm: challenge.realm, credential: device, challenge: challenge, now: now,
+                includeUserVerification: settings.sameDeviceIncludeUserVerification
+            )
+        }
+        return (token, Self.appLink(settings.loginAppUniversalLink, parameter: "token", value: sameDevice))
+    }
+}
