@@ -165,8 +165,11 @@ struct PushPages: Sendable {
             challenge = existing!
         }
         let qr = try QRCode(text: link, errorCorrection: .medium)
+        // At least 4 px per module and about 300 px across, so a phone reads even a dense token link off a screen;
+        // the stylesheet shrinks it only to fit a narrow window.
+        let moduleSize = max(4, Int((300.0 / Double(qr.size + 8)).rounded(.up)))
         var page: [String: Any] = [
-            "qrSVG": qr.svg(moduleSize: 4, label: "Enrollment QR code"), "link": link, "csrf": session.csrfToken, "action": Self.enrollURL(realm),
+            "qrSVG": qr.svg(moduleSize: moduleSize, label: "Enrollment QR code"), "link": link, "csrf": session.csrfToken, "action": Self.enrollURL(realm),
             "eventsURL": "/realms/\(realm)/push-mfa/enroll/challenges/\(challenge.id)/events?secret=\(session.enrollmentSecret ?? "")",
             "ttlMinutes": max(1, Int(challenge.expiresAt.timeIntervalSince(challenge.createdAt) / 60)),
             "required": session.stage == .enrollmentRequired, "canSkip": session.stage == .authenticated, "accountURL": LoginPages.accountURL(realm),

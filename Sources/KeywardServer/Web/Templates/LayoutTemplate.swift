@@ -24,7 +24,7 @@ extension PageTemplates {
     .error { color: var(--danger); font-weight: 600; }
     .muted { color: var(--muted); }
     .code { font-size: 3.2rem; font-weight: 700; letter-spacing: .3rem; text-align: center; margin: 1rem 0; }
-    .qr svg { display: block; width: 260px; height: 260px; margin: 1rem auto; }
+    .qr svg { display: block; max-width: 100%; height: auto; margin: 1rem auto; }
     table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .4rem .3rem; border-bottom: 1px solid var(--line); }
     .demo { border: 2px dashed #b58105; padding: .5rem 1rem; margin-top: 1.5rem; word-break: break-all; font-size: .85rem; }
     </style>
