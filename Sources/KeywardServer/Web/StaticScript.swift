@@ -10,15 +10,29 @@ enum StaticScript {
       if (watcher && window.EventSource) {
         var form = document.getElementById(watcher.getAttribute("data-submit-form"));
         var live = document.getElementById("status-live");
-        var source = new EventSource(watcher.getAttribute("data-events-url"));
-        source.addEventListener("status", function (event) {
-          var status;
-          try { status = JSON.parse(event.data).status; } catch (e) { return; }
-          if (status === "PENDING") { return; }
-          source.close();
-          if (live) { live.textContent = "Your phone answered. Continuing…"; }
-          if (form) { form.submit(); }
-        });
+        var submit = function () { if (form) { form.submit(); } };
+        var follow = function () {
+          var source = new EventSource(watcher.getAttribute("data-events-url"));
+          source.addEventListener("status", function (event) {
+            var message;
+            try { message = JSON.parse(event.data); } catch (e) { return; }
+            if (message.status === "PENDING") { return; }
+            source.close();
+            // A busy node turned the stream away: come back later rather than reloading the page at once.
+            if (message.status === "TOO_MANY_CONNECTIONS") {
+              setTimeout(follow, message.retryAfterMillis || 3000);
+              return;
+            }
+            if (live) { live.textContent = "Your phone answered. Continuing…"; }
+            submit();
+          });
+          // A stream the server refused (EventSource gives up on an error status): ask the server instead, as the
+          // page without JavaScript does.
+          source.addEventListener("error", function () {
+            if (source.readyState === EventSource.CLOSED) { setTimeout(submit, 5000); }
+          });
+        };
+        follow();
       }
       var copy = document.querySelector("[data-copy-target]");
       if (copy && navigator.clipboard) {
