@@ -20,7 +20,7 @@ extension PageTemplates {
     button { font: inherit; margin-top: 1rem; margin-right: .5rem; padding: .5rem 1.1rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
     button.secondary { background: #fff; color: var(--accent); }
     button:disabled { opacity: .55; cursor: not-allowed; }
-    :focus-visible { outline: 3px solid #f0a500; outline-offset: 2px; }
+    :focus-visible { outline: 3px solid var(--ink); outline-offset: 2px; }
     .error { color: var(--danger); font-weight: 600; }
     .muted { color: var(--muted); }
     .code { font-size: 3.2rem; font-weight: 700; letter-spacing: .3rem; text-align: center; margin: 1rem 0; }

@@ -1,0 +1,195 @@
+"""Every page a person meets, in headless Chromium, checked by axe-core (the WCAG 2.0/2.1 level A and AA rules it
+automates: contrast, labels, language, names, roles, ...) and by keyboard: Tab follows the form and the focus ring
+stands out from the page (3:1, WCAG 2.1 1.4.11). The pages are reached the way a person reaches them, with a phone
+on the command line (keyward-device) answering, so the outcome pages are the real ones. Screenshots of each page go
+to .ci-artifacts/screenshots/a11y-*.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+
+import requests
+
+from keyward_peer import CLIENT_SECRET, Backend, KeywardServer
+from test_browser_journey import SCREENSHOTS, WAIT_SECONDS, _missing, browser, device_bin  # noqa: F401  (fixtures)
+
+# axe-core's tags for the success criteria it automates at levels A and AA (its 3.1 release has no wcag21a rule).
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21aa"]
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    def channel(value: float) -> float:
+        value /= 255
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(v) for v in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def rgb(css: str) -> tuple[float, float, float]:
+    values = [float(v) for v in re.findall(r"[\d.]+", css)[:3]]
+    return values[0], values[1], values[2]
+
+
+def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_bin, tmp_path):  # noqa: F811
+    try:
+        from axe_selenium_python import Axe
+    except ImportError:
+        _missing("axe-selenium-python (axe-core for Selenium) is not installed in the venv")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    server = KeywardServer(keyward_bin, Backend("sqlite", None, None), tmp_path / "a11y", None, "a11y").start()
+    try:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("KEYWARD_")}, "KEYWARD_PUBLIC_URL": server.base}
+
+        def run(binary: str, *args: str) -> str:
+            done = subprocess.run([binary, *args], env=env, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, f"{' '.join(args[:2])}: {done.stderr}"
+            return done.stdout
+
+        def settings(*assignments: str) -> None:
+            run(keyward_bin, "push-mfa", "settings", "--realm", "demo", *assignments, "--data-dir", str(server.data_dir))
+
+        def device(*args: str) -> str:
+            return run(device_bin, *args, "--state-dir", str(tmp_path / "phone"), "--client-secret", CLIENT_SECRET)
+
+        wait = WebDriverWait(browser, WAIT_SECONDS)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        findings: dict[str, list[str]] = {}
+        audited: list[str] = []
+
+        def audit(name: str) -> None:
+            Axe(browser).inject()
+            # A rejected run (bad options, a broken page) answers with its error instead of timing out.
+            result = browser.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "axe.run(document, arguments[0]).then(done, (error) => done({error: String(error)}));",
+                {"runOnly": {"type": "tag", "values": WCAG_TAGS}},
+            )
+            assert "error" not in result, f"axe-core failed on {name}: {result.get('error')}"
+            browser.save_screenshot(str(SCREENSHOTS / f"a11y-{name}.png"))
+            audited.append(name)
+            for violation in result["violations"]:
+                nodes = "; ".join(node["html"][:120] for node in violation["nodes"][:3])
+                findings.setdefault(name, []).append(f"{violation['id']} ({violation['impact']}): {nodes}")
+
+        def heading() -> str:
+            return browser.find_element(By.TAG_NAME, "h1").text
+
+        def sign_in(password: str = "test") -> None:
+            browser.get(f"{server.issuer}/login")
+            browser.find_element(By.ID, "username").send_keys("test")
+            browser.find_element(By.ID, "password").send_keys(password)
+            browser.find_element(By.ID, "sign-in").click()
+
+        def waiting_page() -> None:
+            wait.until(EC.url_contains("/login/push"))
+            wait.until(EC.presence_of_element_located((By.ID, "push-form")))
+
+        def wait_for_heading(text: str) -> None:
+            wait.until(lambda _: heading() == text)
+
+        settings("userVerification=number-match")
+
+        # The login page: focus starts in the username field, Tab walks the form in order, and the focus ring on
+        # the button contrasts with the card behind it.
+        browser.get(f"{server.issuer}/login")
+        audit("login")
+        order = [browser.switch_to.active_element.get_attribute("id")]
+        for _ in range(2):
+            browser.switch_to.active_element.send_keys(Keys.TAB)
+            order.append(browser.switch_to.active_element.get_attribute("id"))
+        assert order == ["username", "password", "sign-in"]
+        ring = browser.execute_script(
+            "const s = getComputedStyle(document.activeElement);"
+            "return [s.outlineStyle, s.outlineWidth, s.outlineColor, getComputedStyle(document.getElementById('main')).backgroundColor];"
+        )
+        assert ring[0] != "none" and float(ring[1].rstrip("px")) >= 2, ring
+        assert contrast(rgb(ring[2]), rgb(ring[3])) >= 3, f"focus ring {ring[2]} on {ring[3]}"
+
+        sign_in(password="wrong")
+        audit("login-wrong-password")
+        browser.get(f"{server.base}/realms/no-such-realm/login")
+        audit("error-not-found")
+        browser.get(f"{server.issuer}/login")
+        browser.execute_script("document.querySelector('input[name=csrf]').value = 'forged';")
+        browser.find_element(By.ID, "username").send_keys("test")
+        browser.find_element(By.ID, "password").send_keys("test")
+        browser.find_element(By.ID, "sign-in").click()
+        wait_for_heading("This form has expired")
+        audit("form-expired")
+
+        # No device yet: the account page, then the enrollment page, which moves on when the phone enrolls.
+        sign_in()
+        wait.until(EC.url_matches(r".*/realms/demo/account$"))
+        audit("account-no-device")
+        browser.find_element(By.ID, "add-device").click()
+        wait.until(EC.presence_of_element_located((By.ID, "enrollment-link")))
+        audit("enroll")
+        device("enroll", browser.find_element(By.ID, "enrollment-link").get_attribute("value"), "--issuer", server.issuer, "--key-type", "EC")
+        wait.until(EC.url_matches(r".*/realms/demo/account$"))
+        audit("account-with-device")
+        browser.find_element(By.ID, "logout").click()
+        wait.until(EC.url_contains("notice=logged-out"))
+        audit("logged-out")
+
+        # The waiting page with the number, and the phone denying.
+        sign_in()
+        waiting_page()
+        audit("waiting-number")
+        cid = json.loads(device("pending", "--json"))["challenges"][0]["cid"]
+        device("deny", cid)
+        wait_for_heading("Login denied")
+        audit("denied")
+
+        # Another login is waiting already.
+        other = requests.Session()
+        csrf = re.search(r'name="csrf" value="([^"]+)"', other.get(f"{server.issuer}/login", timeout=30).text).group(1)
+        other_page = other.post(f"{server.issuer}/login", data={"csrf": csrf, "username": "test", "password": "test"}, timeout=30)
+        assert other_page.url.endswith("/login/push"), other_page.url
+        sign_in()
+        wait_for_heading("Approval already pending")
+        audit("too-many-pending")
+        other_csrf = re.search(r'name="csrf" value="([^"]+)"', other_page.text).group(1)
+        other.post(f"{server.issuer}/login/push", data={"csrf": other_csrf, "cancel": "true"}, timeout=30)
+
+        # Wait-challenge rate limiting: the second push in a row must wait, and Retry stays disabled meanwhile.
+        settings("waitChallengeEnabled=true")
+        browser.find_element(By.ID, "retry").click()
+        waiting_page()
+        browser.find_element(By.ID, "resend").click()
+        wait_for_heading("Please wait")
+        assert browser.find_element(By.ID, "retry").get_attribute("disabled") is not None
+        audit("wait-required")
+
+        # Expiry: the page follows the challenge until it expires and offers a retry.
+        settings("waitChallengeEnabled=false", "loginChallengeTtlSeconds=10")
+        sign_in()  # back on the login page: this browser's own pending push gives way
+        waiting_page()
+        WebDriverWait(browser, 30).until(lambda _: heading() == "Approval expired")
+        audit("expired")
+
+        # The phone's panic button.
+        browser.find_element(By.ID, "retry").click()
+        waiting_page()
+        device("lockout")
+        wait_for_heading("Account locked")
+        audit("locked-out")
+
+        assert len(audited) == 14
+        assert not findings, "axe-core found WCAG A/AA violations:\n" + "\n".join(
+            f"{page}: {item}" for page, items in findings.items() for item in items
+        )
+    finally:
+        server.terminate()
