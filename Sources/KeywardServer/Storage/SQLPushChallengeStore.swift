@@ -18,45 +18,75 @@ public struct SQLPushChallengeStore: PushChallengeStore {
 
     private static func insert(_ challenge: PushChallenge, into sql: any SQLDatabase) async throws {
         try await sql.raw("""
-            INSERT INTO push_challenges (id, realm, user_id, kind, status, nonce, credential_id, client_id, session_id,
-                watch_secret_hash, uv_mode, uv_value, uv_options, uv_failures, created_at, expires_at, resolved_at)
-            VALUES (\(bind: challenge.id), \(bind: challenge.realm), \(bind: challenge.userId), \(bind: challenge.kind.rawValue),
-                \(bind: challenge.status.rawValue), \(bind: challenge.nonce), \(bind: challenge.credentialId), \(bind: challenge.clientId),
-                \(bind: challenge.sessionId), \(bind: challenge.watchSecretHash), \(bind: challenge.userVerification.mode.rawValue),
-                \(bind: challenge.userVerification.storedValue), \(bind: challenge.userVerification.storedOptions),
-                \(bind: challenge.userVerificationFailures), \(bind: StorageTime.milliseconds(challenge.createdAt)),
-                \(bind: StorageTime.milliseconds(challenge.expiresAt)), \(bind: challenge.resolvedAt.map(StorageTime.milliseconds)))
+            INSERT INTO push_challenges (\(unsafeRaw: insertColumns))
+            VALUES (\(values(challenge)))
             """).run()
+    }
+
+    private static let insertColumns = """
+        id, realm, user_id, kind, status, nonce, credential_id, client_id, session_id, watch_secret_hash, uv_mode, uv_value, \
+        uv_options, uv_failures, created_at, expires_at, resolved_at
+        """
+
+    private static func values(_ challenge: PushChallenge) -> SQLQueryString {
+        """
+        \(bind: challenge.id), \(bind: challenge.realm), \(bind: challenge.userId), \(bind: challenge.kind.rawValue), \
+        \(bind: challenge.status.rawValue), \(bind: challenge.nonce), \(bind: challenge.credentialId), \(bind: challenge.clientId), \
+        \(bind: challenge.sessionId), \(bind: challenge.watchSecretHash), \(bind: challenge.userVerification.mode.rawValue), \
+        \(bind: challenge.userVerification.storedValue), \(bind: challenge.userVerification.storedOptions), \
+        \(bind: challenge.userVerificationFailures), \(bind: StorageTime.milliseconds(challenge.createdAt)), \
+        \(bind: StorageTime.milliseconds(challenge.expiresAt)), \(bind: challenge.resolvedAt.map(StorageTime.milliseconds))
+        """
     }
 
     public func createLoginChallenge(_ challenge: PushChallenge, maxPending: Int, now: Date) async throws -> [String]? {
         try await StoreErrorMapping.mapping("createLoginChallenge", missingParent: "realm '\(challenge.realm)' does not exist") {
-            try await database.transaction { [engine = database.engine] session -> [String]? in
-                if engine == .postgres {
-                    // Serialises creation per user across nodes; released at COMMIT/ROLLBACK. SQLite transactions
-                    // are already serialised.
+            switch database.engine {
+            case .sqlite:
+                // SQLite runs each statement under the database's write lock, so the limit check and the insert
+                // are one atomic statement. No transaction: holding the lock across round trips to the database
+                // thread would make every other writer wait in SQLite's busy handler.
+                let replaced = try await Self.deleteSessionChallenge(challenge, in: database.sql)
+                let inserted = try await database.sql.raw("""
+                    INSERT INTO push_challenges (\(unsafeRaw: Self.insertColumns))
+                    SELECT \(Self.values(challenge))
+                    WHERE (\(Self.countPending(challenge, now: now))) < \(bind: maxPending)
+                    RETURNING id
+                    """).first() != nil
+                return inserted ? replaced : nil
+            case .postgres:
+                return try await database.transaction { session -> [String]? in
+                    // Serialises creation per user across nodes; released at COMMIT/ROLLBACK. Under READ COMMITTED
+                    // two concurrent INSERT … SELECT could both see room, so PostgreSQL counts under the lock.
                     try await session.raw("SELECT pg_advisory_xact_lock(hashtext(\(bind: challenge.realm + ":" + challenge.userId)))").run()
+                    let replaced = try await Self.deleteSessionChallenge(challenge, in: session)
+                    let pending = try await session.raw(Self.countPending(challenge, now: now))
+                        .first(decodingColumn: "pending", as: Int.self) ?? 0
+                    guard pending < maxPending else { return nil }
+                    try await Self.insert(challenge, into: session)
+                    return replaced
                 }
-                let nowMillis = StorageTime.milliseconds(now)
-                var replaced: [String] = []
-                if let sessionId = challenge.sessionId {
-                    replaced = try await session.raw("""
-                        DELETE FROM push_challenges
-                        WHERE realm = \(bind: challenge.realm) AND user_id = \(bind: challenge.userId) AND kind = 'AUTHENTICATION'
-                          AND status = 'PENDING' AND session_id = \(bind: sessionId)
-                        RETURNING id
-                        """).all(decodingColumn: "id", as: String.self)
-                }
-                let pending = try await session.raw("""
-                    SELECT COUNT(*) AS pending FROM push_challenges
-                    WHERE realm = \(bind: challenge.realm) AND user_id = \(bind: challenge.userId) AND kind = 'AUTHENTICATION'
-                      AND status = 'PENDING' AND expires_at > \(bind: nowMillis)
-                    """).first(decodingColumn: "pending", as: Int.self) ?? 0
-                guard pending < maxPending else { return nil }
-                try await Self.insert(challenge, into: session)
-                return replaced
             }
         }
+    }
+
+    /// Resend and a new password entry replace the challenge this browser session is already waiting for.
+    private static func deleteSessionChallenge(_ challenge: PushChallenge, in sql: any SQLDatabase) async throws -> [String] {
+        guard let sessionId = challenge.sessionId else { return [] }
+        return try await sql.raw("""
+            DELETE FROM push_challenges
+            WHERE realm = \(bind: challenge.realm) AND user_id = \(bind: challenge.userId) AND kind = 'AUTHENTICATION'
+              AND status = 'PENDING' AND session_id = \(bind: sessionId)
+            RETURNING id
+            """).all(decodingColumn: "id", as: String.self)
+    }
+
+    private static func countPending(_ challenge: PushChallenge, now: Date) -> SQLQueryString {
+        """
+        SELECT COUNT(*) AS pending FROM push_challenges
+        WHERE realm = \(bind: challenge.realm) AND user_id = \(bind: challenge.userId) AND kind = 'AUTHENTICATION'
+          AND status = 'PENDING' AND expires_at > \(bind: StorageTime.milliseconds(now))
+        """
     }
 
     public func challenge(id: String, now: Date) async throws -> PushChallenge? {
