@@ -15,18 +15,21 @@ struct PushPages: Sendable {
     func register(on router: some RouterMethods<BasicRequestContext>) {
         router.get("/realms/:realm/login/push") { request, context in try await wait(request, context, form: nil) }
         router.post("/realms/:realm/login/push") { request, context in
-            try await withForm(request, context) { form in try await wait(request, context, form: form) }
+            try await withForm(request, context) { form, session in try await wait(request, context, form: form, session: session) }
         }
         router.get("/realms/:realm/account/enroll") { request, context in try await enroll(request, context, form: nil) }
         router.post("/realms/:realm/account/enroll") { request, context in
-            try await withForm(request, context) { form in try await enroll(request, context, form: form) }
+            try await withForm(request, context) { form, session in try await enroll(request, context, form: form, session: session) }
         }
     }
 
     static func waitURL(_ realm: String) -> String { "/realms/\(realm)/login/push" }
     static func enrollURL(_ realm: String) -> String { "/realms/\(realm)/account/enroll" }
 
-    private func withForm(_ request: Request, _ context: BasicRequestContext, _ body: ([String: String]) async throws -> Response) async throws -> Response {
+    /// Checks the posted form's CSRF token against the browser's session and hands both on.
+    private func withForm(
+        _ request: Request, _ context: BasicRequestContext, _ body: ([String: String], BrowserSession) async throws -> Response
+    ) async throws -> Response {
         let realm = context.parameters.get("realm") ?? ""
         guard let session = try await browser.session(request, realm: realm) else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=expired") }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
@@ -35,15 +38,17 @@ struct PushPages: Sendable {
                 "link": ["href": LoginPages.loginURL(realm), "label": "Sign in"],
             ], status: .forbidden)
         }
-        return try await body(form)
+        return try await body(form, session)
     }
 
     // MARK: - Login push step
 
-    private func wait(_ request: Request, _ context: BasicRequestContext, form: [String: String]?) async throws -> Response {
+    /// `session` is the one a form post was checked against; a GET reads it here.
+    private func wait(_ request: Request, _ context: BasicRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
         let realm = context.parameters.get("realm") ?? ""
         guard let realmRecord = try await realms.realm(named: realm) else { throw APIError.realmNotFound(realm) }
-        guard var session = try await browser.session(request, realm: realm), session.stage == .passwordVerified,
+        let current = if let posted { posted } else { try await browser.session(request, realm: realm) }
+        guard var session = current, session.stage == .passwordVerified,
             let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
         else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=expired") }
 
@@ -127,10 +132,11 @@ struct PushPages: Sendable {
 
     // MARK: - Enrollment
 
-    private func enroll(_ request: Request, _ context: BasicRequestContext, form: [String: String]?) async throws -> Response {
+    private func enroll(_ request: Request, _ context: BasicRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
         let realm = context.parameters.get("realm") ?? ""
         guard try await realms.realm(named: realm) != nil else { throw APIError.realmNotFound(realm) }
-        guard var session = try await browser.session(request, realm: realm), session.stage == .authenticated || session.stage == .enrollmentRequired,
+        let current = if let posted { posted } else { try await browser.session(request, realm: realm) }
+        guard var session = current, session.stage == .authenticated || session.stage == .enrollmentRequired,
             let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
         else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?return_to=" + Self.enrollURL(realm)) }
 
