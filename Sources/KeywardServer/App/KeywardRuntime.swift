@@ -139,7 +139,7 @@ public final class KeywardRuntime: Sendable {
                 maxLifetime: .seconds(configuration.sseMaxConnectionLifetimeSeconds), reconnectDelayMillis: configuration.sseReconnectDelayMillis,
                 pollInterval: .milliseconds(configuration.ssePollMillis)
             )),
-            publicURL: configuration.resolvedPublicURL, maxBodySize: configuration.maxBodySize
+            publicURL: configuration.resolvedPublicURL, maxBodySize: configuration.maxBodySize, renderer: pageRenderer
         ).register(on: router)
         let browser = BrowserRequests(
             sessions: browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),

@@ -11,24 +11,26 @@ struct PushMFARoutes {
     let events: ChallengeEventStream
     let publicURL: String
     let maxBodySize: Int
+    /// For the HTML error page a browser gets when it prefers HTML (reference §2.1).
+    let renderer: PageRenderer
 
     func register(on router: Router<BasicRequestContext>) {
         let base = "/realms/:realm/push-mfa"
-        router.get("\(base)/enroll/request-token/:handle") { _, context in
-            try await answer {
+        router.get("\(base)/enroll/request-token/:handle") { request, context in
+            try await answer(request, context) {
                 let token = try await service.enrollmentToken(realm: realmName(context), handle: context.parameters.get("handle") ?? "")
                 return JSONResponse.make(bytes: Array(token.utf8), headers: Self.noStore, contentType: "application/jwt")
             }
         }
         router.post("\(base)/enroll/complete") { request, context in
-            try await answer {
+            try await answer(request, context) {
                 let device = try await deviceRequest(request, context)
                 try await service.completeEnrollment(realm: device.realm.name, body: try await jsonBody(request), request: device)
                 return status("enrolled")
             }
         }
         router.get("\(base)/login/pending") { request, context in
-            try await answer {
+            try await answer(request, context) {
                 // Validated before authentication, as in the original.
                 guard let userId = request.uri.queryParameters.get("userId"), !userId.isEmpty else { throw PushMFAError.missingField("userId") }
                 let device = try await deviceRequest(request, context)
@@ -36,36 +38,36 @@ struct PushMFARoutes {
             }
         }
         router.post("\(base)/login/challenges/:cid/respond") { request, context in
-            try await answer {
+            try await answer(request, context) {
                 let body = try await jsonBody(request)
                 let device = try await deviceRequest(request, context)
                 return status(try await service.respond(challengeId: context.parameters.get("cid") ?? "", body: body, request: device))
             }
         }
         router.post("\(base)/login/lockout") { request, context in
-            try await answer {
+            try await answer(request, context) {
                 try await service.lockout(request: try await deviceRequest(request, context))
                 return status("locked_out")
             }
         }
         router.put("\(base)/device/push-provider") { request, context in
-            try await answer {
+            try await answer(request, context) {
                 let device = try await deviceRequest(request, context)
                 return status(try await service.updatePushProvider(body: try await jsonBody(request), request: device))
             }
         }
         router.put("\(base)/device/rotate-key") { request, context in
-            try await answer {
+            try await answer(request, context) {
                 let device = try await deviceRequest(request, context)
                 try await service.rotateKey(body: try await jsonBody(request), request: device)
                 return status("rotated")
             }
         }
         router.get("\(base)/enroll/challenges/:id/events") { request, context in
-            try await answer { try await events.response(realm: realmName(context), rawId: context.parameters.get("id") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .enrollment) }
+            try await answer(request, context) { try await events.response(realm: realmName(context), rawId: context.parameters.get("id") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .enrollment) }
         }
         router.get("\(base)/login/challenges/:cid/events") { request, context in
-            try await answer { try await events.response(realm: realmName(context), rawId: context.parameters.get("cid") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .authentication) }
+            try await answer(request, context) { try await events.response(realm: realmName(context), rawId: context.parameters.get("cid") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .authentication) }
         }
     }
 
@@ -96,12 +98,27 @@ struct PushMFARoutes {
         JSONResponse.make(PushMFAStatusResponse(status: value), headers: Self.noStore)
     }
 
-    private func answer(_ body: () async throws -> Response) async throws -> Response {
+    private func answer(_ request: Request, _ context: BasicRequestContext, _ body: () async throws -> Response) async throws -> Response {
         do {
             return try await body()
         } catch let error as PushMFAError {
-            return Self.errorResponse(error)
+            guard AcceptHeader.prefersHTML(request.headers[.accept]) else { return Self.errorResponse(error) }
+            return errorPage(error, context)
         }
+    }
+
+    /// The same refusal as a page, for a browser that opened a device URL; status and `WWW-Authenticate` as in JSON.
+    private func errorPage(_ error: PushMFAError, _ context: BasicRequestContext) -> Response {
+        var (status, heading, text) = PageErrorMiddleware<BasicRequestContext>.describe(error)
+        if error.status < 500 {
+            (status, heading, text) = (HTTPResponse.Status(code: error.status), "Request refused", error.message)
+        }
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        if error.status == 401 { headers[.wwwAuthenticate] = "DPoP error_description=\"\(error.message)\"" }
+        let realm = RealmName.isValid(realmName(context)) ? realmName(context) : "unknown realm"
+        return renderer.page("message", title: heading, realm: realm, context: [
+            "heading": heading, "text": text, "isError": true, "requestId": context.id,
+        ], status: status, headers: headers)
     }
 
     /// `{"error": message}`; a 401 carries the detail in `WWW-Authenticate`, as JAX-RS does for the original.

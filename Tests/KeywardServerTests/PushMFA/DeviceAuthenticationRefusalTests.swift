@@ -102,3 +102,30 @@ final class DeviceAuthenticationRefusalTests: XCTestCase {
         }
     }
 }
+
+/// Reference §2.1: a browser that prefers HTML gets the refusal as a page with the same status; `*/*` gets JSON.
+final class DeviceErrorNegotiationTests: XCTestCase {
+    func testBrowsersGetAnHTMLErrorPageWithTheSameStatus() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let (device, _) = try await server.enrolledDevice(client)
+            let browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+            let page = try await client.push("/login/pending?userId=\(device.userId)", method: .get, headers: [.accept: browserAccept])
+            XCTAssertEqual(page.status, .unauthorized)
+            XCTAssertEqual(page.headers[.contentType], "text/html; charset=utf-8")
+            XCTAssertEqual(page.headers[.wwwAuthenticate], "DPoP error_description=\"DPoP access token required\"")
+            XCTAssertNotNil(page.headers[.contentSecurityPolicy])
+            XCTAssertTrue(page.body.contains("DPoP access token required"), page.body)
+            XCTAssertFalse(page.body.contains("{\"error\""), page.body)
+
+            let missing = try await client.push("/login/pending", method: .get, headers: [.accept: browserAccept])
+            XCTAssertEqual(missing.status, .badRequest)
+            XCTAssertTrue(missing.body.contains("Missing field: userId"), missing.body)
+            XCTAssertEqual(missing.headers[.contentType], "text/html; charset=utf-8")
+
+            let scripted = try await client.push("/login/pending?userId=\(device.userId)", method: .get, headers: [.accept: "*/*"])
+            XCTAssertEqual(scripted.status, .unauthorized)
+            XCTAssertEqual(scripted.headers[.contentType], "application/json")
+            XCTAssertEqual(scripted.error, "HTTP 401 Unauthorized")
+        }
+    }
+}
