@@ -44,10 +44,14 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(name: .customLong("round-trips"), help: "push-login: total login round trips.")
     var roundTrips = 3000
 
+    @Option(name: .customLong("login-rate"), help: "push-login: also start the round trips at this fixed rate per second (open loop, at most --logins at a time) and report their latency.")
+    var loginRate: Double?
+
     func validate() throws {
         guard requests >= 100 else { throw ValidationError("--requests must be at least 100") }
         guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be 1...1024") }
         guard (1...400).contains(logins) else { throw ValidationError("--logins must be 1...400") }
+        if let loginRate, !(1...10_000).contains(loginRate) { throw ValidationError("--login-rate must be 1...10000 round trips per second") }
         let known: Set<String> = ["token", "protected", "push-login"]
         for name in scenarios.split(separator: ",") where !known.contains(name.trimmingCharacters(in: .whitespaces)) {
             throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login)")
@@ -85,10 +89,10 @@ struct KeywardBench: AsyncParsableCommand {
             guard process != nil || url == nil else {
                 throw ValidationError("push-login sets up users with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
             }
-            results.append(try await PushLoginScenario(
+            results += try await PushLoginScenario(
                 baseURL: baseURL, port: port, keyward: server ?? ServerProcess.siblingBinary(named: "keyward"), database: database,
-                dataDirectory: process?.dataDirectory.path, roundTrips: roundTrips, concurrency: logins, log: log
-            ).run())
+                dataDirectory: process?.dataDirectory.path, concurrency: logins, log: log
+            ).run(paces: PushLoginScenario.paces(roundTrips: roundTrips, concurrency: logins, rate: loginRate))
         }
 
         let report = BenchReport(

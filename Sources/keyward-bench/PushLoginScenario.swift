@@ -13,7 +13,6 @@ struct PushLoginScenario: Sendable {
     let keyward: String
     let database: String?
     let dataDirectory: String?
-    let roundTrips: Int
     let concurrency: Int
     let log: @Sendable (String) -> Void
 
@@ -26,7 +25,15 @@ struct PushLoginScenario: Sendable {
         let accessToken: String
     }
 
-    func run() async throws -> ScenarioResult {
+    /// How round trips are started: back to back per user (closed loop: measures capacity), or at a fixed rate
+    /// whatever the server's pace (open loop: measures latency at that load).
+    enum Pace: Sendable {
+        case backToBack(perUser: Int)
+        case fixedRate(perSecond: Double, total: Int)
+    }
+
+    /// Sets up the users, then runs one measurement per pace with the same users.
+    func run(paces: [Pace]) async throws -> [ScenarioResult] {
         log("push login: setting up \(concurrency) users with enrolled devices (number match)")
         try admin(["push-mfa", "settings", "--realm", "demo", "userVerification=number-match"])
         var participants: [Participant] = []
@@ -34,10 +41,30 @@ struct PushLoginScenario: Sendable {
             participants.append(try await participant(index))
             if (index + 1) % 25 == 0 { log("push login: \(index + 1)/\(concurrency) ready") }
         }
-        let perUser = max(1, roundTrips / concurrency)
-        log("push login: \(perUser * concurrency) round trips, \(concurrency) logins at a time")
+        return paces.map { measure(participants, pace: $0) }
+    }
+
+    static func paces(roundTrips: Int, concurrency: Int, rate: Double?) -> [Pace] {
+        var paces: [Pace] = [.backToBack(perUser: max(1, roundTrips / concurrency))]
+        if let rate { paces.append(.fixedRate(perSecond: rate, total: roundTrips)) }
+        return paces
+    }
+
+    /// One thread per user. At a fixed rate, round trip i is due at start + i / rate and its latency counts from
+    /// then, so time spent waiting for a free user (the server falling behind) is part of the figure.
+    private func measure(_ participants: [Participant], pace: Pace) -> ScenarioResult {
+        let name: String
+        switch pace {
+        case .backToBack(let perUser):
+            log("push login: \(perUser * participants.count) round trips, \(participants.count) logins at a time")
+            name = "push login x\(participants.count)"
+        case .fixedRate(let rate, let total):
+            log("push login: \(total) round trips started at \(Int(rate))/s, at most \(participants.count) at a time")
+            name = "push login \(Int(rate))/s, <=\(participants.count)"
+        }
         let clock = ContinuousClock()
         let results = Mutex<[LoadRunner.Outcome]>([])
+        let nextIndex = Atomic<Int>(0)
         let group = DispatchGroup()
         let started = clock.now
         for participant in participants {
@@ -47,18 +74,18 @@ struct PushLoginScenario: Sendable {
                 do {
                     let browser = try RawHTTPConnection(port: port)
                     let phone = try RawHTTPConnection(port: port)
-                    for _ in 0..<perUser {
-                        let begin = clock.now
+                    while let due = Self.nextDue(pace, finished: outcome.latencies.count + outcome.failures, counter: nextIndex, started: started, clock: clock) {
+                        if due > clock.now { Thread.sleep(forTimeInterval: Self.seconds(due - clock.now)) }
                         do {
                             try roundTrip(participant, browser: browser, phone: phone)
-                            outcome.latencies.append(clock.now - begin)
+                            outcome.latencies.append(clock.now - due)
                         } catch {
                             outcome.failures += 1
                             outcome.firstFailure = outcome.firstFailure ?? "\(error)"
                         }
                     }
                 } catch {
-                    outcome.failures += perUser
+                    outcome.failures += 1
                     outcome.firstFailure = outcome.firstFailure ?? "\(error)"
                 }
                 results.withLock { $0.append(outcome) }
@@ -69,7 +96,26 @@ struct PushLoginScenario: Sendable {
         }
         group.wait()
         let merged = LoadRunner.Outcome.merged(results.withLock { $0 }, elapsed: clock.now - started)
-        return ScenarioResult(name: "push login x\(concurrency)", outcome: merged)
+        return ScenarioResult(name: name, outcome: merged)
+    }
+
+    /// When this worker's next round trip is due, or nil when its share is done.
+    private static func nextDue(
+        _ pace: Pace, finished: Int, counter: borrowing Atomic<Int>, started: ContinuousClock.Instant,
+        clock: ContinuousClock
+    ) -> ContinuousClock.Instant? {
+        switch pace {
+        case .backToBack(let perUser):
+            return finished < perUser ? clock.now : nil
+        case .fixedRate(let rate, let total):
+            let index = counter.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard index < total else { return nil }
+            return started + .nanoseconds(Int64(Double(index) / rate * 1e9))
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Resend → SSE PENDING → pending list → approve with the number → SSE APPROVED.
