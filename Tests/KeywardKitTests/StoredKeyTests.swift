@@ -29,4 +29,11 @@ final class StoredKeyTests: XCTestCase {
             XCTAssertNil(StoredKey(json: Array(json.utf8)), json)
         }
     }
+
+    func testKeychainErrorsNameTheKeyAndStatus() {
+        let error = KeywardKitError.keychain(key: "push-mfa", operation: "write", status: -34018)
+        XCTAssertTrue(error.description.contains("'push-mfa'"), error.description)
+        XCTAssertTrue(error.description.contains("-34018"), error.description)
+        XCTAssertTrue(error.description.contains("entitlement"), error.description)
+    }
 }
