@@ -107,7 +107,16 @@ let package = Package(
         ),
         .testTarget(name: "KeywardJOSETests", dependencies: ["KeywardJOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardWireTests", dependencies: ["KeywardWire"], swiftSettings: swiftSettings),
-        .testTarget(name: "KeywardKitTests", dependencies: ["KeywardKit", "KeywardJOSE"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KeywardKitTests",
+            dependencies: [
+                "KeywardKit",
+                "KeywardJOSE",
+                // Only to build a signer straight on swift-crypto, the way a hardware key is not a SigningKey.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

@@ -7,8 +7,8 @@ import Crypto
 
 /// Creating DPoP proofs (RFC 9449 §4.2), for the SDK and for tests.
 public enum DPoPProof {
-    public static func make(
-        key: SigningKey,
+    public static func make<Signer: JWSSigner>(
+        key: Signer,
         method: String,
         url: String,
         issuedAt: Date,
@@ -17,7 +17,7 @@ public enum DPoPProof {
         nonce: String? = nil,
         extraClaims: JSONObject = [:],
         extraHeader: JSONObject = [:]
-    ) throws(JOSEError) -> String {
+    ) throws(Signer.SigningError) -> String {
         var header: JSONObject = ["typ": "dpop+jwt", "jwk": .object(key.publicJWK.requiredMembers)]
         for (name, value) in extraHeader { header[name] = value }
 

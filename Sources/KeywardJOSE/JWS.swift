@@ -82,14 +82,14 @@ public struct JWS: Sendable {
     }
 
     /// Signs a compact JWS. `alg` always comes from the key, whatever the caller put in `header`.
-    public static func sign(header: JSONObject, claims: JSONObject, key: SigningKey) throws(JOSEError) -> String {
+    public static func sign<Signer: JWSSigner>(header: JSONObject, claims: JSONObject, key: Signer) throws(Signer.SigningError) -> String {
         var header = header
         header["alg"] = .string(key.algorithm.rawValue)
         return try sign(headerBytes: StrictJSON.serialize(header), payload: StrictJSON.serialize(claims), key: key)
     }
 
     /// Signs pre-serialized header and payload bytes as given (tests use it to craft unusual JSON).
-    public static func sign(headerBytes: [UInt8], payload: [UInt8], key: SigningKey) throws(JOSEError) -> String {
+    public static func sign<Signer: JWSSigner>(headerBytes: [UInt8], payload: [UInt8], key: Signer) throws(Signer.SigningError) -> String {
         var signingInput = Base64URL.encode(headerBytes)
         signingInput += "."
         signingInput += Base64URL.encode(payload)

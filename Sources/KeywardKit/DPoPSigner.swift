@@ -1,13 +1,13 @@
 import Foundation
 import KeywardJOSE
 
-/// Signs DPoP proofs (RFC 9449) with one device key and remembers the last server nonce.
+/// Signs DPoP proofs (RFC 9449) with one device key, software or hardware.
 public final class DPoPSigner: Sendable {
-    public let key: SigningKey
+    public let key: any JWSSigner
     public let thumbprint: String
     private let clock: @Sendable () -> Date
 
-    public init(key: SigningKey, clock: @escaping @Sendable () -> Date = { Date() }) {
+    public init(key: any JWSSigner, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.key = key
         self.thumbprint = key.publicJWK.thumbprint()
         self.clock = clock

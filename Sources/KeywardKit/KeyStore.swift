@@ -1,60 +1,40 @@
-import Foundation
 import KeywardJOSE
 
-/// Where a device keeps its private keys. On Apple platforms a Secure Enclave store implements this
-/// (issue: push MFA); on Linux the file-backed store below does.
+/// Where a device keeps its private keys: `FileKeyStore` on Linux, `KeychainKeyStore` (Secure Enclave for ES256)
+/// on Apple platforms. A store makes its keys itself, because a hardware key is generated inside the hardware and
+/// can never be imported; callers only ever see `JWSSigner`s.
 public protocol KeyStore: Sendable {
-    /// The key stored under `name`, or nil.
-    func key(named name: String) throws -> SigningKey?
-    func store(_ key: SigningKey, named name: String) throws
+    /// The key stored under `name`, or nil when there is none.
+    func key(named name: String) throws -> (any JWSSigner)?
+
+    /// Generates a key for `algorithm` and keeps it under `name`, replacing any key stored there.
+    func createKey(named name: String, algorithm: JWSAlgorithm) throws -> any JWSSigner
+
+    /// The key under `name`, created with `algorithm` on first use (an existing key keeps its own algorithm).
+    /// A requirement, not only an extension, so a store that can do it in one step may.
+    func loadOrCreateKey(named name: String, algorithm: JWSAlgorithm) throws -> any JWSSigner
+
+    /// Makes the key under `source` the key under `destination` and removes `source`; what `destination` held is
+    /// gone. Rotation creates the next key under a staging name first, so it is safe before the server switches,
+    /// and promotes it once the server has. Throws `KeywardKitError.noSuchKey` when `source` holds no key.
+    func promoteKey(named source: String, to destination: String) throws
+
+    /// Removes the key under `name`; nothing happens when there is none.
     func deleteKey(named name: String) throws
 }
 
 extension KeyStore {
-    /// The key under `name`, generating and storing one with `algorithm` on first use.
-    public func loadOrCreateKey(named name: String, algorithm: JWSAlgorithm) throws -> SigningKey {
+    public func loadOrCreateKey(named name: String, algorithm: JWSAlgorithm) throws -> any JWSSigner {
         if let existing = try key(named: name) { return existing }
-        let key = try SigningKey.generate(algorithm)
-        try store(key, named: name)
-        return key
+        return try createKey(named: name, algorithm: algorithm)
     }
 }
 
-/// A software key store: one file per key (`<name>.key`, JSON with the algorithm and base64url key bytes),
-/// created with mode 0600 inside a 0700 directory.
-public struct FileKeyStore: KeyStore {
-    public let directory: URL
-
-    public init(directory: URL) {
-        self.directory = directory
-    }
-
-    public func key(named name: String) throws -> SigningKey? {
-        let url = try fileURL(name)
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let object = try StrictJSON.parseObject(Array(try Data(contentsOf: url)))
-        guard let algorithmName = object["alg"]?.stringValue, let algorithm = JWSAlgorithm(rawValue: algorithmName),
-            let encoded = object["key"]?.stringValue
-        else { throw KeywardKitError.corruptKeyFile(url.path) }
-        return try SigningKey(algorithm: algorithm, serialized: try Base64URL.decode(encoded))
-    }
-
-    public func store(_ key: SigningKey, named name: String) throws {
-        let url = try fileURL(name)
-        try PrivateFile.createDirectory(directory)
-        let object: JSONObject = ["alg": .string(key.algorithm.rawValue), "key": .string(Base64URL.encode(key.serialized))]
-        try PrivateFile.write(Data(StrictJSON.serialize(object)), to: url)
-    }
-
-    public func deleteKey(named name: String) throws {
-        let url = try fileURL(name)
-        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
-    }
-
-    private func fileURL(_ name: String) throws -> URL {
+/// The one rule for key names in every store: they become file names and Keychain accounts, so no paths, no dots.
+enum KeyName {
+    static func check(_ name: String) throws {
         guard !name.isEmpty, name.utf8.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw KeywardKitError.invalidKeyName(name)
         }
-        return directory.appendingPathComponent(name + ".key")
     }
 }

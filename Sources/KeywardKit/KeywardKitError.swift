@@ -4,6 +4,13 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     case invalidKeyName(String)
     case corruptKeyFile(String)
     case cannotWrite(String)
+    /// `promoteKey` found no key under this name.
+    case noSuchKey(String)
+    /// A Keychain call about `key` failed; `status` is its OSStatus.
+    case keychain(key: String, operation: String, status: Int32)
+    /// A stored key that exists but cannot be used: a Keychain item that is not a stored key, or a Secure Enclave
+    /// handle the enclave will not open or make.
+    case unusableKey(String, reason: String)
     case invalidURL(String)
     /// The server refused the request; `code` is its stable error code when it sent one.
     case server(status: Int, code: String?, description: String?)
@@ -25,6 +32,9 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         case .invalidKeyName(let name): "key name '\(name)' is invalid (1-64 letters, digits, '-', '_')"
         case .corruptKeyFile(let path): "key file \(path) is corrupt"
         case .cannotWrite(let path): "cannot write \(path)"
+        case .noSuchKey(let name): "no key named '\(name)'"
+        case .keychain(let key, let operation, let status): "Keychain \(operation) of key '\(key)' failed: OSStatus \(status)\(Self.hint(status))"
+        case .unusableKey(let name, let reason): "key '\(name)' cannot be used: \(reason)"
         case .invalidURL(let url): "'\(url)' is not a valid URL"
         case .server(let status, let code, let description):
             "server answered \(status)\(code.map { " \($0)" } ?? "")\(description.map { ": \($0)" } ?? "")"
@@ -36,6 +46,16 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         case .unreachable(let url, let reason): "cannot reach \(url): \(reason)"
         case .invalidChallengeId(let value): "'\(value.prefix(80))' is not a challenge id (a UUID)"
         case .invalidAnswer(let detail): "--answer: \(detail)"
+        }
+    }
+
+    /// The two statuses a developer meets first, spelled out (the values are Security framework constants, which
+    /// this file cannot import on Linux).
+    private static func hint(_ status: Int32) -> String {
+        switch status {
+        case -25308: " (errSecInteractionNotAllowed: the device is locked)"
+        case -34018: " (errSecMissingEntitlement: the app has no keychain-access-groups entitlement)"
+        default: ""
         }
     }
 }

@@ -33,6 +33,11 @@ enum PrivateFile {
         }
     }
 
+    /// Renames `source` over `destination` in one step (both in the same directory), keeping the source's mode.
+    static func move(_ source: URL, over destination: URL) throws {
+        guard rename(source.path, destination.path) == 0 else { throw KeywardKitError.cannotWrite(destination.path) }
+    }
+
     private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < buffer.count {

@@ -170,11 +170,12 @@ struct PushLoginScenario: Sendable {
         let username = "bench-\(index)"
         try admin(["users", "create", "--realm", "demo", username], password: "bench-password")
         let link = try admin(["enrollment-link", "--realm", "demo", "--username", username]).trimmingCharacters(in: .whitespacesAndNewlines)
-        var options = PushMFAClient.EnrollmentOptions(keySpec: try DeviceKeySpec(algorithm: .es256))
+        var options = PushMFAClient.EnrollmentOptions()
         options.pushProviderType = "log"
+        // An in-memory key: the bench's phones live as long as the run.
         let device = try await PushMFAClient.enroll(
             link: try EnrollmentLink.parse(link), issuer: baseURL + "/realms/demo", clientId: "push-device-client",
-            clientSecret: "device-client-secret", options: options
+            clientSecret: "device-client-secret", key: try SigningKey.generate(.es256), options: options
         )
         let accessToken = try await device.accessToken()
 

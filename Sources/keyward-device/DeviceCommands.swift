@@ -9,20 +9,12 @@ struct RotateKey: AsyncParsableCommand {
 
     func run() async throws {
         let client = try device.client()
-        let newKey = try key.spec().generate()
-        // On disk before the server hears of it: if this process dies after the server's 200, the only key that
-        // still works survives as push-mfa-next.key (PushDeviceOptions.client() points at it).
-        try device.keyStore.store(newKey, named: PushDeviceOptions.nextKeyName)
-        let rotated: PushMFAClient
-        do {
-            rotated = try await client.rotateKey(to: newKey)
-        } catch {
-            try? device.keyStore.deleteKey(named: PushDeviceOptions.nextKeyName)
-            throw error
-        }
-        try device.keyStore.store(newKey, named: PushDeviceOptions.keyName)
+        // The new key is on disk as push-mfa-next.key before the server hears of it: if this process dies after the
+        // server's 200, the only key that still works survives there (PushDeviceOptions.client() points at it).
+        let rotated = try await client.rotateKey(
+            to: try key.spec(), in: device.keyStore, keyName: PushDeviceOptions.keyName, nextKeyName: PushDeviceOptions.nextKeyName
+        )
         try rotated.state.save(to: device.directory)
-        try device.keyStore.deleteKey(named: PushDeviceOptions.nextKeyName)
         print("rotated to a new \(rotated.key.algorithm.rawValue) key")
     }
 }

@@ -21,16 +21,26 @@ struct Enroll: AsyncParsableCommand {
         if try DeviceState.load(from: device.directory) != nil {
             throw DeviceCommandError("\(device.stateDirectory) already holds an enrolled device; use another --state-dir")
         }
-        var options = PushMFAClient.EnrollmentOptions(keySpec: try key.spec())
+        var options = PushMFAClient.EnrollmentOptions()
         options.deviceType = deviceType
         options.deviceLabel = deviceLabel
         options.pushProviderType = pushProviderType
         options.pushProviderId = pushProviderId
         options.useDPoP = !noDPoP
-        let client = try await PushMFAClient.enroll(
-            link: try EnrollmentLink.parse(link), issuer: issuer, clientId: device.clientId, clientSecret: try device.secret(), options: options
-        )
-        try device.keyStore.store(client.key, named: PushDeviceOptions.keyName)
+        let parsedLink = try EnrollmentLink.parse(link)
+        let secret = try device.secret()
+        let spec = try key.spec()
+        let deviceKey = try device.keyStore.createKey(named: PushDeviceOptions.keyName, algorithm: spec.algorithm)
+        let client: PushMFAClient
+        do {
+            client = try await PushMFAClient.enroll(
+                link: parsedLink, issuer: issuer, clientId: device.clientId, clientSecret: secret, key: deviceKey, options: options
+            )
+        } catch {
+            // Without device.json the key belongs to nothing; the next enroll would replace it anyway.
+            try? device.keyStore.deleteKey(named: PushDeviceOptions.keyName)
+            throw error
+        }
         try client.state.save(to: device.directory)
         print("enrolled \(client.state.deviceLabel) for \(client.state.username) in realm \(client.state.realm) (\(client.key.algorithm.rawValue), deviceId \(client.state.deviceId))")
     }

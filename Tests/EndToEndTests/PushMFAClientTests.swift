@@ -19,10 +19,11 @@ final class PushMFAClientTests: XCTestCase {
             let user = try XCTUnwrap(found)
             for (index, spec) in try [DeviceKeySpec(algorithm: .rs256), DeviceKeySpec(algorithm: .es256), DeviceKeySpec(algorithm: .es384), DeviceKeySpec(algorithm: .es512)].enumerated() {
                 let start = try await runtime.pushMFA.startEnrollment(realm: "demo", user: user)
-                var options = PushMFAClient.EnrollmentOptions(keySpec: spec)
+                var options = PushMFAClient.EnrollmentOptions()
                 options.useDPoP = index % 2 == 0
                 let device = try await PushMFAClient.enroll(
-                    link: try EnrollmentLink.parse(start.link), issuer: issuer, clientId: "push-device-client", clientSecret: "device-client-secret", options: options
+                    link: try EnrollmentLink.parse(start.link), issuer: issuer, clientId: "push-device-client", clientSecret: "device-client-secret",
+                    key: try SigningKey.generate(spec.algorithm), options: options
                 )
                 XCTAssertEqual(device.key.algorithm, spec.algorithm)
                 guard case .created(let challenge, _, _, _) = try await runtime.pushMFA.startLogin(realm: "demo", user: user, clientId: "web", sessionId: "s\(index)") else {
@@ -49,18 +50,24 @@ final class PushMFAClientTests: XCTestCase {
             do {
                 _ = try await PushMFAClient.enroll(
                     link: .token(start.enrollmentToken), issuer: baseURL + "/realms/other", clientId: "push-device-client",
-                    clientSecret: "device-client-secret", options: .init(keySpec: try DeviceKeySpec(algorithm: .es256))
+                    clientSecret: "device-client-secret", key: try SigningKey.generate(.es256)
                 )
                 XCTFail("accepted a token for another issuer")
             } catch let error as KeywardKitError {
                 guard case .untrustedToken = error else { return XCTFail("\(error)") }
             }
 
+            // The device's keys live in a FileKeyStore, and rotation goes through it: staged, proved, promoted.
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-e2e-keys-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let store = FileKeyStore(directory: directory)
             let device = try await PushMFAClient.enroll(
                 link: .token(start.enrollmentToken), issuer: issuer, clientId: "push-device-client", clientSecret: "device-client-secret",
-                options: .init(keySpec: try DeviceKeySpec(algorithm: .rs256))
+                key: try store.createKey(named: "push-mfa", algorithm: .rs256)
             )
-            let rotated = try await device.rotateKey(to: try DeviceKeySpec(algorithm: .es256))
+            let rotated = try await device.rotateKey(to: try DeviceKeySpec(algorithm: .es256), in: store, keyName: "push-mfa", nextKeyName: "push-mfa-next")
+            XCTAssertEqual(try store.key(named: "push-mfa")?.publicJWK.thumbprint(), rotated.key.publicJWK.thumbprint())
+            XCTAssertNil(try store.key(named: "push-mfa-next"))
             guard case .created(let challenge, _, _, let confirmToken) = try await runtime.pushMFA.startLogin(realm: "demo", user: user, clientId: nil, sessionId: "s") else {
                 return XCTFail("no challenge")
             }

@@ -8,89 +8,11 @@ import FoundationNetworking
 
 /// The exact requests PushMFAClient sends (reference §2.3, §2.5, §3.2, §9), captured in-process: the device
 /// enrollment JWT, the DPoP proofs with `sub` + `deviceId`, and a rotation proved by both keys.
-final class DeviceRequestShapeTests: XCTestCase {
-    let issuer = "https://id.example.com/realms/demo"
-    let now = Date(timeIntervalSince1970: 1_900_000_000)
-    /// Standard base64 without padding, as the server makes it: `+` and `/` must survive untouched.
-    let nonce = "q+9/Zk1uV2x0b2tlbi1ub25jZS13aXRoLXBsdXMv+/A"
-
-    /// Every request the fake realm saw, in order.
-    final class Recorder: @unchecked Sendable {
-        private let lock = NSLock()
-        private var seen: [URLRequest] = []
-        func record(_ request: URLRequest) { lock.withLock { seen.append(request) } }
-        func requests(_ method: String, _ suffix: String) -> [URLRequest] {
-            lock.withLock { seen.filter { $0.httpMethod == method && ($0.url?.absoluteString.hasSuffix(suffix) ?? false) } }
-        }
-    }
-
-    /// A realm at `issuer`: JWKS, token endpoint, and the push-MFA endpoints answering success.
-    func fakeRealm(realmKey: SigningKey, recorder: Recorder) -> URLSession {
-        var published = realmKey.publicJWK.jsonObject
-        published["kid"] = "realm-1"
-        let jwks = Data(StrictJSON.serialize(["keys": .array([.object(published)])]))
-        return StubURLProtocol.session { request in
-            recorder.record(request)
-            let path = request.url?.path ?? ""
-            let json = ["Content-Type": "application/json"]
-            if path.hasSuffix("/protocol/openid-connect/certs") { return (200, json, jwks) }
-            if path.hasSuffix("/protocol/openid-connect/token") {
-                return (200, json, Data(#"{"access_token":"at-1","token_type":"DPoP","expires_in":300}"#.utf8))
-            }
-            if path.hasSuffix("/enroll/complete") { return (200, json, Data(#"{"status":"enrolled"}"#.utf8)) }
-            if path.hasSuffix("/device/rotate-key") { return (200, json, Data(#"{"status":"rotated"}"#.utf8)) }
-            return (404, json, Data(#"{"error":"not found"}"#.utf8))
-        }
-    }
-
-    func enrollmentToken(_ realmKey: SigningKey) throws -> String {
-        let seconds = now.timeIntervalSince1970
-        return try JWS.sign(header: ["kid": "realm-1", "typ": "JWT"], claims: [
-            "iss": .string(issuer), "aud": "demo", "sub": "user-1", "username": "test", "realm": "demo",
-            "enrollmentId": "4c8d7d0e-3a55-4f7e-9d7a-1b2c3d4e5f60", "nonce": .string(nonce), "typ": "push-enroll-challenge",
-            "iat": .number(seconds), "exp": .number(seconds + 240),
-        ], key: realmKey)
-    }
-
-    static func body(_ request: URLRequest) throws -> JSONObject {
-        if let data = request.httpBody { return try StrictJSON.parseObject(Array(data)) }
-        // URLProtocol may see the body as a stream.
-        let stream = try XCTUnwrap(request.httpBodyStream)
-        stream.open()
-        defer { stream.close() }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = stream.read(&buffer, maxLength: buffer.count)
-            if count <= 0 { break }
-            bytes += buffer[..<count]
-        }
-        return try StrictJSON.parseObject(bytes)
-    }
-
-    /// Verifies `compact` with `key` and returns header and claims.
-    func verified(_ compact: String, key: JWK, type: String? = nil) throws -> VerifiedJWT {
-        try JWTVerifier.verify(compact, policy: JWTVerificationPolicy(
-            allowedAlgorithms: Set(JWSAlgorithm.allCases), keys: .single(key), expectedType: type, requiredClaims: []
-        ), now: now)
-    }
-
-    func enroll(_ recorder: Recorder, spec: DeviceKeySpec) async throws -> PushMFAClient {
-        let realmKey = try SigningKey.generate(.es256)
-        let session = fakeRealm(realmKey: realmKey, recorder: recorder)
-        var options = PushMFAClient.EnrollmentOptions(keySpec: spec)
-        options.deviceLabel = "Test laptop"
-        options.pushProviderId = "push-token-1"
-        let now = now
-        return try await PushMFAClient.enroll(
-            link: .token(try enrollmentToken(realmKey)), issuer: issuer, clientId: "push-device-client", clientSecret: "secret",
-            options: options, session: session, clock: { now }
-        )
-    }
-
+final class DeviceRequestShapeTests: XCTestCase, FakePushRealm {
     func testDeviceEnrollmentJWTAndProofs() async throws {
         let recorder = Recorder()
-        let device = try await enroll(recorder, spec: try DeviceKeySpec(keyType: nil, curve: nil, alg: nil))
+        let spec = try DeviceKeySpec(keyType: nil, curve: nil, alg: nil)
+        let device = try await enroll(recorder, key: try SigningKey.generate(spec.algorithm))
         let key = device.key
         XCTAssertEqual(key.algorithm, .rs256, "the original's default")
         let thumbprint = key.publicJWK.thumbprint()
@@ -148,9 +70,9 @@ final class DeviceRequestShapeTests: XCTestCase {
 
     func testRotationIsAuthenticatedByTheOldKeyAndProvedByTheNew() async throws {
         let recorder = Recorder()
-        let device = try await enroll(recorder, spec: try DeviceKeySpec(algorithm: .es384))
+        let device = try await enroll(recorder, key: try SigningKey.generate(.es384))
         let oldKey = device.key
-        let rotated = try await device.rotateKey(to: try DeviceKeySpec(algorithm: .es256))
+        let rotated = try await device.rotateKey(to: try SigningKey.generate(.es256))
         let newKey = rotated.key
         XCTAssertEqual(newKey.algorithm, .es256)
         XCTAssertEqual(rotated.state.keyAlgorithm, "ES256")
@@ -180,7 +102,7 @@ final class DeviceRequestShapeTests: XCTestCase {
 
     func testRotationToAKeyThePushAPIRefusesSendsNothing() async throws {
         let recorder = Recorder()
-        let device = try await enroll(recorder, spec: try DeviceKeySpec(algorithm: .es256))
+        let device = try await enroll(recorder, key: try SigningKey.generate(.es256))
         do {
             _ = try await device.rotateKey(to: try SigningKey.generate(.edDSA))
             XCTFail("rotated to EdDSA")

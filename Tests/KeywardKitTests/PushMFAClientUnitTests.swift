@@ -38,7 +38,7 @@ final class PushMFAClientUnitTests: XCTestCase {
                 XCTAssertEqual(named, option)
             }
         }
-        let key = try DeviceKeySpec(algorithm: .es256).generate()
+        let key = try SigningKey.generate(.es256)
         let jwk = DeviceKeySpec.publicJWK(of: key)
         XCTAssertEqual(jwk["alg"], "ES256")
         XCTAssertEqual(jwk["use"], "sig")

@@ -1,6 +1,6 @@
 import KeywardJOSE
 
-/// The device key to generate: RSA-2048 with RS256/384/512, or EC P-256/P-384/P-521 with the one matching
+/// The device key to ask a `KeyStore` for: RSA-2048 with RS256/384/512, or EC P-256/P-384/P-521 with the one matching
 /// ES algorithm (the only algorithms the push-MFA API accepts). Defaults to RSA/RS256 like the original's demo clients.
 public struct DeviceKeySpec: Sendable, Equatable {
     public let algorithm: JWSAlgorithm
@@ -46,14 +46,13 @@ public struct DeviceKeySpec: Sendable, Equatable {
         }
     }
 
-    public func generate() throws -> SigningKey { try SigningKey.generate(algorithm) }
-
     /// The public JWK as the push-MFA API wants it: public members plus `alg`, `use: sig` and `kid` (the thumbprint).
-    public static func publicJWK(of key: SigningKey) -> JSONObject {
-        var jwk = key.publicJWK.requiredMembers
+    public static func publicJWK(of key: some JWSSigner) -> JSONObject {
+        let publicJWK = key.publicJWK
+        var jwk = publicJWK.requiredMembers
         jwk["alg"] = .string(key.algorithm.rawValue)
         jwk["use"] = "sig"
-        jwk["kid"] = .string(key.publicJWK.thumbprint())
+        jwk["kid"] = .string(publicJWK.thumbprint())
         return jwk
     }
 }

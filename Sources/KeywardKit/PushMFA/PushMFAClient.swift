@@ -10,14 +10,15 @@ import FoundationNetworking
 /// link, get DPoP-bound tokens, list and answer login challenges, rotate the key, update the push provider, lock out.
 public final class PushMFAClient: Sendable {
     public let state: DeviceState
-    public let key: SigningKey
+    /// The device key: a `SigningKey` from `FileKeyStore`, a Secure Enclave key from `KeychainKeyStore`, or any signer.
+    public let key: any JWSSigner
     let clientId: String
     let clientSecret: String
     let session: URLSession
     let clock: @Sendable () -> Date
     private let cachedToken = Mutex<(token: String, expiresAt: Date)?>(nil)
 
-    public init(state: DeviceState, key: SigningKey, clientId: String, clientSecret: String, session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
+    public init(state: DeviceState, key: any JWSSigner, clientId: String, clientSecret: String, session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.state = state
         self.key = key
         self.clientId = clientId
@@ -31,7 +32,6 @@ public final class PushMFAClient: Sendable {
     // MARK: - Enrollment
 
     public struct EnrollmentOptions: Sendable {
-        public var keySpec: DeviceKeySpec
         public var deviceType = "linux"
         public var deviceLabel = "keyward-device"
         public var pushProviderType = "log"
@@ -39,17 +39,18 @@ public final class PushMFAClient: Sendable {
         /// Send Authorization + DPoP with the enrollment (Keyward accepts both; some realms require it).
         public var useDPoP = true
 
-        public init(keySpec: DeviceKeySpec) {
-            self.keySpec = keySpec
-        }
+        public init() {}
     }
 
-    /// Resolves the link, verifies the enrollment token, generates the key and enrolls. The caller stores the key
-    /// and state once this returns.
+    /// Resolves the link, verifies the enrollment token and enrolls `key`, which the caller made in its `KeyStore`
+    /// (`createKey(named:algorithm:)` with a `DeviceKeySpec`'s algorithm). The caller saves the state once this
+    /// returns, and deletes the key if it throws.
     public static func enroll(
-        link: EnrollmentLink, issuer expectedIssuer: String?, clientId: String, clientSecret: String, options: EnrollmentOptions,
-        session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }
+        link: EnrollmentLink, issuer expectedIssuer: String?, clientId: String, clientSecret: String, key: any JWSSigner,
+        options: EnrollmentOptions = EnrollmentOptions(), session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }
     ) async throws -> PushMFAClient {
+        // Before any request: a key the push-MFA API refuses would only fail at the end.
+        _ = try DeviceKeySpec(algorithm: key.algorithm)
         let token = try await fetchToken(link, session: session)
         let unverified = try JWS.parse(token).claims()
         guard let issuer = expectedIssuer ?? trustableIssuer(unverified["iss"]?.stringValue) else {
@@ -60,7 +61,6 @@ public final class PushMFAClient: Sendable {
             let nonce = claims["nonce"]?.stringValue
         else { throw KeywardKitError.untrustedToken("enrollment token lacks sub, enrollmentId or nonce") }
 
-        let key = try options.keySpec.generate()
         let deviceId = UUID().uuidString.lowercased()
         let state = DeviceState(
             issuer: issuer, realm: URL(string: issuer)?.lastPathComponent ?? "", userId: userId,
@@ -157,15 +157,33 @@ public final class PushMFAClient: Sendable {
 
     // MARK: - Device management
 
-    /// Replaces the device key: the request is authenticated with the current key and carries a proof of possession
-    /// signed by the new one. Returns a client for the new key.
-    public func rotateKey(to spec: DeviceKeySpec) async throws -> PushMFAClient {
-        try await rotateKey(to: try spec.generate())
+    /// Replaces the key stored under `keyName` with a new `spec` key made by `store`, so that no moment exists in
+    /// which the only key the server accepts is not stored: the new key is created under `nextKeyName` before the
+    /// server hears of it and promoted over `keyName` after the server's 200. If the server refuses (4xx), the new key
+    /// is deleted; if the outcome is unknown (no answer, a 5xx, a promotion that failed), it stays under `nextKeyName`
+    /// for the caller to resolve. Returns a client for the new key; the caller saves its state.
+    public func rotateKey(to spec: DeviceKeySpec, in store: any KeyStore, keyName: String, nextKeyName: String) async throws -> PushMFAClient {
+        precondition(keyName != nextKeyName, "the next key needs a name of its own, or creating it destroys the current key")
+        let newKey = try store.createKey(named: nextKeyName, algorithm: spec.algorithm)
+        let rotated: PushMFAClient
+        do {
+            rotated = try await rotateKey(to: newKey)
+        } catch {
+            // A 4xx means the server looked at the request and did not switch: the new key will never work. A 5xx
+            // may come from a proxy that gave up on a rotation the server finished, so that key is kept.
+            if case KeywardKitError.server(let status, _, _) = error, (400..<500).contains(status) {
+                try? store.deleteKey(named: nextKeyName)
+            }
+            throw error
+        }
+        try store.promoteKey(named: nextKeyName, to: keyName)
+        return rotated
     }
 
-    /// Rotation to a key the caller made, so it can keep the key safe *before* the server switches to it: after
-    /// the server's 200 only the new key works, and losing it then means enrolling again.
-    public func rotateKey(to newKey: SigningKey) async throws -> PushMFAClient {
+    /// Replaces the device key: the request is authenticated with the current key and carries a proof of possession
+    /// signed by the new one. Store the new key *before* calling this: after the server's 200 only the new key works,
+    /// and losing it then means enrolling again. Returns a client for the new key.
+    public func rotateKey(to newKey: any JWSSigner) async throws -> PushMFAClient {
         _ = try DeviceKeySpec(algorithm: newKey.algorithm)
         let proof = try JWS.sign(header: ["typ": "keyward-rotation+jwt"], claims: [
             "sub": .string(state.userId), "deviceId": .string(state.deviceId), "previousJkt": .string(key.publicJWK.thumbprint()),
