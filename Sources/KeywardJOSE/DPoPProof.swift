@@ -41,10 +41,7 @@ public enum DPoPProof {
 
     /// 16 bytes from the system CSPRNG.
     public static func randomJTI() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in bytes.indices { bytes[index] = generator.next() }
-        return Base64URL.encode(bytes)
+        Base64URL.encode(SecureRandom.bytes(16))
     }
 
     /// RFC 9449 §4.2: htu is the target URI without query and fragment.

@@ -75,8 +75,7 @@ public struct BrowserSessionService: Sendable {
     }
 
     static func randomToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        Base64URL.encode(SecureRandom.bytes(32))
     }
 
     static func hash(_ value: String) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdBcrypt
+import KeywardJOSE
 
 /// Local password accounts. Passwords are bcrypt-hashed; verification is done off the cooperative pool's
 /// hot path by the caller's choice of task, as bcrypt is deliberately slow.
@@ -23,7 +24,7 @@ public final class UserService: Sendable {
         }
         if let password, !(1...1024).contains(password.utf8.count) { throw UserError.invalidPassword }
         let user = User(
-            id: UUID().uuidString.lowercased(), realm: realm, username: username,
+            id: SecureRandom.uuidString(), realm: realm, username: username,
             passwordHash: password.map { Bcrypt.hash($0, cost: bcryptCost) }, enabled: true, createdAt: clock.now()
         )
         do {

@@ -54,7 +54,7 @@ public struct AuditLog: Sendable {
         var object = JSONObject()
         for (key, value) in details { object[key] = .string(value) }
         let event = AuditEvent(
-            id: UUID().uuidString.lowercased(), realm: realm, type: type, userId: userId, clientId: clientId,
+            id: SecureRandom.uuidString(), realm: realm, type: type, userId: userId, clientId: clientId,
             detailsJSON: String(decoding: StrictJSON.serialize(object), as: UTF8.self), createdAt: clock.now()
         )
         var metadata: Logger.Metadata = ["event": "\(type.rawValue)", "realm": "\(realm)"]

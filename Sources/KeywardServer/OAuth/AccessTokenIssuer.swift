@@ -27,7 +27,7 @@ public struct AccessTokenIssuer: Sendable {
             "client_id": .string(clientId),
             "iat": .number(Double(issuedAt)),
             "exp": .number(Double(issuedAt + Int64(realm.accessTokenLifetime))),
-            "jti": .string(Base64URL.encode(ClientService.randomBytes(16))),
+            "jti": .string(Base64URL.encode(SecureRandom.bytes(16))),
         ]
         if !scope.isEmpty { claims["scope"] = .string(scope) }
         if let jkt { claims["cnf"] = .object(["jkt": .string(jkt)]) }

@@ -18,9 +18,9 @@ public final class ClientService: Sendable {
         realm: String, clientId: String, secret: String? = nil, requireDPoP: Bool = true, scope: String = ""
     ) async throws -> (client: OAuthClient, secret: String) {
         guard Self.isValidClientId(clientId) else { throw ClientError.invalidClientId(clientId) }
-        let secret = secret ?? Base64URL.encode(Self.randomBytes(32))
+        let secret = secret ?? Base64URL.encode(SecureRandom.bytes(32))
         guard secret.utf8.count >= 8, secret.utf8.count <= 512 else { throw ClientError.invalidSecret }
-        let salt = Self.randomBytes(16)
+        let salt = SecureRandom.bytes(16)
         let client = OAuthClient(
             realm: realm, clientId: clientId, secretSalt: salt, secretHash: Self.digest(secret: secret, salt: salt),
             requireDPoP: requireDPoP, scope: scope, createdAt: clock.now()
@@ -67,12 +67,7 @@ public final class ClientService: Sendable {
         return difference == 0
     }
 
-    static func randomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-    }
-
-    private static let decoySalt = randomBytes(16)
+    private static let decoySalt = SecureRandom.bytes(16)
 
     static func isValidClientId(_ id: String) -> Bool {
         (1...128).contains(id.utf8.count)

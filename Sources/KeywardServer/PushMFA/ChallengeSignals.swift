@@ -5,7 +5,9 @@ import Synchronization
 /// at its next poll. Streams still re-read storage on a short interval: a change made on another node
 /// (PostgreSQL deployments) is seen at the next tick.
 public final class ChallengeSignals: Sendable {
-    private let waiters = Mutex<[String: [UUID: AsyncStream<Void>.Continuation]]>([:])
+    private let waiters = Mutex<[String: [Int: AsyncStream<Void>.Continuation]]>([:])
+    /// Tells apart the streams of one challenge; unique for the life of the process.
+    private let nextStream = Atomic<Int>(0)
     /// Tells the other nodes (PostgreSQL NOTIFY); nil when this process is the only one.
     private let broadcast: (@Sendable (String) -> Void)?
 
@@ -29,7 +31,7 @@ public final class ChallengeSignals: Sendable {
     /// reader re-checks storage for changes made elsewhere). It ends when the reader stops iterating.
     public func changes(of challengeId: String, tick: Duration) -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let token = UUID()
+        let token = nextStream.wrappingAdd(1, ordering: .relaxed).oldValue
         waiters.withLock { $0[challengeId, default: [:]][token] = continuation }
         let ticker = Task {
             while !Task.isCancelled {

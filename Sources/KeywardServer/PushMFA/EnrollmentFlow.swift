@@ -20,7 +20,7 @@ extension PushMFAService {
         let now = clock.now()
         let watchSecret = PushMFATokens.secret()
         let challenge = PushChallenge(
-            id: UUID().uuidString.lowercased(), realm: realm.name, userId: user.id, kind: .enrollment,
+            id: SecureRandom.uuidString(), realm: realm.name, userId: user.id, kind: .enrollment,
             nonce: PushMFATokens.enrollmentNonce(), watchSecretHash: PushMFATokens.secretHash(watchSecret),
             createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(settings.enrollmentChallengeTtlSeconds))
         )
@@ -41,7 +41,7 @@ extension PushMFAService {
         if let live = try await stored({ try await challenges.enrollmentRequest(challengeId: challenge.id, now: now) }) {
             return base + live.handle
         }
-        let handle = UUID().uuidString.lowercased()
+        let handle = SecureRandom.uuidString()
         let lifetime = settings.enrollmentRequestUriTtlSeconds.map(TimeInterval.init) ?? challenge.expiresAt.timeIntervalSince(now)
         let expiresAt = min(now.addingTimeInterval(max(lifetime, 1)), challenge.expiresAt)
         try await stored {
@@ -130,7 +130,7 @@ extension PushMFAService {
         let label = try PushMFAInput.optional(claims, "deviceLabel", maxLength: PushMFALimits.deviceLabelLength) ?? "Push MFA Device"
 
         let credential = PushCredential(
-            id: UUID().uuidString.lowercased(), realm: realm.name, userId: user.id, credentialId: credentialId, deviceId: deviceId,
+            id: SecureRandom.uuidString(), realm: realm.name, userId: user.id, credentialId: credentialId, deviceId: deviceId,
             deviceType: deviceType, deviceLabel: label, publicKeyJWK: String(decoding: StrictJSON.serialize(key.jsonObject), as: UTF8.self),
             pushProviderId: pushProviderId ?? "", pushProviderType: pushProviderType, createdAt: now
         )

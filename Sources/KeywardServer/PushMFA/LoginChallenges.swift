@@ -30,7 +30,7 @@ extension PushMFAService {
         let targets = settings.loginDevices == .all ? devices : [newest]
         let watchSecret = PushMFATokens.secret()
         let challenge = PushChallenge(
-            id: UUID().uuidString.lowercased(), realm: realm.name, userId: user.id, kind: .authentication,
+            id: SecureRandom.uuidString(), realm: realm.name, userId: user.id, kind: .authentication,
             credentialId: settings.loginDevices == .all ? nil : newest.id, clientId: clientId, sessionId: sessionId,
             watchSecretHash: PushMFATokens.secretHash(watchSecret),
             userVerification: .generate(mode: settings.userVerification, pinLength: settings.userVerificationPinLength),

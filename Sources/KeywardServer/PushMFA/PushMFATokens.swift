@@ -51,15 +51,12 @@ struct PushMFATokens: Sendable {
 
     /// 32 random bytes in **standard** base64 without padding (43 characters; `+` and `/` possible).
     static func enrollmentNonce() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return Data(bytes).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        Data(SecureRandom.bytes(32)).base64EncodedString().replacingOccurrences(of: "=", with: "")
     }
 
     /// A capability secret: 32 random bytes, base64url.
     static func secret() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        Base64URL.encode(SecureRandom.bytes(32))
     }
 
     static func secretHash(_ secret: String) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import KeywardJOSE
 
 /// What the browser shows and the phone must send back before an approval counts (MFA-fatigue defence).
 public enum UserVerification: Sendable, Equatable {
@@ -30,12 +31,17 @@ public enum UserVerification: Sendable, Equatable {
 
     /// Fresh values from the system CSPRNG.
     public static func generate(mode: Mode, pinLength: Int) -> UserVerification {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SecureRandom.Generator()
         switch mode {
         case .none:
             return .none
         case .numberMatch:
-            let options = Array((0...99).shuffled(using: &generator).prefix(3)).map(String.init)
+            // Three distinct numbers, each uniform over what is left: drawing again on a repeat is unbiased.
+            var options: [String] = []
+            while options.count < 3 {
+                let number = String(Int.random(in: 0...99, using: &generator))
+                if !options.contains(number) { options.append(number) }
+            }
             return .numberMatch(expected: options.randomElement(using: &generator)!, options: options)
         case .pin:
             let length = min(max(pinLength, 1), maximumPinLength)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KeywardJOSE
 import Mustache
 import NIOCore
 
@@ -48,8 +49,7 @@ struct PageRenderer: Sendable {
     }
 
     private static func nonce() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Data((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+        Data(SecureRandom.bytes(16)).base64EncodedString()
     }
 
     static func scriptResponse() -> Response {
