@@ -76,7 +76,7 @@ struct LoginPages: Sendable {
             return forbidden(realm)
         }
         let username = String((form["username"] ?? "").prefix(128))
-        if let seconds = throttle.retryAfter(realm: realm, username: username) {
+        if let seconds = try await throttle.admit(realm: realm, username: username) {
             return loginPage(
                 realm: realm, session: session, username: username,
                 error: "Too many failed sign-ins. Try again in \(max(1, seconds / 60)) minute\(seconds > 60 ? "s" : "").", status: .tooManyRequests,
@@ -85,12 +85,11 @@ struct LoginPages: Sendable {
         }
         switch try await users.authenticate(realm: realm, username: username, password: form["password"] ?? "") {
         case .invalidCredentials:
-            throttle.recordFailure(realm: realm, username: username)
             return loginPage(realm: realm, session: session, username: username, error: "Wrong username or password.", status: .unauthorized)
         case .disabled:
             return loginPage(realm: realm, session: session, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
         case .authenticated(let user):
-            throttle.recordSuccess(realm: realm, username: username)
+            try await throttle.recordSuccess(realm: realm, username: username)
             // This browser came back to the login page with a push still pending: the new login replaces it, as a
             // resend would (otherwise it would count against maxPendingChallenges until it expired). Best effort:
             // if the cancel fails, the push simply expires.

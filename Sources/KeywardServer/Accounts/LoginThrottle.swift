@@ -1,53 +1,59 @@
+import Crypto
 import Foundation
-import Synchronization
+import KeywardJOSE
 
-/// Slows password guessing: after `maxFailures` failed sign-ins for one username within `window`, further
-/// attempts are refused until the window has passed, without running bcrypt. A push denied on the phone counts
-/// as a failure too (as Keycloak's brute-force protector counts it for the original). Kept per node: with several
-/// nodes behind a load balancer the limit applies per node, which still caps guessing at a few per minute.
-public final class LoginThrottle: Sendable {
-    public let maxFailures: Int
+/// Slows password guessing: each sign-in attempt for a username is counted before bcrypt runs, and after
+/// `maxAttempts` in one `window` further attempts are refused, without running bcrypt, until the window has
+/// passed. A successful sign-in clears the count; a push denied on the phone counts as an attempt (as Keycloak's
+/// brute-force protector counts it for the original). Counts live in the database, so every node enforces the
+/// same limit and concurrent attempts cannot overtake it.
+public struct LoginThrottle: Sendable {
+    public let maxAttempts: Int
     public let window: TimeInterval
+    private let store: any LoginAttemptStore
     private let clock: any KeywardClock
-    private let failures = Mutex<[String: (count: Int, since: Date)]>([:])
 
-    public init(clock: any KeywardClock, maxFailures: Int = 5, window: TimeInterval = 15 * 60) {
+    public init(store: any LoginAttemptStore, clock: any KeywardClock, maxAttempts: Int = 5, window: TimeInterval = 15 * 60) {
+        self.store = store
         self.clock = clock
-        self.maxFailures = maxFailures
+        self.maxAttempts = maxAttempts
         self.window = window
     }
 
-    /// Seconds until `username` may try again, or nil when it may try now.
-    public func retryAfter(realm: String, username: String) -> Int? {
+    /// Counts one attempt. Returns nil when it may go ahead, or the seconds until the window ends.
+    public func admit(realm: String, username: String) async throws -> Int? {
         let now = clock.now()
-        return failures.withLock { table in
-            guard let entry = table[Self.key(realm, username)] else { return nil }
-            let ends = entry.since.addingTimeInterval(window)
-            guard now < ends else {
-                table[Self.key(realm, username)] = nil
-                return nil
-            }
-            return entry.count >= maxFailures ? max(1, Int(ends.timeIntervalSince(now).rounded(.up))) : nil
-        }
+        let attempts = try await store.countAttempt(realm: realm, usernameHash: Self.hash(username), now: now, window: window)
+        guard attempts.count > maxAttempts else { return nil }
+        // To the nearest second: storage keeps milliseconds, so rounding up would turn 900 s into 901.
+        return max(1, Int(attempts.windowStart.addingTimeInterval(window).timeIntervalSince(now).rounded()))
     }
 
-    public func recordFailure(realm: String, username: String) {
-        let now = clock.now()
-        failures.withLock { table in
-            let key = Self.key(realm, username)
-            if let entry = table[key], now < entry.since.addingTimeInterval(window) {
-                table[key] = (entry.count + 1, entry.since)
-            } else {
-                table[key] = (1, now)
-            }
-            // Bound the table: forget windows that have ended once it grows.
-            if table.count > 100_000 { table = table.filter { now < $0.value.since.addingTimeInterval(window) } }
-        }
+    /// A failure found after the sign-in went ahead (a push denied on the phone).
+    public func recordFailure(realm: String, username: String) async throws {
+        _ = try await store.countAttempt(realm: realm, usernameHash: Self.hash(username), now: clock.now(), window: window)
     }
 
-    public func recordSuccess(realm: String, username: String) {
-        _ = failures.withLock { $0.removeValue(forKey: Self.key(realm, username)) }
+    public func recordSuccess(realm: String, username: String) async throws {
+        try await store.clearAttempts(realm: realm, usernameHash: Self.hash(username))
     }
 
-    private static func key(_ realm: String, _ username: String) -> String { "\(realm.count):\(realm):\(username.lowercased())" }
+    /// Counts are kept under a hash: a username field sometimes holds a mistyped password.
+    static func hash(_ username: String) -> String {
+        Base64URL.encode(Array(SHA256.hash(data: Array(username.lowercased().utf8))))
+    }
+}
+
+public struct LoginAttempts: Sendable, Equatable {
+    /// Attempts in the current window, this one included.
+    public var count: Int
+    public var windowStart: Date
+}
+
+public protocol LoginAttemptStore: Sendable {
+    /// Adds one attempt, starting a new window when the last one began `window` or more ago.
+    func countAttempt(realm: String, usernameHash: String, now: Date, window: TimeInterval) async throws -> LoginAttempts
+    func clearAttempts(realm: String, usernameHash: String) async throws
+    /// For the sweeper: forgets windows that have ended.
+    func deleteAttempts(windowStartedBefore cutoff: Date) async throws -> Int
 }

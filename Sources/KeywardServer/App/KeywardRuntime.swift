@@ -23,6 +23,7 @@ public final class KeywardRuntime: Sendable {
     public let loginThrottle: LoginThrottle
     let challengeSignals: ChallengeSignals
     let browserSessionStore: any BrowserSessionStore
+    let loginAttemptStore: any LoginAttemptStore
     let pageRenderer: PageRenderer
     let pushSenders: [any PushSender]
     let challengeStore: any PushChallengeStore
@@ -87,7 +88,8 @@ public final class KeywardRuntime: Sendable {
         )
         browserSessionStore = SQLBrowserSessionStore(database: database)
         browserSessions = BrowserSessionService(store: browserSessionStore, clock: clock)
-        loginThrottle = LoginThrottle(clock: clock)
+        loginAttemptStore = SQLLoginAttemptStore(database: database)
+        loginThrottle = LoginThrottle(store: loginAttemptStore, clock: clock)
         audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics)
         let signals = ChallengeSignals(broadcast: ChallengeNotificationListener.broadcaster(database: database, logger: logger))
         challengeSignals = signals
@@ -161,7 +163,7 @@ public final class KeywardRuntime: Sendable {
     public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let sweeper = ExpiredRowSweeper(
             replayStore: replayStore, signingKeyStore: signingKeyStore, challengeStore: challengeStore,
-            browserSessionStore: browserSessionStore, clock: clock,
+            browserSessionStore: browserSessionStore, loginAttemptStore: loginAttemptStore, clock: clock,
             interval: .seconds(configuration.sweepInterval), logger: logger
         )
         return Application(

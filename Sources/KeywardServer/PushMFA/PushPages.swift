@@ -91,7 +91,7 @@ struct PushPages: Sendable {
             return renderer.redirect(to: session.returnTo ?? LoginPages.accountURL(realm))
         case .denied:
             await pushMFA.discardChallenge(id: challenge.id)
-            throttle.recordFailure(realm: realm, username: user.username)
+            try await throttle.recordFailure(realm: realm, username: user.username)
             try await browser.sessions.end(session)
             return outcome(realm, nil, heading: "Login denied", text: "The login was denied on your phone. If that was not you, your password may be known to someone else: change it.", retry: false, status: .forbidden, headers: browser.clearCookie)
         case .expired:

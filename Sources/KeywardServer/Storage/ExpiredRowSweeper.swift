@@ -3,8 +3,10 @@ import Logging
 import ServiceLifecycle
 
 /// Background service that deletes expired replay entries and retired keys past their publication
-/// window, marks push challenges past their expiry EXPIRED and forgets finished ones after a day. It sweeps at start and then every `interval`; a failed sweep is logged and retried at the
-/// next tick, so a database hiccup never stops the service. Stops on graceful shutdown or cancellation.
+/// window, marks push challenges past their expiry EXPIRED and forgets finished ones after a day, and drops
+/// expired browser sessions and old login-attempt counts. It sweeps at start and then every `interval`; a failed
+/// sweep is logged and retried at the next tick, so a database hiccup never stops the service. Stops on graceful
+/// shutdown or cancellation.
 public struct ExpiredRowSweeper: Service {
     public struct Counts: Sendable, Equatable {
         public var replayEntries: Int
@@ -12,23 +14,28 @@ public struct ExpiredRowSweeper: Service {
         public var expiredChallenges = 0
         public var deletedChallenges = 0
         public var browserSessions = 0
+        public var loginAttempts = 0
     }
 
     /// How long a finished challenge is kept (the browser acts on its outcome within seconds; the audit table
     /// keeps the history).
     public static let finishedChallengeRetention: TimeInterval = 86400
 
+    /// Longer than any login-throttle window, so a sweep never cuts one short.
+    public static let loginAttemptRetention: TimeInterval = 86400
+
     let replayStore: any ReplayStore
     let signingKeyStore: any SigningKeyStore
     let challengeStore: (any PushChallengeStore)?
     let browserSessionStore: (any BrowserSessionStore)?
+    let loginAttemptStore: (any LoginAttemptStore)?
     let clock: any KeywardClock
     let interval: Duration
     let logger: Logger
 
     public init(
         replayStore: any ReplayStore, signingKeyStore: any SigningKeyStore, challengeStore: (any PushChallengeStore)? = nil,
-        browserSessionStore: (any BrowserSessionStore)? = nil,
+        browserSessionStore: (any BrowserSessionStore)? = nil, loginAttemptStore: (any LoginAttemptStore)? = nil,
         clock: any KeywardClock,
         interval: Duration = .seconds(60), logger: Logger
     ) {
@@ -37,6 +44,7 @@ public struct ExpiredRowSweeper: Service {
         self.signingKeyStore = signingKeyStore
         self.challengeStore = challengeStore
         self.browserSessionStore = browserSessionStore
+        self.loginAttemptStore = loginAttemptStore
         self.clock = clock
         self.interval = interval
         self.logger = logger
@@ -70,6 +78,9 @@ public struct ExpiredRowSweeper: Service {
         if let browserSessionStore {
             counts.browserSessions = try await browserSessionStore.deleteExpiredSessions(now: now)
         }
+        if let loginAttemptStore {
+            counts.loginAttempts = try await loginAttemptStore.deleteAttempts(windowStartedBefore: now.addingTimeInterval(-Self.loginAttemptRetention))
+        }
         return counts
     }
 
@@ -81,6 +92,7 @@ public struct ExpiredRowSweeper: Service {
                 metadata: [
                     "replayEntries": "\(counts.replayEntries)", "signingKeys": "\(counts.signingKeys)",
                     "expiredChallenges": "\(counts.expiredChallenges)", "deletedChallenges": "\(counts.deletedChallenges)",
+                    "browserSessions": "\(counts.browserSessions)", "loginAttempts": "\(counts.loginAttempts)",
                 ]
             )
         } catch {

@@ -21,6 +21,7 @@ public struct SchemaMigration: Sendable, Equatable {
         InitialSchemaMigration.migration,
         PushMFASchemaMigration.migration,
         BrowserSessionSchemaMigration.migration,
+        LoginThrottleSchemaMigration.migration,
     ]
 }
 
