@@ -71,6 +71,9 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var apnsURL = APNsSettings.production
     /// `push.apns.caFile`: an extra trust anchor (PEM) for a TLS-intercepting proxy or a test double.
     public var apnsCAFile: String?
+    /// `https_proxy`, `http_proxy`, `no_proxy` (either case) from the environment: push services are reached
+    /// through that proxy (see `OutboundProxy`).
+    public var proxyEnvironment: [String: String] = [:]
 
     /// The FCM sender's settings, or nil when FCM is not configured.
     public var fcmSettings: FCMSettings? {
@@ -101,14 +104,17 @@ public struct KeywardConfiguration: Sendable, Equatable {
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
     public let setting: String
     public let problem: String
+    /// The variable the value came from when it is not the setting's own KEYWARD_* (e.g. `https_proxy`).
+    public let environmentVariable: String?
 
-    public init(setting: String, problem: String) {
+    public init(setting: String, problem: String, environmentVariable: String? = nil) {
         self.setting = setting
         self.problem = problem
+        self.environmentVariable = environmentVariable
     }
 
     public var description: String {
-        "invalid configuration: \(setting) (env \(ConfigurationError.environmentName(of: setting))): \(problem)"
+        "invalid configuration: \(setting) (env \(environmentVariable ?? ConfigurationError.environmentName(of: setting))): \(problem)"
     }
 
     static func environmentName(of key: String) -> String {
@@ -161,7 +167,9 @@ extension KeywardConfiguration {
             }
         }
         let reader = SettingReader(reader: ConfigReader(providers: providers), environmentCredentials: environment["GOOGLE_APPLICATION_CREDENTIALS"])
-        return try reader.configuration()
+        var configuration = try reader.configuration()
+        configuration.proxyEnvironment = environment.filter { OutboundProxy.variables.contains($0.key) }
+        return configuration
     }
 }
 

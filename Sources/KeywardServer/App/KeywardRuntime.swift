@@ -181,21 +181,29 @@ public final class KeywardRuntime: Sendable {
     private static func pushSenders(_ configuration: KeywardConfiguration, logger: Logger, clock: any KeywardClock) throws -> [any PushSender] {
         var senders: [any PushSender] = [LogPushSender(logger: logger), NonePushSender()]
         do throws(PushConfigurationError) {
-            if let fcm = configuration.fcmSettings {
+            let environment = configuration.proxyEnvironment
+            if var fcm = configuration.fcmSettings {
+                fcm.proxy = try OutboundProxy.fromEnvironment(for: fcm.url, setting: "push.fcm.url", environment: environment)
                 senders.append(try FCMPushSender(settings: fcm, logger: logger, clock: { clock.now() }))
             }
-            if let apns = configuration.apnsSettings {
+            if var apns = configuration.apnsSettings {
+                apns.proxy = try OutboundProxy.fromEnvironment(for: apns.url, setting: "push.apns.url", environment: environment)
                 senders.append(try APNsPushSender(settings: apns, logger: logger, clock: { clock.now() }))
             }
         } catch {
             // The APNs sender is built last and its init creates no client when it throws: nothing to shut down.
-            throw ConfigurationError(setting: error.setting, problem: error.file.map { "\($0): \(error.problem)" } ?? error.problem)
+            let fromEnvironment = OutboundProxy.variables.contains(error.setting)
+            throw ConfigurationError(
+                setting: fromEnvironment ? "push proxy" : error.setting, problem: error.file.map { "\($0): \(error.problem)" } ?? error.problem,
+                environmentVariable: fromEnvironment ? error.setting : nil
+            )
         }
         return senders
     }
 
     public func shutdown() async throws {
         for case let sender as APNsPushSender in pushSenders { await sender.shutdown() }
+        for case let sender as FCMPushSender in pushSenders { await sender.shutdown() }
         try await database.close()
     }
 }

@@ -7,17 +7,14 @@ import NIOSSL
 /// `pushProviderType` "apns": Apple Push Notification service with a .p8 provider key, over HTTP/2 (which
 /// AsyncHTTPClient negotiates through TLS ALPN; APNs accepts nothing else).
 ///
-/// Client ownership: without `settings.caFile` the sender uses the `httpClient` it is given and never shuts it down
-/// (the default, `HTTPClient.shared`, cannot be). With `caFile`, it builds its own client that also trusts that CA
-/// and ignores `httpClient`; then `shutdown()` must be called before the sender goes away (AsyncHTTPClient traps in
-/// debug builds on a client that was never shut down). `shutdown()` is always safe to call, once or more.
+/// Client ownership: see `PushHTTPClient` (its own client when `settings.caFile` or `settings.proxy` is set; then
+/// call `shutdown()` before the sender goes away).
 public final class APNsPushSender: PushSender {
     public let providerType = "apns"
 
     private let settings: APNsSettings
     private let baseURL: String
-    private let httpClient: HTTPClient
-    private let ownsHTTPClient: Bool
+    private let http: PushHTTPClient
     private let logger: Logger
     private let clock: PushClock
     private let providerTokens: APNsProviderTokenCache
@@ -45,29 +42,12 @@ public final class APNsPushSender: PushSender {
         self.logger = logger
         self.clock = clock
         self.providerTokens = APNsProviderTokenCache(key: key, teamId: settings.teamId, keyId: settings.keyId, clock: clock)
-        if let extraTrustRoots {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.additionalTrustRoots = [.certificates(extraTrustRoots)]
-            var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-            configuration.httpVersion = .automatic
-            self.httpClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-            self.ownsHTTPClient = true
-        } else {
-            self.httpClient = httpClient
-            self.ownsHTTPClient = false
-        }
+        self.http = PushHTTPClient(given: httpClient, extraTrustRoots: extraTrustRoots, proxy: settings.proxy)
     }
 
-    /// Shuts down the client this sender built for `caFile`; does nothing otherwise.
+    /// Shuts down the client this sender built for `caFile` or a proxy; does nothing otherwise.
     public func shutdown() async {
-        guard ownsHTTPClient else { return }
-        do {
-            try await httpClient.shutdown()
-        } catch let error as HTTPClientError where error == .alreadyShutdown {
-            // A second call: nothing left to do.
-        } catch {
-            logger.warning("APNs HTTP client shutdown failed", metadata: ["error": .string(String(describing: error))])
-        }
+        await http.shutdown(logger: logger, sender: "APNs")
     }
 
     public func send(_ message: PushMessage) async -> PushDeliveryOutcome {
@@ -89,7 +69,7 @@ public final class APNsPushSender: PushSender {
         let response: PushHTTPResponse
         do {
             response = try await PushHTTP.post(
-                httpClient,
+                http.client,
                 url: baseURL + APNsRequest.path(deviceToken: message.pushProviderId),
                 headers: APNsRequest.headers(providerToken: providerToken, topic: settings.topic, message: message, now: clock()),
                 body: APNsRequest.payload(message: message))

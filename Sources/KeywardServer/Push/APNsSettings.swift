@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 /// Apple Push Notification service, token-based (.p8) authentication over HTTP/2.
 public struct APNsSettings: Sendable, Equatable {
     public static let production = "https://api.push.apple.com"
@@ -12,6 +13,8 @@ public struct APNsSettings: Sendable, Equatable {
     public var topic: String
     /// An extra trust anchor (PEM), for a private test double or a TLS-intercepting proxy.
     public var caFile: String?
+    /// The HTTP proxy to APNs (from the environment, `OutboundProxy`).
+    public var proxy: HTTPClient.Configuration.Proxy?
 
     public init(
         url: String = APNsSettings.production, teamId: String, keyId: String, keyFile: String, topic: String,

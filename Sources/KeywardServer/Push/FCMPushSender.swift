@@ -5,12 +5,13 @@ import NIOHTTP1
 
 /// `pushProviderType` "fcm": Firebase Cloud Messaging HTTP v1, authorised by a service account.
 ///
-/// Uses the `HTTPClient` it is given and never shuts it down (the default, `HTTPClient.shared`, cannot be).
+/// Client ownership: see `PushHTTPClient` (its own client when `settings.proxy` is set; then call `shutdown()`
+/// before the sender goes away).
 public final class FCMPushSender: PushSender {
     public let providerType = "fcm"
 
     private let settings: FCMSettings
-    private let httpClient: HTTPClient
+    private let http: PushHTTPClient
     private let logger: Logger
     private let accessTokens: FCMAccessTokenSource
 
@@ -24,9 +25,14 @@ public final class FCMPushSender: PushSender {
             example: "https://fcm.googleapis.com/v1/projects/<id>/messages:send")
         let account = try FCMServiceAccount.load(path: settings.serviceAccountFile)
         self.settings = settings
-        self.httpClient = httpClient
+        self.http = PushHTTPClient(given: httpClient, proxy: settings.proxy)
         self.logger = logger
-        self.accessTokens = FCMAccessTokenSource(account: account, httpClient: httpClient, clock: clock)
+        self.accessTokens = FCMAccessTokenSource(account: account, httpClient: http.client, clock: clock)
+    }
+
+    /// Shuts down the client this sender built for a proxy; does nothing otherwise.
+    public func shutdown() async {
+        await http.shutdown(logger: logger, sender: "FCM")
     }
 
     public func send(_ message: PushMessage) async -> PushDeliveryOutcome {
@@ -51,7 +57,7 @@ public final class FCMPushSender: PushSender {
         let body = PushHTTP.json(FCMMessageBody(message: message, settings: settings))
         let response: PushHTTPResponse
         do {
-            response = try await PushHTTP.post(httpClient, url: settings.url, headers: headers, body: body)
+            response = try await PushHTTP.post(http.client, url: settings.url, headers: headers, body: body)
         } catch {
             metadata["error"] = .string(String(describing: error))
             logger.error("FCM push failed: FCM unreachable", metadata: metadata)

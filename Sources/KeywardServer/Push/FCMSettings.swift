@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 /// Firebase Cloud Messaging over the HTTP v1 API.
 public struct FCMSettings: Sendable, Equatable {
     /// `https://fcm.googleapis.com/v1/projects/<id>/messages:send`
@@ -6,6 +7,8 @@ public struct FCMSettings: Sendable, Equatable {
     public var serviceAccountFile: String
     public var title: String
     public var body: String
+    /// The HTTP proxy for both the token exchange and the sends (from the environment, `OutboundProxy`).
+    public var proxy: HTTPClient.Configuration.Proxy?
 
     public init(url: String, serviceAccountFile: String, title: String = "Push MFA", body: String = "Please confirm your login") {
         self.url = url

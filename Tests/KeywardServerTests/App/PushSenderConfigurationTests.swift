@@ -40,4 +40,33 @@ final class PushSenderConfigurationTests: XCTestCase {
             }
         }
     }
+
+    func testProxyVariablesAreKeptAndABadOneStopsStartUpNamingIt() async throws {
+        let loaded = try await KeywardConfiguration.load(environment: [
+            "https_proxy": "http://proxy.corp:3128", "NO_PROXY": "localhost", "HOME": "/root", "KEYWARD_PORT": "8080",
+        ])
+        XCTAssertEqual(loaded.proxyEnvironment, ["https_proxy": "http://proxy.corp:3128", "NO_PROXY": "localhost"])
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kw-push-proxy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let account = try PushTestKeys.writeServiceAccount(in: directory, tokenURI: "https://oauth2.googleapis.com/token")
+        var configuration = KeywardConfiguration()
+        configuration.dataDirectory = directory.path
+        configuration.fcmURL = "https://fcm.googleapis.com/v1/projects/x/messages:send"
+        configuration.fcmServiceAccountFile = account.path
+        configuration.proxyEnvironment = ["HTTPS_PROXY": "https://proxy.corp:3128"]
+        do {
+            let runtime = try await KeywardRuntime.start(configuration: configuration, logger: Logger(label: "test"))
+            try await runtime.shutdown()
+            XCTFail("started with a proxy AsyncHTTPClient cannot use")
+        } catch let error as ConfigurationError {
+            XCTAssertEqual(error.environmentVariable, "HTTPS_PROXY")
+            XCTAssertTrue(error.description.hasPrefix("invalid configuration: push proxy (env HTTPS_PROXY): the proxy for push.fcm.url"), error.description)
+        }
+
+        configuration.proxyEnvironment = ["https_proxy": "http://proxy.corp:3128"]
+        let runtime = try await KeywardRuntime.start(configuration: configuration, logger: Logger(label: "test"))
+        try await runtime.shutdown()
+    }
 }

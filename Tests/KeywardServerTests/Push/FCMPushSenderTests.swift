@@ -173,4 +173,38 @@ final class FCMPushSenderTests: XCTestCase {
         XCTAssertEqual(outcome, .skipped)
         XCTAssertEqual(try double.records().count, 0)
     }
+
+    func testSendsThroughTheConfiguredProxyWithItsCredentials() async throws {
+        try start()
+        let proxy = try PushDoubleProcess(script: "connect_proxy.py", arguments: { _ in ["--require-auth", "push:proxy-secret"] })
+        defer { proxy.stop() }
+        var settings = FCMSettings(url: messagesURL, serviceAccountFile: account.path)
+        settings.proxy = .server(host: "127.0.0.1", port: proxy.port, authorization: .basic(username: "push", password: "proxy-secret"))
+        let sender = try FCMPushSender(settings: settings, logger: logs.logger(), clock: clock.function)
+        let outcome = await sender.send(PushTestMessages.message(pushProviderId: "fcm-registration-token-1", confirmToken: try PushTestMessages.confirmToken(exp: 1_800_000_240)))
+        await sender.shutdown()
+        await sender.shutdown()
+        XCTAssertEqual(outcome, .delivered)
+        XCTAssertEqual(try double.records().map(\.path), ["/token", messagesPath], "both calls reached FCM")
+        let tunnels = try proxy.records()
+        XCTAssertFalse(tunnels.isEmpty, "through the proxy")
+        for tunnel in tunnels {
+            XCTAssertEqual(tunnel.method, "CONNECT")
+            XCTAssertEqual(tunnel.path, "127.0.0.1:\(double.port)")
+            XCTAssertEqual(tunnel.header("proxy-authorization"), "Basic " + Data("push:proxy-secret".utf8).base64EncodedString())
+        }
+    }
+
+    func testAProxyThatRefusesTheCredentialsFailsThePushNotTheLogin() async throws {
+        try start()
+        let proxy = try PushDoubleProcess(script: "connect_proxy.py", arguments: { _ in ["--require-auth", "push:proxy-secret"] })
+        defer { proxy.stop() }
+        var settings = FCMSettings(url: messagesURL, serviceAccountFile: account.path)
+        settings.proxy = .server(host: "127.0.0.1", port: proxy.port, authorization: .basic(username: "push", password: "wrong"))
+        let sender = try FCMPushSender(settings: settings, logger: logs.logger(), clock: clock.function)
+        let outcome = await sender.send(PushTestMessages.message(pushProviderId: "fcm-registration-token-1", confirmToken: try PushTestMessages.confirmToken(exp: 1_800_000_240)))
+        await sender.shutdown()
+        XCTAssertEqual(outcome, .failed)
+        XCTAssertEqual(try double.records().count, 0, "nothing reached FCM")
+    }
 }
