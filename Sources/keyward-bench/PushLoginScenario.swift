@@ -125,10 +125,9 @@ struct PushLoginScenario: Sendable {
             headers: [("Cookie", user.cookie), ("Content-Type", "application/x-www-form-urlencoded")],
             body: "csrf=\(user.csrf)&refresh=true"
         ))
-        let html = String(decoding: page.body, as: UTF8.self)
-        guard page.status == 200, let number = Self.between(html, #"aria-describedby="instruction">"#, "<"),
-            let eventsPath = Self.between(html, #"data-events-url=""#, "\""), let cid = Self.between(html, #"name="challengeId" value=""#, "\"")
-        else { throw BenchError("waiting page: \(page.status) \(html.prefix(200))") }
+        guard page.status == 200, let number = Self.between(page.body, #"aria-describedby="instruction">"#, "<"),
+            let eventsPath = Self.between(page.body, #"data-events-url=""#, "\""), let cid = Self.between(page.body, #"name="challengeId" value=""#, "\"")
+        else { throw BenchError("waiting page: \(page.status) \(String(decoding: page.body.prefix(200), as: UTF8.self))") }
 
         let stream = try RawHTTPConnection(port: port)
         try stream.write(RawHTTPConnection.request(method: "GET", path: eventsPath, port: port, headers: [("Accept", "text/event-stream")]))
@@ -181,7 +180,7 @@ struct PushLoginScenario: Sendable {
 
         let connection = try RawHTTPConnection(port: port)
         let login = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login", port: port, headers: []))
-        guard let anonymous = Self.cookie(login), let csrf = Self.between(String(decoding: login.body, as: UTF8.self), #"name="csrf" value=""#, "\"") else {
+        guard let anonymous = Self.cookie(login), let csrf = Self.between(login.body, #"name="csrf" value=""#, "\"") else {
             throw BenchError("login page without cookie or CSRF field")
         }
         let signedIn = try connection.send(RawHTTPConnection.request(
@@ -191,7 +190,7 @@ struct PushLoginScenario: Sendable {
         ))
         guard signedIn.status == 303, let cookie = Self.cookie(signedIn) else { throw BenchError("password login failed: \(signedIn.status)") }
         let waiting = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login/push", port: port, headers: [("Cookie", cookie)]))
-        guard waiting.status == 200, let sessionCSRF = Self.between(String(decoding: waiting.body, as: UTF8.self), #"name="csrf" value=""#, "\"") else {
+        guard waiting.status == 200, let sessionCSRF = Self.between(waiting.body, #"name="csrf" value=""#, "\"") else {
             throw BenchError("waiting page: \(waiting.status)")
         }
         return Participant(username: username, cookie: cookie, csrf: sessionCSRF, device: device, accessToken: accessToken)
@@ -224,9 +223,13 @@ struct PushLoginScenario: Sendable {
         response.header("set-cookie")?.split(separator: ";").first.map(String.init)
     }
 
-    /// The text between the first `start` and the next `end` (plain search: the load generator shares the cores).
-    private static func between(_ text: String, _ start: String, _ end: String) -> String? {
-        guard let from = text.range(of: start), let to = text[from.upperBound...].range(of: end) else { return nil }
-        return String(text[from.upperBound..<to.lowerBound]).replacingOccurrences(of: "&amp;", with: "&")
+    /// The text between the first `start` and the next `end`, `&amp;` decoded (a byte search: the load generator
+    /// shares the cores with the server).
+    private static func between(_ body: [UInt8], _ start: String, _ end: String) -> String? {
+        let opening = Array(start.utf8)
+        guard let from = RawHTTPConnection.find(opening, in: body).map({ $0 + opening.count }),
+            let to = RawHTTPConnection.find(Array(end.utf8), in: body, from: from)
+        else { return nil }
+        return String(decoding: body[from..<to], as: UTF8.self).replacingOccurrences(of: "&amp;", with: "&")
     }
 }
