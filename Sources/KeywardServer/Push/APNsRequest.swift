@@ -12,8 +12,7 @@ enum APNsRequest {
 
     static func path(deviceToken: String) -> String {
         // Device tokens are hex; encoding keeps anything else from reshaping the path.
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        return "/3/device/" + (deviceToken.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
+        "/3/device/" + deviceToken.percentEncodedUnreserved
     }
 
     static func headers(providerToken: String, topic: String, message: PushMessage, now: Date) -> HTTPHeaders {

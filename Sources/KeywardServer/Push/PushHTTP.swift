@@ -55,12 +55,7 @@ enum PushHTTP {
 
     /// `application/x-www-form-urlencoded`: everything but unreserved characters percent-encoded.
     static func formEncoded(_ fields: KeyValuePairs<String, String>) -> [UInt8] {
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        let encoded = fields.map { name, value in
-            let encodedName = name.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
-            let encodedValue = value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
-            return "\(encodedName)=\(encodedValue)"
-        }
+        let encoded = fields.map { name, value in "\(name.percentEncodedUnreserved)=\(value.percentEncodedUnreserved)" }
         return Array(encoded.joined(separator: "&").utf8)
     }
 

@@ -113,16 +113,35 @@ struct ChallengeEventStream: Sendable {
         return "event: status\ndata: " + json + "}\n\n"
     }
 
+    /// Java's `Instant.toString()` at millisecond precision: `2026-11-22T19:35:20Z`, or `….123Z` with a fraction.
+    /// Plain arithmetic (days to civil date, proleptic Gregorian): Calendar and String(format:) were a percent of the
+    /// server's time under load.
     static func instant(_ date: Date) -> String {
         let millis = Int64((date.timeIntervalSince1970 * 1000).rounded())
-        var components = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date(timeIntervalSince1970: Double(millis / 1000)))
-        components.nanosecond = 0
-        let base = String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d", components.year ?? 0, components.month ?? 0, components.day ?? 0,
-            components.hour ?? 0, components.minute ?? 0, components.second ?? 0
-        )
-        let fraction = millis % 1000
-        return fraction == 0 ? base + "Z" : base + String(format: ".%03dZ", fraction)
+        let (seconds, fraction) = (millis.floorDivided(by: 1000), millis - millis.floorDivided(by: 1000) * 1000)
+        let (days, secondOfDay) = (seconds.floorDivided(by: 86400), seconds - seconds.floorDivided(by: 86400) * 86400)
+        let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
+        var text = Self.digits(year, 4) + "-" + Self.digits(month, 2) + "-" + Self.digits(day, 2)
+        text += "T" + Self.digits(secondOfDay / 3600, 2) + ":" + Self.digits(secondOfDay % 3600 / 60, 2) + ":" + Self.digits(secondOfDay % 60, 2)
+        return text + (fraction == 0 ? "Z" : "." + Self.digits(fraction, 3) + "Z")
+    }
+
+    /// Howard Hinnant's `civil_from_days`: the Gregorian date `days` after 1970-01-01.
+    private static func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468
+        let era = shifted.floorDivided(by: 146_097)
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func digits(_ value: Int64, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
     }
 
     private static func jsonString(_ value: String) -> String {
@@ -151,4 +170,12 @@ private final class ConnectionCount: Sendable {
     }
 
     func release() { count.withLock { $0 -= 1 } }
+}
+
+private extension Int64 {
+    /// Division rounding toward negative infinity (dates before 1970 count back from the epoch).
+    func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
 }

@@ -55,10 +55,7 @@ extension PushMFAService {
     /// `prefix?name=value` with the value percent-encoded; a blank prefix yields the raw value (reference §3.1).
     static func appLink(_ prefix: String, parameter: String, value: String) -> String {
         guard !prefix.trimmingCharacters(in: .whitespaces).isEmpty else { return value }
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let encoded = value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
-        return prefix + (prefix.contains("?") ? "&" : "?") + parameter + "=" + encoded
+        return prefix + (prefix.contains("?") ? "&" : "?") + parameter + "=" + value.percentEncodedUnreserved
     }
 
     /// Endpoint 1: a freshly signed enrollment token for a reusable, time-limited request handle (reference §2.4).

@@ -110,6 +110,20 @@ final class ChallengeEventStreamTests: XCTestCase {
     func testInstantFormatMatchesJava() {
         XCTAssertEqual(ChallengeEventStream.instant(Date(timeIntervalSince1970: 1_700_000_000)), "2023-11-14T22:13:20Z")
         XCTAssertEqual(ChallengeEventStream.instant(Date(timeIntervalSince1970: 1_700_000_000.25)), "2023-11-14T22:13:20.250Z")
+        XCTAssertEqual(ChallengeEventStream.instant(Date(timeIntervalSince1970: 0)), "1970-01-01T00:00:00Z")
+        XCTAssertEqual(ChallengeEventStream.instant(Date(timeIntervalSince1970: -0.001)), "1969-12-31T23:59:59.999Z")
+        XCTAssertEqual(ChallengeEventStream.instant(Date(timeIntervalSince1970: 951_782_400)), "2000-02-29T00:00:00Z")
+        XCTAssertEqual(ChallengeEventStream.instant(Date(timeIntervalSince1970: 4_107_542_399.5)), "2100-02-28T23:59:59.500Z")
+        // Against Foundation's calendar over 150 years in uneven steps (leap days, century years, month ends).
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        var seconds: Int64 = -1_000_000_000
+        while seconds < 3_700_000_000 {
+            let date = Date(timeIntervalSince1970: Double(seconds))
+            XCTAssertEqual(ChallengeEventStream.instant(date), formatter.string(from: date), "\(seconds)")
+            seconds += 86_400 * 13 + 3_607
+        }
     }
 }
 
