@@ -164,9 +164,12 @@ struct PushLoginScenario: Sendable {
         return [("Authorization", "DPoP " + user.accessToken), ("DPoP", proof)]
     }
 
+    private static let runTag = String(UInt32.random(in: .min ... .max), radix: 36)
+
     /// A user, its password-verified browser session (cookie + CSRF) and its phone, set up through the real API.
     private func participant(_ index: Int) async throws -> Participant {
-        let username = "bench-\(index)"
+        // A fresh name per run: a PostgreSQL database outlives the server the bench started.
+        let username = "bench-\(Self.runTag)-\(index)"
         try admin(["users", "create", "--realm", "demo", username], password: "bench-password")
         let link = try admin(["enrollment-link", "--realm", "demo", "--username", username]).trimmingCharacters(in: .whitespacesAndNewlines)
         var options = PushMFAClient.EnrollmentOptions()
