@@ -311,6 +311,29 @@ class KeywardServer:
 
 
 # --------------------------------------------------------------------------------------------- raw HTTP calls
+class CommandLine:
+    """The keyward CLI (on the server's data directory) and a keyward-device phone, run as an operator and a phone
+    would run them against `server`, with none of this process's KEYWARD_* settings leaking in."""
+
+    def __init__(self, server: KeywardServer, keyward_bin: str, device_bin: str, phone_dir: Path):
+        self.server, self.keyward_bin, self.device_bin, self.phone_dir = server, keyward_bin, device_bin, phone_dir
+        self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("KEYWARD_")}, "KEYWARD_PUBLIC_URL": server.base}
+
+    def run(self, binary: str, *args: str) -> str:
+        done = subprocess.run([binary, *args], env=self.env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"{Path(binary).name} {' '.join(args[:2])}: {done.stderr}"
+        return done.stdout
+
+    def admin(self, *args: str) -> str:
+        return self.run(self.keyward_bin, *args, "--data-dir", str(self.server.data_dir))
+
+    def settings(self, *assignments: str) -> None:
+        self.admin("push-mfa", "settings", "--realm", "demo", *assignments)
+
+    def device(self, *args: str) -> str:
+        return self.run(self.device_bin, *args, "--state-dir", str(self.phone_dir), "--client-secret", CLIENT_SECRET)
+
+
 def token_request(server: KeywardServer, proof: str | None, *, secret: str = CLIENT_SECRET, auth: str = "post",
                   headers: dict[str, str] | None = None, **form: str) -> requests.Response:
     """POST grant_type=client_credentials with client_secret_post (default) or client_secret_basic."""

@@ -8,13 +8,11 @@ to .ci-artifacts/screenshots/a11y-*.png.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 
 import requests
 
-from keyward_peer import CLIENT_SECRET, Backend, KeywardServer
+from keyward_peer import Backend, CommandLine, KeywardServer
 from test_browser_journey import SCREENSHOTS, WAIT_SECONDS, _missing, browser, device_bin  # noqa: F401  (fixtures)
 
 # axe-core's tags for the success criteria it automates at levels A and AA (its 3.1 release has no wcag21a rule).
@@ -51,18 +49,8 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
 
     server = KeywardServer(keyward_bin, Backend("sqlite", None, None), tmp_path / "a11y", None, "a11y").start()
     try:
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith("KEYWARD_")}, "KEYWARD_PUBLIC_URL": server.base}
-
-        def run(binary: str, *args: str) -> str:
-            done = subprocess.run([binary, *args], env=env, capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, f"{' '.join(args[:2])}: {done.stderr}"
-            return done.stdout
-
-        def settings(*assignments: str) -> None:
-            run(keyward_bin, "push-mfa", "settings", "--realm", "demo", *assignments, "--data-dir", str(server.data_dir))
-
-        def device(*args: str) -> str:
-            return run(device_bin, *args, "--state-dir", str(tmp_path / "phone"), "--client-secret", CLIENT_SECRET)
+        cli = CommandLine(server, keyward_bin, device_bin, tmp_path / "phone")
+        settings, device = cli.settings, cli.device
 
         wait = WebDriverWait(browser, WAIT_SECONDS)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)

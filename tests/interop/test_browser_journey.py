@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from keyward_peer import CLIENT_SECRET, Backend, KeywardServer
+from keyward_peer import Backend, CommandLine, KeywardServer
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,20 +63,8 @@ def test_enroll_then_approve_with_the_number_shown(browser, device_bin, keyward_
 
     server = KeywardServer(keyward_bin, Backend("sqlite", None, None), tmp_path / "journey", None, "journey").start()
     try:
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith("KEYWARD_")}, "KEYWARD_PUBLIC_URL": server.base}
-
-        def admin(*args: str) -> str:
-            done = subprocess.run([keyward_bin, *args, "--data-dir", str(server.data_dir)], env=env, capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stderr
-            return done.stdout
-
-        def device(*args: str) -> str:
-            done = subprocess.run(
-                [device_bin, *args, "--state-dir", str(tmp_path / "phone"), "--client-secret", CLIENT_SECRET],
-                env=env, capture_output=True, text=True, timeout=60,
-            )
-            assert done.returncode == 0, f"keyward-device {args[0]}: {done.stderr}"
-            return done.stdout
+        cli = CommandLine(server, keyward_bin, device_bin, tmp_path / "phone")
+        admin, device = cli.admin, cli.device
 
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 

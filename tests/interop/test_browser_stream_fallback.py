@@ -10,14 +10,12 @@ phone approves.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import time
 
 import requests
 
-from keyward_peer import CLIENT_SECRET, Backend, KeywardServer
+from keyward_peer import Backend, CommandLine, KeywardServer
 from test_browser_journey import SCREENSHOTS, WAIT_SECONDS, browser, device_bin  # noqa: F401  (fixtures)
 
 HOLD_SECONDS = 4.0  # how long the only stream slot stays taken while the browser waits
@@ -44,20 +42,11 @@ def test_busy_stream_is_retried_without_reloading_the_page(browser, device_bin, 
     ).start()
     holder = None
     try:
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith("KEYWARD_")}, "KEYWARD_PUBLIC_URL": server.base}
-
-        def run(binary: str, *args: str) -> str:
-            done = subprocess.run([binary, *args], env=env, capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, f"{' '.join(args[:2])}: {done.stderr}"
-            return done.stdout
-
-        def device(*args: str) -> str:
-            return run(device_bin, *args, "--state-dir", str(tmp_path / "phone"), "--client-secret", CLIENT_SECRET)
-
-        data = ("--data-dir", str(server.data_dir))
+        cli = CommandLine(server, keyward_bin, device_bin, tmp_path / "phone")
+        device = cli.device
         # Two logins may wait at once: the stream holder's and the browser's.
-        run(keyward_bin, "push-mfa", "settings", "--realm", "demo", "maxPendingChallenges=2", "userVerification=none", *data)
-        link = run(keyward_bin, "enrollment-link", "--realm", "demo", "--username", "test", *data).strip()
+        cli.settings("maxPendingChallenges=2", "userVerification=none")
+        link = cli.admin("enrollment-link", "--realm", "demo", "--username", "test").strip()
         device("enroll", link, "--issuer", server.issuer, "--key-type", "EC")
 
         # Another login's page takes the node's only stream slot and keeps it open.

@@ -174,13 +174,18 @@ final class FCMPushSenderTests: XCTestCase {
         XCTAssertEqual(try double.records().count, 0)
     }
 
+    /// A sender whose FCM traffic goes through tests/push-doubles/connect_proxy.py, which wants push:proxy-secret.
+    private func proxiedSender(password: String) throws -> (FCMPushSender, PushDoubleProcess) {
+        let proxy = try PushDoubleProcess(script: "connect_proxy.py", arguments: { _ in ["--require-auth", "push:proxy-secret"] })
+        var settings = FCMSettings(url: messagesURL, serviceAccountFile: account.path)
+        settings.proxy = .server(host: "127.0.0.1", port: proxy.port, authorization: .basic(username: "push", password: password))
+        return (try FCMPushSender(settings: settings, logger: logs.logger(), clock: clock.function), proxy)
+    }
+
     func testSendsThroughTheConfiguredProxyWithItsCredentials() async throws {
         try start()
-        let proxy = try PushDoubleProcess(script: "connect_proxy.py", arguments: { _ in ["--require-auth", "push:proxy-secret"] })
+        let (sender, proxy) = try proxiedSender(password: "proxy-secret")
         defer { proxy.stop() }
-        var settings = FCMSettings(url: messagesURL, serviceAccountFile: account.path)
-        settings.proxy = .server(host: "127.0.0.1", port: proxy.port, authorization: .basic(username: "push", password: "proxy-secret"))
-        let sender = try FCMPushSender(settings: settings, logger: logs.logger(), clock: clock.function)
         let outcome = await sender.send(PushTestMessages.message(pushProviderId: "fcm-registration-token-1", confirmToken: try PushTestMessages.confirmToken(exp: 1_800_000_240)))
         await sender.shutdown()
         await sender.shutdown()
@@ -197,11 +202,8 @@ final class FCMPushSenderTests: XCTestCase {
 
     func testAProxyThatRefusesTheCredentialsFailsThePushNotTheLogin() async throws {
         try start()
-        let proxy = try PushDoubleProcess(script: "connect_proxy.py", arguments: { _ in ["--require-auth", "push:proxy-secret"] })
+        let (sender, proxy) = try proxiedSender(password: "wrong")
         defer { proxy.stop() }
-        var settings = FCMSettings(url: messagesURL, serviceAccountFile: account.path)
-        settings.proxy = .server(host: "127.0.0.1", port: proxy.port, authorization: .basic(username: "push", password: "wrong"))
-        let sender = try FCMPushSender(settings: settings, logger: logs.logger(), clock: clock.function)
         let outcome = await sender.send(PushTestMessages.message(pushProviderId: "fcm-registration-token-1", confirmToken: try PushTestMessages.confirmToken(exp: 1_800_000_240)))
         await sender.shutdown()
         XCTAssertEqual(outcome, .failed)
