@@ -157,6 +157,29 @@ final class LoginChallengeTests: XCTestCase {
         }
     }
 
+    func testConcurrentLoginsFromManyBrowsersCreateNoMoreThanTheLimit() async throws {
+        try await TestServer.forEachEngine { server, client in
+            _ = try await server.enrolledDevice(client)
+            for limit in [1, 3] {
+                try await server.settings { $0.maxPendingChallenges = limit }
+                let created = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for browser in 0..<12 {
+                        group.addTask {
+                            if case .created = try await server.startLogin(session: "limit-\(limit)-browser-\(browser)") { return true }
+                            return false
+                        }
+                    }
+                    return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+                XCTAssertEqual(created, limit, "maxPendingChallenges=\(limit)")
+                let user = try await server.demoUser()
+                let pending = try await server.runtime.challengeStore.pendingChallenges(realm: "demo", userId: user.id, kind: .authentication, now: server.clock.now())
+                XCTAssertEqual(pending.count, limit)
+                _ = try await server.runtime.challengeStore.resolveAllPending(realm: "demo", userId: user.id, to: .denied, now: server.clock.now())
+            }
+        }
+    }
+
     func testCancelDeniesWithoutTheDevice() async throws {
         try await TestServer.forEachEngine { server, client in
             let (device, token) = try await server.enrolledDevice(client)
