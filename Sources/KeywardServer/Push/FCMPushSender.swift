@@ -100,7 +100,7 @@ struct FCMMessageBody: Encodable {
     init(message push: PushMessage, settings: FCMSettings) {
         message = Message(
             token: push.pushProviderId,
-            notification: Notification(title: settings.title, body: settings.body),
+            notification: Notification(title: push.title ?? settings.title, body: push.body ?? settings.body),
             data: ["token": push.confirmToken])
     }
 }

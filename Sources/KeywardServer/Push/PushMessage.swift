@@ -16,6 +16,9 @@ public struct PushMessage: Sendable {
     public var confirmToken: String
     /// Demo realms: the log sender includes the confirm token in its line.
     public var demo: Bool
+    /// The realm's notification text (push-MFA settings notificationTitle / notificationBody); nil: the sender's own.
+    public var title: String?
+    public var body: String?
 
     public init(
         realm: String, userId: String, username: String, credentialId: String, challengeId: String,

@@ -49,7 +49,7 @@ extension PushMFAService {
         for device in targets {
             let token = try await stored { try await tokens.confirmToken(realm: realm.name, credential: device, challenge: challenge, now: now) }
             if firstToken.isEmpty { firstToken = token }
-            await sendPush(realm: realm, user: user, credential: device, challenge: challenge, confirmToken: token)
+            await sendPush(realm: realm, user: user, credential: device, challenge: challenge, confirmToken: token, settings: settings)
         }
         // The "open app" link for a browser on the phone itself; only this variant may carry the answer.
         let sameDeviceToken = try await stored {
@@ -63,11 +63,14 @@ extension PushMFAService {
     }
 
     /// Hands the push to the sender without holding up the login page; a gone device token is remembered.
-    private func sendPush(realm: Realm, user: User, credential: PushCredential, challenge: PushChallenge, confirmToken: String) async {
+    private func sendPush(realm: Realm, user: User, credential: PushCredential, challenge: PushChallenge, confirmToken: String, settings: PushMFASettings) async {
         let pusher = self.pusher
         let credentials = self.credentials
         Task {
-            let unregistered = await pusher.push(realm: realm, user: user, credential: credential, challenge: challenge, confirmToken: confirmToken)
+            let unregistered = await pusher.push(
+                realm: realm, user: user, credential: credential, challenge: challenge, confirmToken: confirmToken,
+                title: settings.notificationTitle, body: settings.notificationBody
+            )
             if unregistered { try? await credentials.markPushTokenInvalid(realm: realm.name, id: credential.id) }
         }
     }

@@ -5,7 +5,8 @@ import Logging
 /// Sends a login push to one device. The Push part implements it over its senders; returning
 /// `true` means the push service reported the device token gone, so the credential is marked.
 public protocol ChallengePusher: Sendable {
-    func push(realm: Realm, user: User, credential: PushCredential, challenge: PushChallenge, confirmToken: String) async -> Bool
+    /// `title`/`body`: the realm's notification text, nil for the sender's default.
+    func push(realm: Realm, user: User, credential: PushCredential, challenge: PushChallenge, confirmToken: String, title: String?, body: String?) async -> Bool
 }
 
 /// The push-MFA logic: enrollment, login challenges, device responses, device management.

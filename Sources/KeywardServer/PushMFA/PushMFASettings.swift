@@ -33,6 +33,10 @@ public struct PushMFASettings: Sendable, Equatable {
     /// Keyward: users without a device are sent to enrollment after password login.
     public var requirePushMfa = false
     public var loginDevices: LoginDevices = .all
+    /// Keyward: the push notification's title and body for this realm's users (the original localises them from
+    /// the login theme); nil keeps the node's `push.fcm.title` / `push.fcm.body` (APNs: the same defaults).
+    public var notificationTitle: String?
+    public var notificationBody: String?
 
     public init() {}
 
@@ -60,6 +64,8 @@ public struct PushMFASettings: Sendable, Equatable {
             "loginDevices": .string(loginDevices.rawValue),
         ]
         if let ttl = enrollmentRequestUriTtlSeconds { object["enrollmentRequestUriTtlSeconds"] = .number(Double(ttl)) }
+        if let notificationTitle { object["notificationTitle"] = .string(notificationTitle) }
+        if let notificationBody { object["notificationBody"] = .string(notificationBody) }
         return object
     }
 
@@ -85,6 +91,13 @@ public struct PushMFASettings: Sendable, Equatable {
                 throw PushMFASettingsError(key: key, problem: "must be a link prefix such as my-secure://enroll without spaces")
             }
             return value
+        }
+        /// Shown on a lock screen: one line of at most 200 characters; empty goes back to the default.
+        func notificationText() throws(PushMFASettingsError) -> String? {
+            guard value.count <= 200, !value.unicodeScalars.contains(where: \.isISOControl) else {
+                throw PushMFASettingsError(key: key, problem: "must be one line of at most 200 characters")
+            }
+            return value.isBlank ? nil : value
         }
         switch key {
         case "loginChallengeTtlSeconds": loginChallengeTtlSeconds = try integer(10...3600)
@@ -114,6 +127,8 @@ public struct PushMFASettings: Sendable, Equatable {
                 throw PushMFASettingsError(key: key, problem: "must be all or newest, got '\(value.prefix(32))'")
             }
             loginDevices = choice
+        case "notificationTitle": notificationTitle = try notificationText()
+        case "notificationBody": notificationBody = try notificationText()
         default:
             throw PushMFASettingsError(key: key, problem: "unknown setting; known: \(Self.keys.joined(separator: ", "))")
         }
@@ -124,7 +139,7 @@ public struct PushMFASettings: Sendable, Equatable {
         "sameDeviceIncludeUserVerification", "loginAppUniversalLink", "autoAddRequiredAction", "waitChallengeEnabled",
         "waitChallengeBaseSeconds", "waitChallengeMaxSeconds", "waitChallengeResetHours", "enrollmentChallengeTtlSeconds",
         "enrollmentAppUniversalLink", "enrollmentUseRequestUri", "enrollmentRequestUriTtlSeconds",
-        "requireDpopForEnrollment", "requirePushMfa", "loginDevices",
+        "requireDpopForEnrollment", "requirePushMfa", "loginDevices", "notificationTitle", "notificationBody",
     ]
 
     /// Reads the stored JSON form back; values written by an older or newer build that no longer fit are

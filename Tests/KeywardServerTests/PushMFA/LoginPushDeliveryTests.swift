@@ -28,6 +28,7 @@ final class LoginPushDeliveryTests: XCTestCase {
                 overrides: ["pushProviderType": "apns", "pushProviderId": .string(deviceToken)]
             )
             XCTAssertEqual(enrolled.status, .ok, enrolled.body)
+            try await server.settings { try $0.apply("notificationTitle", "Anmeldung") }
             guard case .created(let challenge, _, _, let confirmToken) = try await server.startLogin() else { return XCTFail("no challenge") }
 
             // The push runs beside the login page's response; wait for its effect (a bound, not a measurement).
@@ -43,6 +44,7 @@ final class LoginPushDeliveryTests: XCTestCase {
             XCTAssertEqual(record.header("apns-topic"), "com.example.keyward")
             let payload = try StrictJSON.parseObject(Array(record.body.utf8))
             XCTAssertEqual(payload["token"]?.stringValue, confirmToken)
+            XCTAssertEqual(payload["aps"]?.objectValue?["alert"]?.objectValue, ["title": "Anmeldung", "body": "Please confirm your login"], "the realm's title")
             XCTAssertEqual(try JWS.parse(confirmToken).claims()["cid"]?.stringValue, challenge.id)
             let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
             XCTAssertTrue(metrics.contains(#"keyward_push_deliveries_total{provider="apns",outcome="unregistered"} 1"#), metrics)
