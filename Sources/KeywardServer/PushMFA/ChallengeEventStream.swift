@@ -64,7 +64,7 @@ struct ChallengeEventStream: Sendable {
     }
 
     /// Emits the current status, then every change, until the status leaves PENDING or the lifetime ends.
-    private func follow(_ first: PushChallenge, kind: PushChallenge.Kind, changes: AsyncStream<Void>, writer: inout any ResponseBodyWriter) async throws {
+    private func follow(_ first: PushChallenge, kind: PushChallenge.Kind, changes: AsyncStream<PushChallenge?>, writer: inout any ResponseBodyWriter) async throws {
         let clock = ContinuousClock()
         let started = clock.now
         var lastOutput = started
@@ -72,8 +72,8 @@ struct ChallengeEventStream: Sendable {
         var sent = current.effectiveStatus(at: Date())
         try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, at: Date(), status: sent.rawValue)))
         guard sent == .pending else { return }
-        for await _ in changes {
-            let reread = try? await service.challenge(id: current.id)
+        for await changed in changes {
+            let reread = if let changed { changed } else { try? await service.challenge(id: current.id) }
             let status: PushChallenge.Status
             if let reread {
                 current = reread

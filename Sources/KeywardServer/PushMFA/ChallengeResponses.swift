@@ -94,7 +94,7 @@ extension PushMFAService {
     private func finish(_ challenge: PushChallenge, to status: PushChallenge.Status, now: Date) async throws(PushMFAError) -> String {
         switch try await stored({ try await challenges.resolve(id: challenge.id, to: status, now: now) }) {
         case .applied(let resolved):
-            signals.notify(resolved.id)
+            signals.notify(resolved)
             if status == .approved {
                 await resetWaitState(realm: resolved.realm, userId: resolved.userId)
                 await audit.record(.challengeAccepted, realm: resolved.realm, userId: resolved.userId, clientId: resolved.clientId, details: ["challengeId": resolved.id])
