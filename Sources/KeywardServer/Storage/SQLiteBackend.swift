@@ -43,11 +43,13 @@ enum SQLiteBackend {
             throw error
         }
         let gate = SQLiteStatementGate()
+        let closed = ClosedFlag()
         let sql = SerializedSQLiteDatabase(
-            statements: statements.sql(queryLogLevel: .trace), sessions: sessions.sql(queryLogLevel: .trace), gate: gate
+            statements: statements.sql(queryLogLevel: .trace), sessions: sessions.sql(queryLogLevel: .trace), gate: gate, closed: closed
         )
         return OpenedDatabaseBackend(sql: sql) {
-            // Wait for the transaction in flight, then close both and stop their threads.
+            // Refuse new statements, wait for the transaction in flight, then close both and stop their threads.
+            closed.set()
             try await gate.withGate { try await sessions.close() }
             try await statements.close()
             try await statementThread.shutdownGracefully()

@@ -14,6 +14,9 @@ struct SerializedSQLiteDatabase: SQLDatabase {
     let statements: any SQLDatabase
     let sessions: any SQLDatabase
     let gate: SQLiteStatementGate
+    /// Set when the backend closes: the connections' threads are gone, so a late statement gets a clear
+    /// `unavailable` instead of the thread pool's cancellation.
+    let closed: ClosedFlag
 
     var logger: Logger { statements.logger }
     var eventLoop: any EventLoop { statements.eventLoop }
@@ -22,13 +25,15 @@ struct SerializedSQLiteDatabase: SQLDatabase {
     var queryLogLevel: Logger.Level? { statements.queryLogLevel }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
-        statements.execute(sql: query, onRow)
+        guard !closed.isSet else { return eventLoop.makeFailedFuture(ClosedFlag.error) }
+        return statements.execute(sql: query, onRow)
     }
 
     /// Statements share one connection, so one task's write can run while another's read is still stepping; when
     /// a transaction has committed in between, SQLite refuses the write at once (SQLITE_BUSY, stale snapshot)
     /// instead of waiting. Nothing was written or returned then, so the statement is simply run again.
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        guard !closed.isSet else { throw ClosedFlag.error }
         var attempt = 0
         while true {
             let delivered = RowsDelivered()
@@ -52,8 +57,17 @@ struct SerializedSQLiteDatabase: SQLDatabase {
     }
 
     func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await gate.withGate { try await closure(sessions) }
+        guard !closed.isSet else { throw ClosedFlag.error }
+        return try await gate.withGate { try await closure(sessions) }
     }
+}
+
+final class ClosedFlag: Sendable {
+    static let error = StoreError.unavailable("the SQLite database is closed")
+    private let flag = Atomic<Bool>(false)
+
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
 }
 
 /// Whether a statement already handed rows to its caller (then it must not be run again).
