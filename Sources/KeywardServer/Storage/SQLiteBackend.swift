@@ -27,23 +27,19 @@ enum SQLiteBackend {
         sessionThread.start()
         let statements: SQLiteConnection
         let sessions: SQLiteConnection
+        var opened: SQLiteConnection?
         do {
             statements = try await openConfigured(absolutePath, threadPool: statementThread, logger: logger)
-        } catch {
-            try? await statementThread.shutdownGracefully()
-            try? await sessionThread.shutdownGracefully()
-            throw error
-        }
-        do {
+            opened = statements
             sessions = try await openConfigured(absolutePath, threadPool: sessionThread, logger: logger)
         } catch {
-            try? await statements.close()
+            try? await opened?.close()
             try? await statementThread.shutdownGracefully()
             try? await sessionThread.shutdownGracefully()
             throw error
         }
         let gate = SQLiteStatementGate()
-        let closed = ClosedFlag()
+        let closed = AtomicFlag()
         let sql = SerializedSQLiteDatabase(
             statements: statements.sql(queryLogLevel: .trace), sessions: sessions.sql(queryLogLevel: .trace), gate: gate, closed: closed
         )

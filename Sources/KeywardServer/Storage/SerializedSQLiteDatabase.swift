@@ -16,7 +16,9 @@ struct SerializedSQLiteDatabase: SQLDatabase {
     let gate: SQLiteStatementGate
     /// Set when the backend closes: the connections' threads are gone, so a late statement gets a clear
     /// `unavailable` instead of the thread pool's cancellation.
-    let closed: ClosedFlag
+    let closed: AtomicFlag
+
+    static let closedError = StoreError.unavailable("the SQLite database is closed")
 
     var logger: Logger { statements.logger }
     var eventLoop: any EventLoop { statements.eventLoop }
@@ -25,7 +27,7 @@ struct SerializedSQLiteDatabase: SQLDatabase {
     var queryLogLevel: Logger.Level? { statements.queryLogLevel }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
-        guard !closed.isSet else { return eventLoop.makeFailedFuture(ClosedFlag.error) }
+        guard !closed.isSet else { return eventLoop.makeFailedFuture(Self.closedError) }
         return statements.execute(sql: query, onRow)
     }
 
@@ -33,17 +35,17 @@ struct SerializedSQLiteDatabase: SQLDatabase {
     /// a transaction has committed in between, SQLite refuses the write at once (SQLITE_BUSY, stale snapshot)
     /// instead of waiting. Nothing was written or returned then, so the statement is simply run again.
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        guard !closed.isSet else { throw ClosedFlag.error }
+        guard !closed.isSet else { throw Self.closedError }
         var attempt = 0
         while true {
-            let delivered = RowsDelivered()
+            let delivered = AtomicFlag()
             do {
                 try await statements.execute(sql: query) { row in
-                    delivered.mark()
+                    delivered.set()
                     onRow(row)
                 }
                 return
-            } catch let error as SQLiteError where Self.isBusy(error) && !delivered.value && attempt < Self.busyRetries {
+            } catch let error as SQLiteError where Self.isBusy(error) && !delivered.isSet && attempt < Self.busyRetries {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(attempt))
             }
@@ -57,23 +59,15 @@ struct SerializedSQLiteDatabase: SQLDatabase {
     }
 
     func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        guard !closed.isSet else { throw ClosedFlag.error }
+        guard !closed.isSet else { throw Self.closedError }
         return try await gate.withGate { try await closure(sessions) }
     }
 }
 
-final class ClosedFlag: Sendable {
-    static let error = StoreError.unavailable("the SQLite database is closed")
+/// A one-way flag shared across threads: whether the backend has closed, whether a statement has delivered rows.
+final class AtomicFlag: Sendable {
     private let flag = Atomic<Bool>(false)
 
     var isSet: Bool { flag.load(ordering: .acquiring) }
     func set() { flag.store(true, ordering: .releasing) }
-}
-
-/// Whether a statement already handed rows to its caller (then it must not be run again).
-private final class RowsDelivered: Sendable {
-    private let flag = Atomic<Bool>(false)
-
-    func mark() { flag.store(true, ordering: .relaxed) }
-    var value: Bool { flag.load(ordering: .relaxed) }
 }
