@@ -12,13 +12,21 @@ extension PushMFAService {
         }
         let now = clock.now()
         let token = try await stored { try await tokens.confirmToken(realm: challenge.realm, credential: device, challenge: challenge, now: now) }
-        // Only the same-device variant may carry the answer, and only when the realm says so.
-        let sameDevice = try await stored {
-            try await tokens.confirmToken(
-                realm: challenge.realm, credential: device, challenge: challenge, now: now,
-                includeUserVerification: settings.sameDeviceIncludeUserVerification
-            )
+        let link = try await sameDeviceLink(challenge: challenge, device: device, pushedToken: token, settings: settings, now: now)
+        return (token, link)
+    }
+
+    /// The "open app" link for a browser on the phone itself. Only this variant may carry the answer, and only when
+    /// the realm says so; without the answer its claims are those of the token pushed to `device`, which serves.
+    func sameDeviceLink(
+        challenge: PushChallenge, device: PushCredential, pushedToken: String, settings: PushMFASettings, now: Date
+    ) async throws(PushMFAError) -> String {
+        let withAnswer = settings.sameDeviceIncludeUserVerification && challenge.userVerification.expectedValue != nil
+        let token = if !withAnswer { pushedToken } else {
+            try await stored {
+                try await tokens.confirmToken(realm: challenge.realm, credential: device, challenge: challenge, now: now, includeUserVerification: true)
+            }
         }
-        return (token, Self.appLink(settings.loginAppUniversalLink, parameter: "token", value: sameDevice))
+        return Self.appLink(settings.loginAppUniversalLink, parameter: "token", value: token)
     }
 }

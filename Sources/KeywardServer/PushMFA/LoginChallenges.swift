@@ -46,24 +46,14 @@ extension PushMFAService {
         await audit.record(.challengeCreated, realm: realm.name, userId: user.id, clientId: clientId, details: ["challengeId": challenge.id, "type": "AUTHENTICATION"])
 
         var firstToken = ""
-        var newestToken: String?
+        var newestToken = ""
         for device in targets {
             let token = try await stored { try await tokens.confirmToken(realm: realm.name, credential: device, challenge: challenge, now: now) }
             if firstToken.isEmpty { firstToken = token }
             if device.id == newest.id { newestToken = token }
             await sendPush(realm: realm, user: user, credential: device, challenge: challenge, confirmToken: token, settings: settings)
         }
-        // The "open app" link for a browser on the phone itself; only this variant may carry the answer. Without
-        // the answer its claims are those of the newest device's push, so that token serves.
-        let withAnswer = settings.sameDeviceIncludeUserVerification && challenge.userVerification.expectedValue != nil
-        let sameDeviceToken = if let newestToken, !withAnswer { newestToken } else {
-            try await stored {
-                try await tokens.confirmToken(
-                    realm: realm.name, credential: newest, challenge: challenge, now: now, includeUserVerification: withAnswer
-                )
-            }
-        }
-        let sameDeviceLink = Self.appLink(settings.loginAppUniversalLink, parameter: "token", value: sameDeviceToken)
+        let sameDeviceLink = try await sameDeviceLink(challenge: challenge, device: newest, pushedToken: newestToken, settings: settings, now: now)
         return .created(challenge, watchSecret: watchSecret, sameDeviceLink: sameDeviceLink, confirmToken: firstToken)
     }
 
