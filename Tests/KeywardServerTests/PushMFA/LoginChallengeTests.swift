@@ -297,6 +297,16 @@ final class LoginChallengeTests: XCTestCase {
             XCTAssertEqual(claims["credId"]?.stringValue, device.credentialId)
             XCTAssertEqual(claims["cid"]?.stringValue, challenge.id)
             XCTAssertTrue(sameDeviceLink.hasPrefix("my-secure://confirm?token="))
+            let sameDeviceClaims = try JWS.parse(String(sameDeviceLink.dropFirst("my-secure://confirm?token=".count))).claims()
+            XCTAssertEqual(sameDeviceClaims, claims, "without the answer the same-device token says what the push says")
+
+            // Only the same-device variant carries the answer, and only when the realm asks for it.
+            try await server.settings { $0.userVerification = .numberMatch; $0.sameDeviceIncludeUserVerification = true }
+            guard case .created(let answered, _, let answerLink, let pushed) = try await server.startLogin() else { return XCTFail() }
+            XCTAssertNil(try JWS.parse(pushed).claims()["userVerification"])
+            let answerClaims = try JWS.parse(String(answerLink.dropFirst("my-secure://confirm?token=".count))).claims()
+            XCTAssertEqual(answerClaims["userVerification"]?.stringValue, answered.userVerification.expectedValue)
+            XCTAssertEqual(answerClaims["cid"]?.stringValue, answered.id)
         }
     }
 }
