@@ -113,21 +113,24 @@ struct PushMFARoutes {
         if error.status < 500 {
             (status, heading, text) = (HTTPResponse.Status(code: error.status), "Request refused", error.message)
         }
-        var headers: HTTPFields = [.cacheControl: "no-store"]
-        if error.status == 401 { headers[.wwwAuthenticate] = "DPoP error_description=\"\(error.message)\"" }
-        let realm = RealmName.isValid(realmName(context)) ? realmName(context) : "unknown realm"
-        return renderer.page("message", title: heading, realm: realm, context: [
-            "heading": heading, "text": text, "isError": true, "requestId": context.id,
-        ], status: status, headers: headers)
+        return renderer.errorPage(
+            heading: heading, text: text, status: status, realm: context.parameters.get("realm"), requestId: context.id,
+            headers: Self.errorHeaders(error)
+        )
     }
 
     /// `{"error": message}`; a 401 carries the detail in `WWW-Authenticate`, as JAX-RS does for the original.
     static func errorResponse(_ error: PushMFAError) -> Response {
-        var headers: HTTPFields = [.cacheControl: "no-store"]
         if error.status == 401 {
-            headers[.wwwAuthenticate] = "DPoP error_description=\"\(error.message)\""
-            return JSONResponse.make(PushMFAErrorBody(error: "HTTP 401 Unauthorized"), status: .unauthorized, headers: headers)
+            return JSONResponse.make(PushMFAErrorBody(error: "HTTP 401 Unauthorized"), status: .unauthorized, headers: errorHeaders(error))
         }
-        return JSONResponse.make(PushMFAErrorBody(error: error.message), status: HTTPResponse.Status(code: error.status), headers: headers)
+        return JSONResponse.make(PushMFAErrorBody(error: error.message), status: HTTPResponse.Status(code: error.status), headers: errorHeaders(error))
+    }
+
+    /// What every refusal carries, as JSON or as a page: no caching, and a 401's detail in `WWW-Authenticate`.
+    private static func errorHeaders(_ error: PushMFAError) -> HTTPFields {
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        if error.status == 401 { headers[.wwwAuthenticate] = "DPoP error_description=\"\(error.message)\"" }
+        return headers
     }
 }

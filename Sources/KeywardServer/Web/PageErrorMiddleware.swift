@@ -15,10 +15,7 @@ struct PageErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if status.code >= 500 {
                 context.logger.error("page failed", metadata: ["error": "\(String(reflecting: error))", "status": "\(status.code)"])
             }
-            let realm = context.parameters.get("realm").flatMap { RealmName.isValid($0) ? $0 : nil } ?? "unknown realm"
-            return renderer.page("message", title: heading, realm: realm, context: [
-                "heading": heading, "text": text, "isError": true, "requestId": context.id,
-            ], status: status)
+            return renderer.errorPage(heading: heading, text: text, status: status, realm: context.parameters.get("realm"), requestId: context.id)
         }
     }
 

@@ -48,6 +48,17 @@ struct PageRenderer: Sendable {
         ]
     }
 
+    /// A refusal or failure as a page: what the person is told and the request id support needs. `realm` is the
+    /// path's realm parameter, shown only when it is a valid realm name.
+    func errorPage(
+        heading: String, text: String, status: HTTPResponse.Status, realm: String?, requestId: String, headers: HTTPFields = [:]
+    ) -> Response {
+        let shownRealm = realm.flatMap { RealmName.isValid($0) ? $0 : nil } ?? "unknown realm"
+        return page("message", title: heading, realm: shownRealm, context: [
+            "heading": heading, "text": text, "isError": true, "requestId": requestId,
+        ], status: status, headers: headers)
+    }
+
     private static func nonce() -> String {
         Data(SecureRandom.bytes(16)).base64EncodedString()
     }
