@@ -15,20 +15,16 @@ struct ScenarioResult: Codable {
         let sorted = outcome.latencies.sorted()
         requests = sorted.count
         failures = outcome.failures
-        seconds = Self.seconds(outcome.elapsed)
+        seconds = outcome.elapsed.seconds
         requestsPerSecond = Double(sorted.count - outcome.failures) / max(seconds, 1e-9)
-        p50Milliseconds = Self.seconds(Self.percentile(sorted, 0.50)) * 1000
-        p99Milliseconds = Self.seconds(Self.percentile(sorted, 0.99)) * 1000
+        p50Milliseconds = Self.percentile(sorted, 0.50).seconds * 1000
+        p99Milliseconds = Self.percentile(sorted, 0.99).seconds * 1000
         firstFailure = outcome.firstFailure
     }
 
     private static func percentile(_ sorted: [Duration], _ fraction: Double) -> Duration {
         guard !sorted.isEmpty else { return .zero }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 
@@ -64,4 +60,8 @@ struct BenchReport: Codable {
         encoder.dateEncodingStrategy = .iso8601
         return try encoder.encode(self)
     }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

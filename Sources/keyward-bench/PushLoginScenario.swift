@@ -75,7 +75,7 @@ struct PushLoginScenario: Sendable {
                     let browser = try RawHTTPConnection(port: port)
                     let phone = try RawHTTPConnection(port: port)
                     while let due = Self.nextDue(pace, finished: outcome.latencies.count + outcome.failures, counter: nextIndex, started: started, clock: clock) {
-                        if due > clock.now { Thread.sleep(forTimeInterval: Self.seconds(due - clock.now)) }
+                        if due > clock.now { Thread.sleep(forTimeInterval: (due - clock.now).seconds) }
                         do {
                             try roundTrip(participant, browser: browser, phone: phone)
                             outcome.latencies.append(clock.now - due)
@@ -112,10 +112,6 @@ struct PushLoginScenario: Sendable {
             guard index < total else { return nil }
             return started + .nanoseconds(Int64(Double(index) / rate * 1e9))
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Resend → SSE PENDING → pending list → approve with the number → SSE APPROVED.
