@@ -118,8 +118,8 @@ struct ChallengeEventStream: Sendable {
     /// server's time under load.
     static func instant(_ date: Date) -> String {
         let millis = Int64((date.timeIntervalSince1970 * 1000).rounded())
-        let (seconds, fraction) = (millis.floorDivided(by: 1000), millis - millis.floorDivided(by: 1000) * 1000)
-        let (days, secondOfDay) = (seconds.floorDivided(by: 86400), seconds - seconds.floorDivided(by: 86400) * 86400)
+        let (seconds, fraction) = millis.flooredDivision(by: 1000)
+        let (days, secondOfDay) = seconds.flooredDivision(by: 86400)
         let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
         var text = Self.digits(year, 4) + "-" + Self.digits(month, 2) + "-" + Self.digits(day, 2)
         text += "T" + Self.digits(secondOfDay / 3600, 2) + ":" + Self.digits(secondOfDay % 3600 / 60, 2) + ":" + Self.digits(secondOfDay % 60, 2)
@@ -129,8 +129,7 @@ struct ChallengeEventStream: Sendable {
     /// Howard Hinnant's `civil_from_days`: the Gregorian date `days` after 1970-01-01.
     private static func civilDate(daysSinceEpoch days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let shifted = days + 719_468
-        let era = shifted.floorDivided(by: 146_097)
-        let dayOfEra = shifted - era * 146_097
+        let (era, dayOfEra) = shifted.flooredDivision(by: 146_097)
         let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
         let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
         let monthIndex = (5 * dayOfYear + 2) / 153
@@ -173,9 +172,10 @@ private final class ConnectionCount: Sendable {
 }
 
 private extension Int64 {
-    /// Division rounding toward negative infinity (dates before 1970 count back from the epoch).
-    func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    /// Quotient rounded toward negative infinity and the remainder that goes with it (never negative for a
+    /// positive divisor): dates before 1970 count back from the epoch.
+    func flooredDivision(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        let (quotient, remainder) = quotientAndRemainder(dividingBy: divisor)
+        return remainder != 0 && (remainder < 0) != (divisor < 0) ? (quotient - 1, remainder + divisor) : (quotient, remainder)
     }
 }

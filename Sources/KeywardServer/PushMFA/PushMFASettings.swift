@@ -94,7 +94,7 @@ public struct PushMFASettings: Sendable, Equatable {
         }
         /// Shown on a lock screen: one line of at most 200 characters; empty goes back to the default.
         func notificationText() throws(PushMFASettingsError) -> String? {
-            guard value.count <= 200, !value.unicodeScalars.contains(where: \.isISOControl) else {
+            guard value.count <= 200, !value.containsISOControl else {
                 throw PushMFASettingsError(key: key, problem: "must be one line of at most 200 characters")
             }
             return value.isBlank ? nil : value
