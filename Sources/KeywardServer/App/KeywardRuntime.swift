@@ -192,10 +192,9 @@ public final class KeywardRuntime: Sendable {
             }
         } catch {
             // The APNs sender is built last and its init creates no client when it throws: nothing to shut down.
-            let fromEnvironment = OutboundProxy.variables.contains(error.setting)
             throw ConfigurationError(
-                setting: fromEnvironment ? "push proxy" : error.setting, problem: error.file.map { "\($0): \(error.problem)" } ?? error.problem,
-                environmentVariable: fromEnvironment ? error.setting : nil
+                setting: error.setting, problem: error.file.map { "\($0): \(error.problem)" } ?? error.problem,
+                environmentVariable: error.environmentVariable
             )
         }
         return senders

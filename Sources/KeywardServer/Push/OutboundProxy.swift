@@ -37,9 +37,8 @@ enum OutboundProxy {
     private static func proxy(_ value: String, variable: String, setting: String) throws(PushConfigurationError) -> HTTPClient.Configuration.Proxy {
         let text = value.contains("://") ? value : "http://" + value
         let problem = "the proxy for \(setting) comes from \(variable), which must be http://[user:password@]host[:port] or socks5://host[:port]"
-        // The variable is the setting at fault here: it is what the operator has to change.
         guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw PushConfigurationError(setting: variable, problem: problem)
+            throw PushConfigurationError(setting: "push proxy", problem: problem, environmentVariable: variable)
         }
         switch scheme {
         case "http":
@@ -50,7 +49,7 @@ enum OutboundProxy {
         case "socks5", "socks5h":
             return .socksServer(host: host, port: url.port ?? 1080)
         default:
-            throw PushConfigurationError(setting: variable, problem: problem)
+            throw PushConfigurationError(setting: "push proxy", problem: problem, environmentVariable: variable)
         }
     }
 }

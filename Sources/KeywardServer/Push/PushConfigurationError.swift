@@ -6,11 +6,14 @@ public struct PushConfigurationError: Error, CustomStringConvertible, Equatable 
     /// The file the setting names, when the problem is in a file.
     public let file: String?
     public let problem: String
+    /// The environment variable the value came from when it is not a Keyward setting (`https_proxy`).
+    public let environmentVariable: String?
 
-    public init(setting: String, file: String? = nil, problem: String) {
+    public init(setting: String, file: String? = nil, problem: String, environmentVariable: String? = nil) {
         self.setting = setting
         self.file = file
         self.problem = problem
+        self.environmentVariable = environmentVariable
     }
 
     public var description: String {
