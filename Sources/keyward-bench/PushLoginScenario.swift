@@ -125,7 +125,8 @@ struct PushLoginScenario: Sendable {
             let eventsPath = Self.between(page.body, #"data-events-url=""#, "\""), let cid = Self.between(page.body, #"name="challengeId" value=""#, "\"")
         else { throw BenchError("waiting page: \(page.status) \(String(decoding: page.body.prefix(200), as: UTF8.self))") }
 
-        let stream = try RawHTTPConnection(port: port)
+        // The page's connection is idle now: the browser's EventSource takes it, as a keep-alive connection.
+        let stream = browser
         try stream.write(RawHTTPConnection.request(method: "GET", path: eventsPath, port: port, headers: [("Accept", "text/event-stream")]))
         try stream.readUntil("\"PENDING\"")
 
@@ -150,6 +151,7 @@ struct PushLoginScenario: Sendable {
         ))
         guard approved.status == 200 else { throw BenchError("respond: \(approved.status) \(String(decoding: approved.body, as: UTF8.self))") }
         try stream.readUntil("\"APPROVED\"")
+        try stream.readToEndOfChunkedBody()
     }
 
     private func deviceHeaders(_ user: Participant, method: String, url: String) throws -> [(String, String)] {

@@ -80,10 +80,22 @@ final class RawHTTPConnection {
         return Response(status: status, body: body, headers: headers)
     }
 
-    /// Reads a streamed (SSE) body until `marker` appears in it; the connection is not reusable afterwards.
+    /// Reads a streamed (SSE) body until `marker` appears in it, leaving the bytes in the buffer.
     func readUntil(_ marker: String) throws {
         let bytes = Array(marker.utf8)
         while Self.find(bytes, in: buffer) == nil { try fill() }
+    }
+
+    /// Reads a chunked (SSE) response through its last chunk and drops it, so the connection can carry the next
+    /// request as a browser's keep-alive connection would.
+    func readToEndOfChunkedBody() throws {
+        let lastChunk: [UInt8] = Array("\r\n0\r\n\r\n".utf8)
+        var end = Self.find(lastChunk, in: buffer)
+        while end == nil {
+            try fill()
+            end = Self.find(lastChunk, in: buffer)
+        }
+        buffer.removeFirst(end! + lastChunk.count)
     }
 
     /// Where `needle` starts in `haystack`, at or after `start` (memchr + memcmp: Foundation's generic search cost
