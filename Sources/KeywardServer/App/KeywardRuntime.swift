@@ -99,7 +99,7 @@ public final class KeywardRuntime: Sendable {
             realms: realms, users: users, credentials: pushCredentials, challenges: challengeStore,
             state: SQLPushMFAStateStore(database: database), tokens: PushMFATokens(realms: realms, keys: keys),
             authenticator: DeviceAuthenticator(
-                accessTokens: accessTokens, replayStore: stores.replay, users: users, credentials: pushCredentials, clock: clock,
+                accessTokens: accessTokens, replayStore: stores.replay, credentials: pushCredentials, clock: clock,
                 audit: audit, metrics: metrics,
                 options: .init(
                     requireAth: configuration.pushMfaRequireAth, iatTolerance: TimeInterval(configuration.pushMfaDpopIatTolerance),

@@ -32,7 +32,6 @@ struct DeviceAuthenticator: Sendable {
 
     let accessTokens: AccessTokenIssuer
     let replayStore: any ReplayStore
-    let users: UserService
     let credentials: any PushCredentialStore
     let clock: any KeywardClock
     let audit: AuditLog
@@ -46,14 +45,13 @@ struct DeviceAuthenticator: Sendable {
         do throws(PushMFAError) {
             let token = try await verifiedAccessToken(request)
             let proof = try parsedProof(request)
-            guard let user = try await lookup({ try await users.user(realm: request.realm.name, id: proof.subject) }) else {
+            guard let owner = try await lookup({
+                try await credentials.userAndCredential(realm: request.realm.name, userId: proof.subject, deviceId: proof.deviceId)
+            }) else {
                 throw PushMFAError.notFound("User not found")
             }
-            guard let credential = try await lookup({
-                try await credentials.credential(realm: request.realm.name, userId: user.id, deviceId: proof.deviceId)
-            }) else {
-                throw PushMFAError.forbidden("Device not registered for user")
-            }
+            guard let credential = owner.credential else { throw PushMFAError.forbidden("Device not registered for user") }
+            let user = owner.user
             let key: JWK
             do {
                 key = try JWK(jsonString: credential.publicKeyJWK)

@@ -31,7 +31,9 @@ public protocol PushCredentialStore: Sendable {
     /// the challenge must still be PENDING and unexpired, else nothing is written.
     func completeEnrollment(challengeId: String, credential: PushCredential, now: Date) async throws -> ChallengeResolution
     func credentials(realm: String, userId: String) async throws -> [PushCredential]
-    func credential(realm: String, userId: String, deviceId: String) async throws -> PushCredential?
+    /// The user and, when enrolled, their device `deviceId`, read together (device authentication does this on
+    /// every request). nil when the user does not exist.
+    func userAndCredential(realm: String, userId: String, deviceId: String) async throws -> (user: User, credential: PushCredential?)?
     func credential(realm: String, id: String) async throws -> PushCredential?
     func updatePushProvider(realm: String, id: String, providerId: String, providerType: String) async throws
     func markPushTokenInvalid(realm: String, id: String) async throws

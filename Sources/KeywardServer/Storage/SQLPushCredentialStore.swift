@@ -45,12 +45,18 @@ public struct SQLPushCredentialStore: PushCredentialStore {
         }
     }
 
-    public func credential(realm: String, userId: String, deviceId: String) async throws -> PushCredential? {
-        try await StoreErrorMapping.mapping("credential(realm:userId:deviceId:)") {
-            try await database.sql.raw("""
-                SELECT \(unsafeRaw: Self.columns) FROM push_credentials
-                WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND device_id = \(bind: deviceId)
-                """).first().map(Self.credential(from:))
+    public func userAndCredential(realm: String, userId: String, deviceId: String) async throws -> (user: User, credential: PushCredential?)? {
+        try await StoreErrorMapping.mapping("userAndCredential") {
+            guard let row = try await database.sql.raw("""
+                SELECT \(unsafeRaw: SQLUserStore.columns(prefixed: "owner_", from: "u")), \(unsafeRaw: Self.joinedColumns)
+                FROM users u LEFT JOIN push_credentials c
+                  ON c.realm = u.realm AND c.user_id = u.id AND c.device_id = \(bind: deviceId)
+                WHERE u.realm = \(bind: realm) AND u.id = \(bind: userId)
+                """).first()
+            else { return nil }
+            let user = try SQLUserStore.user(from: row, prefix: "owner_")
+            let enrolled = try row.decode(column: "id", as: String?.self) != nil
+            return (user, enrolled ? try Self.credential(from: row) : nil)
         }
     }
 
@@ -105,6 +111,10 @@ public struct SQLPushCredentialStore: PushCredentialStore {
         id, realm, user_id, credential_id, device_id, device_type, device_label, public_key_jwk, push_provider_id,
         push_provider_type, push_token_valid, created_at, last_used_at
         """
+
+    /// `columns` read from the alias `c`, for joins.
+    private static let joinedColumns = columns.split(separator: ",").map { "c." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        .joined(separator: ", ")
 
     private static func credential(from row: any SQLRow) throws -> PushCredential {
         PushCredential(

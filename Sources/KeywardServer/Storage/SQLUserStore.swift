@@ -52,16 +52,25 @@ public struct SQLUserStore: UserStore {
         guard updated > 0 else { throw StoreError.notFound("user '\(id)' not found in realm '\(realm)'") }
     }
 
-    private static let columns = "realm, id, username, password_hash, enabled, created_at"
+    private static let columnNames = ["realm", "id", "username", "password_hash", "enabled", "created_at"]
+    private static let columns = columnNames.joined(separator: ", ")
 
-    private static func user(from row: any SQLRow) throws -> User {
+    /// The user columns of table alias `table`, each renamed `prefix` + name, for joins with tables that share
+    /// column names.
+    static func columns(prefixed prefix: String, from table: String) -> String {
+        columnNames.map { "\(table).\($0) AS \(prefix)\($0)" }.joined(separator: ", ")
+    }
+
+    static func user(from row: any SQLRow) throws -> User { try user(from: row, prefix: "") }
+
+    static func user(from row: any SQLRow, prefix: String) throws -> User {
         User(
-            id: try row.decode(column: "id", as: String.self),
-            realm: try row.decode(column: "realm", as: String.self),
-            username: try row.decode(column: "username", as: String.self),
-            passwordHash: try row.decode(column: "password_hash", as: String?.self),
-            enabled: try row.decode(column: "enabled", as: Bool.self),
-            createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
+            id: try row.decode(column: prefix + "id", as: String.self),
+            realm: try row.decode(column: prefix + "realm", as: String.self),
+            username: try row.decode(column: prefix + "username", as: String.self),
+            passwordHash: try row.decode(column: prefix + "password_hash", as: String?.self),
+            enabled: try row.decode(column: prefix + "enabled", as: Bool.self),
+            createdAt: StorageTime.date(milliseconds: try row.decode(column: prefix + "created_at", as: Int64.self))
         )
     }
 }

@@ -10,6 +10,7 @@ final class DeviceAuthenticationRefusalTests: XCTestCase {
         try await TestServer.forEachEngine { server, client in
             let (device, token) = try await server.enrolledDevice(client)
             let (other, otherToken) = try await server.enrolledDevice(client)
+            let stranger = try await server.runtime.users.createUser(realm: "demo", username: "stranger", password: "pw")
             let path = "/login/pending?userId=\(device.userId)"
             let url = device.base + "/login/pending"
             let dpop = HTTPField.Name("DPoP")!
@@ -36,6 +37,8 @@ final class DeviceAuthenticationRefusalTests: XCTestCase {
                 ("long deviceId", [.authorization: "DPoP " + token, dpop: try proof(["deviceId": .string(String(repeating: "d", count: 129))])], .badRequest, "Field too long: deviceId"),
                 ("unknown user", [.authorization: "DPoP " + token, dpop: try proof(["sub": "nobody"])], .notFound, "User not found"),
                 ("unknown device", [.authorization: "DPoP " + token, dpop: try proof(["deviceId": "unknown"])], .forbidden, "Device not registered for user"),
+                // The device exists, but is another user's: user and device are looked up together.
+                ("another user's device", [.authorization: "DPoP " + token, dpop: try proof(["sub": .string(stranger.id)])], .forbidden, "Device not registered for user"),
                 ("another device's key", [.authorization: "DPoP " + token, dpop: try proof(signer: other.key)], .forbidden, "Invalid DPoP proof signature"),
                 ("alg that does not fit the stored key", [.authorization: "DPoP " + token, dpop: try proof(signer: try SigningKey.generate(.es256))], .badRequest, "JWK algorithm mismatch"),
                 ("another device's token", [.authorization: "DPoP " + otherToken, dpop: try proof(accessToken: otherToken)], .forbidden, "Access token DPoP binding mismatch"),
