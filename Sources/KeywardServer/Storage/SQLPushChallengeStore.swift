@@ -47,38 +47,52 @@ public struct SQLPushChallengeStore: PushChallengeStore {
                 // are one atomic statement. No transaction: holding the lock across round trips to the database
                 // thread would make every other writer wait in SQLite's busy handler.
                 let replaced = try await Self.deleteSessionChallenge(challenge, in: database.sql)
-                let inserted = try await database.sql.raw("""
-                    INSERT INTO push_challenges (\(unsafeRaw: Self.insertColumns))
-                    SELECT \(Self.values(challenge))
-                    WHERE (\(Self.countPending(challenge, now: now))) < \(bind: maxPending)
-                    RETURNING id
-                    """).first() != nil
-                return inserted ? replaced : nil
+                return try await Self.insertIfRoom(challenge, maxPending: maxPending, now: now, into: database.sql) ? replaced : nil
             case .postgres:
+                // Under READ COMMITTED two concurrent INSERT … SELECT could both see room, so creation is serialised
+                // per user (across nodes) by an advisory lock held until COMMIT; the insert's count runs under it.
                 return try await database.transaction { session -> [String]? in
-                    // Serialises creation per user across nodes; released at COMMIT/ROLLBACK. Under READ COMMITTED
-                    // two concurrent INSERT … SELECT could both see room, so PostgreSQL counts under the lock.
-                    try await session.raw("SELECT pg_advisory_xact_lock(hashtext(\(bind: challenge.realm + ":" + challenge.userId)))").run()
-                    let replaced = try await Self.deleteSessionChallenge(challenge, in: session)
-                    let pending = try await session.raw(Self.countPending(challenge, now: now))
-                        .first(decodingColumn: "pending", as: Int.self) ?? 0
-                    guard pending < maxPending else { return nil }
-                    try await Self.insert(challenge, into: session)
-                    return replaced
+                    let replaced = try await Self.deleteSessionChallengeLockingUser(challenge, in: session)
+                    return try await Self.insertIfRoom(challenge, maxPending: maxPending, now: now, into: session) ? replaced : nil
                 }
             }
         }
     }
 
+    /// Inserts the challenge unless the user has `maxPending` pending login challenges already; true when inserted.
+    private static func insertIfRoom(_ challenge: PushChallenge, maxPending: Int, now: Date, into sql: any SQLDatabase) async throws -> Bool {
+        try await sql.raw("""
+            INSERT INTO push_challenges (\(unsafeRaw: insertColumns))
+            SELECT \(values(challenge))
+            WHERE (\(countPending(challenge, now: now))) < \(bind: maxPending)
+            RETURNING id
+            """).first() != nil
+    }
+
     /// Resend and a new password entry replace the challenge this browser session is already waiting for.
     private static func deleteSessionChallenge(_ challenge: PushChallenge, in sql: any SQLDatabase) async throws -> [String] {
-        guard let sessionId = challenge.sessionId else { return [] }
-        return try await sql.raw("""
-            DELETE FROM push_challenges
-            WHERE realm = \(bind: challenge.realm) AND user_id = \(bind: challenge.userId) AND kind = 'AUTHENTICATION'
-              AND status = 'PENDING' AND session_id = \(bind: sessionId)
-            RETURNING id
-            """).all(decodingColumn: "id", as: String.self)
+        guard challenge.sessionId != nil else { return [] }
+        return try await sql.raw(deletingSessionChallenge(challenge)).all(decodingColumn: "id", as: String.self)
+    }
+
+    /// PostgreSQL: the same delete, and the user's creation lock taken in the same statement (one round trip
+    /// fewer). The lock subquery is the outer side of the join, so it runs even when nothing is deleted.
+    private static func deleteSessionChallengeLockingUser(_ challenge: PushChallenge, in sql: any SQLDatabase) async throws -> [String] {
+        try await sql.raw("""
+            WITH replaced AS (\(deletingSessionChallenge(challenge)))
+            SELECT replaced.id FROM (SELECT pg_advisory_xact_lock(hashtext(\(bind: challenge.realm + ":" + challenge.userId)))) AS creation_lock
+            LEFT JOIN replaced ON true
+            """).all(decodingColumn: "id", as: String?.self).compactMap { $0 }
+    }
+
+    /// Deletes nothing when the challenge has no session (`session_id = NULL` is never true).
+    private static func deletingSessionChallenge(_ challenge: PushChallenge) -> SQLQueryString {
+        """
+        DELETE FROM push_challenges
+        WHERE realm = \(bind: challenge.realm) AND user_id = \(bind: challenge.userId) AND kind = 'AUTHENTICATION'
+          AND status = 'PENDING' AND session_id = \(bind: challenge.sessionId)
+        RETURNING id
+        """
     }
 
     private static func countPending(_ challenge: PushChallenge, now: Date) -> SQLQueryString {
