@@ -30,24 +30,56 @@ public struct AuditEvent: Sendable, Equatable {
 }
 
 public protocol AuditStore: Sendable {
-    func append(_ event: AuditEvent) async throws
+    /// Writes the events in one statement: all or none.
+    func append(_ events: [AuditEvent]) async throws
     /// Newest first.
     func events(realm: String, userId: String?, limit: Int) async throws -> [AuditEvent]
 }
 
 /// Writes events to the audit table and the log. A failed table write is logged and never fails the request
 /// that caused the event: the log line still carries it.
+///
+/// Concurrent requests' events share table writes (group commit): `record` still returns only once its event
+/// is in the table, but under load a few multi-row inserts replace one insert per event.
 public struct AuditLog: Sendable {
     let store: any AuditStore
     let clock: any KeywardClock
     let logger: Logger
     let metrics: KeywardMetrics?
+    private let writes: GroupCommit<AuditEvent>
+
+    /// Events per insert; far below either engine's limit on bound parameters (7 per event).
+    static let maxEventsPerWrite = 256
 
     public init(store: any AuditStore, clock: any KeywardClock, logger: Logger, metrics: KeywardMetrics? = nil) {
         self.store = store
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
+        writes = GroupCommit(maxGroup: Self.maxEventsPerWrite) { events in
+            await Self.store(events, in: store, logger: logger)
+        }
+    }
+
+    /// One insert for the group; if it fails, each event on its own, so one bad event cannot take the others
+    /// with it.
+    private static func store(_ events: [AuditEvent], in store: any AuditStore, logger: Logger) async {
+        do {
+            try await store.append(events)
+            return
+        } catch where events.count > 1 {
+            // Retried one by one below.
+        } catch {
+            logger.error("audit event not stored", metadata: ["event": "\(events[0].type.rawValue)", "error": "\(error)"])
+            return
+        }
+        for event in events {
+            do {
+                try await store.append([event])
+            } catch {
+                logger.error("audit event not stored", metadata: ["event": "\(event.type.rawValue)", "error": "\(error)"])
+            }
+        }
     }
 
     public func record(_ type: AuditEvent.EventType, realm: String, userId: String?, clientId: String? = nil, details: [String: String] = [:]) async {
@@ -63,11 +95,7 @@ public struct AuditLog: Sendable {
         for (key, value) in details { metadata[key] = "\(value)" }
         logger.info("audit", metadata: metadata)
         metrics?.securityEvent(type.rawValue)
-        do {
-            try await store.append(event)
-        } catch {
-            logger.error("audit event not stored", metadata: ["event": "\(type.rawValue)", "error": "\(error)"])
-        }
+        await writes.submit(event)
     }
 
     public func events(realm: String, userId: String? = nil, limit: Int = 100) async throws -> [AuditEvent] {

@@ -8,12 +8,17 @@ public struct SQLAuditStore: AuditStore {
         self.database = database
     }
 
-    public func append(_ event: AuditEvent) async throws {
-        try await StoreErrorMapping.mapping("append audit event") {
+    public func append(_ events: [AuditEvent]) async throws {
+        guard !events.isEmpty else { return }
+        let rows = SQLList(events.map { event -> any SQLExpression in
+            SQLQueryString("""
+                (\(bind: event.id), \(bind: event.realm), \(bind: event.type.rawValue), \(bind: event.userId), \(bind: event.clientId), \
+                \(bind: event.detailsJSON), \(bind: StorageTime.milliseconds(event.createdAt)))
+                """)
+        })
+        try await StoreErrorMapping.mapping("append audit events") {
             try await database.sql.raw("""
-                INSERT INTO audit_events (id, realm, event_type, user_id, client_id, details, created_at)
-                VALUES (\(bind: event.id), \(bind: event.realm), \(bind: event.type.rawValue), \(bind: event.userId),
-                    \(bind: event.clientId), \(bind: event.detailsJSON), \(bind: StorageTime.milliseconds(event.createdAt)))
+                INSERT INTO audit_events (id, realm, event_type, user_id, client_id, details, created_at) VALUES \(rows)
                 """).run()
         }
     }

@@ -1,0 +1,81 @@
+import Synchronization
+import XCTest
+
+@testable import KeywardServer
+
+final class GroupCommitTests: XCTestCase {
+    /// What the write function saw, and a gate that holds writes until the test opens it.
+    private final class Recorder: Sendable {
+        let writes = Mutex<[[Int]]>([])
+        let written = Mutex<Set<Int>>([])
+        let returnedBeforeWritten = Mutex<[Int]>([])
+        let gate = Mutex<[CheckedContinuation<Void, Never>]?>([])
+
+        func write(_ items: [Int]) async {
+            await withCheckedContinuation { continuation in
+                let wait = gate.withLock { waiting -> Bool in
+                    guard waiting != nil else { return false }
+                    waiting!.append(continuation)
+                    return true
+                }
+                if !wait { continuation.resume() }
+            }
+            writes.withLock { $0.append(items) }
+            written.withLock { $0.formUnion(items) }
+        }
+
+        func open() {
+            let waiting = gate.withLock { waiting -> [CheckedContinuation<Void, Never>] in
+                defer { waiting = nil }
+                return waiting ?? []
+            }
+            for continuation in waiting { continuation.resume() }
+        }
+
+        var pendingWrites: Int { gate.withLock { $0?.count ?? 0 } }
+    }
+
+    func testAloneAnItemIsWrittenAtOnceByItself() async {
+        let recorder = Recorder()
+        recorder.open()
+        let commit = GroupCommit<Int>(maxGroup: 8, write: recorder.write)
+        await commit.submit(1)
+        await commit.submit(2)
+        XCTAssertEqual(recorder.writes.withLock { $0 }, [[1], [2]])
+    }
+
+    func testConcurrentItemsShareWritesAndReturnOnlyOnceWritten() async throws {
+        let recorder = Recorder()
+        let commit = GroupCommit<Int>(maxGroup: 16, write: recorder.write)
+        let count = 200
+        await withTaskGroup(of: Void.self) { group in
+            for item in 0..<count {
+                group.addTask {
+                    await commit.submit(item)
+                    if !recorder.written.withLock({ $0.contains(item) }) { recorder.returnedBeforeWritten.withLock { $0.append(item) } }
+                }
+            }
+            // The first write is held until every other item has queued behind it.
+            while recorder.pendingWrites == 0 { await Task.yield() }
+            try? await Task.sleep(for: .milliseconds(200))
+            recorder.open()
+        }
+        let writes = recorder.writes.withLock { $0 }
+        XCTAssertEqual(writes.flatMap { $0 }.sorted(), Array(0..<count), "every item written exactly once")
+        XCTAssertTrue(writes.allSatisfy { (1...16).contains($0.count) }, "groups of 1...maxGroup: \(writes.map(\.count))")
+        XCTAssertLessThanOrEqual(writes.count, 1 + (count - 1 + 15) / 16, "queued items were grouped: \(writes.map(\.count))")
+        XCTAssertEqual(recorder.returnedBeforeWritten.withLock { $0 }, [], "no caller returned before its item was written")
+    }
+
+    func testSubmitAfterAQuietPeriodStartsANewWrite() async {
+        let recorder = Recorder()
+        recorder.open()
+        let commit = GroupCommit<Int>(maxGroup: 4, write: recorder.write)
+        await withTaskGroup(of: Void.self) { group in
+            for item in 0..<50 { group.addTask { await commit.submit(item) } }
+        }
+        await commit.submit(99)
+        XCTAssertEqual(recorder.writes.withLock { $0.last }, [99])
+        XCTAssertEqual(recorder.written.withLock { $0.count }, 51)
+    }
+}
