@@ -91,7 +91,7 @@ public final class KeywardRuntime: Sendable {
         loginAttemptStore = SQLLoginAttemptStore(database: database)
         loginThrottle = LoginThrottle(store: loginAttemptStore, clock: clock)
         audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics)
-        let signals = ChallengeSignals(broadcast: ChallengeNotificationListener.broadcaster(database: database, logger: logger))
+        let signals = ChallengeSignals()
         challengeSignals = signals
         let pushCredentials = SQLPushCredentialStore(database: database)
         challengeStore = SQLPushChallengeStore(database: database)

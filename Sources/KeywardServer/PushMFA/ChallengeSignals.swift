@@ -1,35 +1,27 @@
 import Foundation
 import Synchronization
 
-/// Wakes SSE streams when a challenge changes on this node, so a browser sees an approval at once instead of
-/// at its next poll. Streams still re-read storage on a short interval: a change made on another node
-/// (PostgreSQL deployments) is seen at the next tick.
+/// Wakes this node's SSE streams when a challenge changes, so a browser sees an approval at once instead of at
+/// its next poll. Changes made on other nodes arrive through `ChallengeNotificationListener` (PostgreSQL); streams
+/// also re-read storage on a short interval, so a missed signal only costs latency.
 public final class ChallengeSignals: Sendable {
     private let waiters = Mutex<[String: [Int: AsyncStream<PushChallenge?>.Continuation]]>([:])
     /// Tells apart the streams of one challenge; unique for the life of the process.
     private let nextStream = Atomic<Int>(0)
-    /// Tells the other nodes (PostgreSQL NOTIFY); nil when this process is the only one.
-    private let broadcast: (@Sendable (String) -> Void)?
 
-    public init(broadcast: (@Sendable (String) -> Void)? = nil) {
-        self.broadcast = broadcast
-    }
+    public init() {}
 
-    /// Signals every stream watching `challengeId`, here and on the other nodes.
+    /// Wakes every stream watching `challengeId`; they read it back.
     public func notify(_ challengeId: String) {
-        wakeLocalStreams(challengeId, changed: nil)
-        broadcast?(challengeId)
+        wake(challengeId, changed: nil)
     }
 
-    /// Signals every stream watching the challenge; this node's streams get the changed row itself and need not
-    /// read it back.
+    /// Wakes every stream watching the challenge with the changed row itself: they need not read it back.
     public func notify(_ changed: PushChallenge) {
-        wakeLocalStreams(changed.id, changed: changed)
-        broadcast?(changed.id)
+        wake(changed.id, changed: changed)
     }
 
-    /// Signals the streams of this node only (a notification from another node arrived: `changed` is nil).
-    public func wakeLocalStreams(_ challengeId: String, changed: PushChallenge? = nil) {
+    private func wake(_ challengeId: String, changed: PushChallenge?) {
         let continuations = waiters.withLock { $0[challengeId].map { Array($0.values) } ?? [] }
         for continuation in continuations { continuation.yield(changed) }
     }

@@ -68,17 +68,8 @@ public final class KeywardDatabase: Sendable {
         }
     }
 
-    /// Whether other processes can share this database (and so need `notify`/`listen` for change signals).
+    /// Whether other processes can share this database (and so need `listen` for change signals).
     public var isShared: Bool { backendListen != nil }
-
-    /// PostgreSQL `NOTIFY channel, payload` (no-op on SQLite). Delivered to every listener once the
-    /// statement's transaction commits.
-    public func notify(channel: String, payload: String) async throws {
-        guard isShared else { return }
-        try await StoreErrorMapping.mapping("notify") {
-            try await sql.raw("SELECT pg_notify(\(bind: channel), \(bind: payload))").run()
-        }
-    }
 
     /// PostgreSQL `LISTEN channel` until cancelled or the connection fails (returns at once on SQLite).
     public func listen(channel: String, onNotification: @escaping @Sendable (String) -> Void) async throws {

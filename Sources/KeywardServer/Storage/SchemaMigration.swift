@@ -22,6 +22,7 @@ public struct SchemaMigration: Sendable, Equatable {
         PushMFASchemaMigration.migration,
         BrowserSessionSchemaMigration.migration,
         LoginThrottleSchemaMigration.migration,
+        ChallengeNotifySchemaMigration.migration,
     ]
 }
 

@@ -159,10 +159,11 @@ extension TestServer {
 }
 
 /// Two Keyward nodes on one PostgreSQL database: a stream on node A sees an approval made through node B.
-/// Polling is turned down to a minute, so only LISTEN/NOTIFY can deliver the change in time.
+/// Polling is turned down to a minute, longer than the stream lives (15 s): without LISTEN/NOTIFY the stream would
+/// end on PENDING.
 final class CrossNodeEventTests: XCTestCase {
     func testStreamOnOneNodeSeesApprovalThroughAnother() async throws {
-        try await TestServer.forEachEngine(configure: { $0.ssePollMillis = 10000; $0.sseMaxConnectionLifetimeSeconds = 15 }) { server, client in
+        try await TestServer.forEachEngine(configure: { $0.ssePollMillis = 60000; $0.sseMaxConnectionLifetimeSeconds = 15 }) { server, client in
             guard server.runtime.database.isShared else { return }  // SQLite is single-node by design
             let (device, token) = try await server.enrolledDevice(client)
             let (challenge, secret) = try await server.createdChallenge()

@@ -117,7 +117,7 @@ final class ValidationOrderRefusalTests: XCTestCase {
     func testRespondRefusals() async throws {
         try await TestServer.forEachEngine { server, client in
             try await server.settings { $0.maxPendingChallenges = 5 }
-            let (device, token) = try await server.enrolledDevice(client)
+            let (device, _) = try await server.enrolledDevice(client)
             let (challenge, _) = try await server.createdChallenge(session: "a")
             let other = try await server.runtime.users.createUser(realm: "demo", username: "other", password: "pw")
             let otherDevice = try TestDevice(server: server, userId: other.id)
