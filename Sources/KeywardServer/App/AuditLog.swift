@@ -66,19 +66,12 @@ public struct AuditLog: Sendable {
     private static func store(_ events: [AuditEvent], in store: any AuditStore, logger: Logger) async {
         do {
             try await store.append(events)
-            return
-        } catch where events.count > 1 {
-            // Retried one by one below.
         } catch {
-            logger.error("audit event not stored", metadata: ["event": "\(events[0].type.rawValue)", "error": "\(error)"])
-            return
-        }
-        for event in events {
-            do {
-                try await store.append([event])
-            } catch {
-                logger.error("audit event not stored", metadata: ["event": "\(event.type.rawValue)", "error": "\(error)"])
+            guard events.count > 1 else {
+                logger.error("audit event not stored", metadata: ["event": "\(events[0].type.rawValue)", "error": "\(error)"])
+                return
             }
+            for event in events { await Self.store([event], in: store, logger: logger) }
         }
     }
 

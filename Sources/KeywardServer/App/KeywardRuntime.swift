@@ -201,8 +201,7 @@ public final class KeywardRuntime: Sendable {
     }
 
     public func shutdown() async throws {
-        for case let sender as APNsPushSender in pushSenders { await sender.shutdown() }
-        for case let sender as FCMPushSender in pushSenders { await sender.shutdown() }
+        for sender in pushSenders { await sender.shutdown() }
         try await database.close()
     }
 }

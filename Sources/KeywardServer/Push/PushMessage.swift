@@ -52,6 +52,12 @@ public protocol PushSender: Sendable {
     var providerType: String { get }
     /// Never throws: failures are logged by the sender and reported as `.failed` / `.unregistered`.
     func send(_ message: PushMessage) async -> PushDeliveryOutcome
+    /// Releases what the sender owns (an HTTP client of its own); safe to call more than once.
+    func shutdown() async
+}
+
+extension PushSender {
+    public func shutdown() async {}
 }
 
 /// Where senders read the time (token lifetimes, `iat`); tests pass a controllable one.

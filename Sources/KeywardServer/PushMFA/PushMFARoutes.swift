@@ -121,10 +121,8 @@ struct PushMFARoutes {
 
     /// `{"error": message}`; a 401 carries the detail in `WWW-Authenticate`, as JAX-RS does for the original.
     static func errorResponse(_ error: PushMFAError) -> Response {
-        if error.status == 401 {
-            return JSONResponse.make(PushMFAErrorBody(error: "HTTP 401 Unauthorized"), status: .unauthorized, headers: errorHeaders(error))
-        }
-        return JSONResponse.make(PushMFAErrorBody(error: error.message), status: HTTPResponse.Status(code: error.status), headers: errorHeaders(error))
+        let body = PushMFAErrorBody(error: error.status == 401 ? "HTTP 401 Unauthorized" : error.message)
+        return JSONResponse.make(body, status: HTTPResponse.Status(code: error.status), headers: errorHeaders(error))
     }
 
     /// What every refusal carries, as JSON or as a page: no caching, and a 401's detail in `WWW-Authenticate`.
