@@ -12,7 +12,8 @@ enum PostgresBackend {
         let client = PostgresClient(configuration: parsed.clientConfiguration(), backgroundLogger: logger)
         let runTask = Task { await client.run() }
         let sql = PostgresClientSQLDatabase(
-            client: client, logger: logger, eventLoop: PostgresClient.defaultEventLoopGroup.any()
+            client: client, statements: parsed.preparedStatements ? PostgresStatementCache() : nil, logger: logger,
+            eventLoop: PostgresClient.defaultEventLoopGroup.any()
         )
         return OpenedDatabaseBackend(
             sql: sql,
@@ -36,6 +37,7 @@ enum PostgresBackend {
 /// `withSession` keeps one connection for the whole closure (what a transaction needs).
 struct PostgresClientSQLDatabase: SQLDatabase {
     let client: PostgresClient
+    let statements: PostgresStatementCache?
     let logger: Logger
     let eventLoop: any EventLoop
 
@@ -60,6 +62,6 @@ struct PostgresClientSQLDatabase: SQLDatabase {
     }
 
     private func session(on connection: PostgresConnection) -> any SQLDatabase {
-        connection.sql(queryLogLevel: queryLogLevel, logger: logger)
+        PostgresSessionSQLDatabase(connection: connection, statements: statements, logger: logger, queryLogLevel: queryLogLevel)
     }
 }

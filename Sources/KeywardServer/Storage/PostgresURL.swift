@@ -6,7 +6,7 @@ import PostgresNIO
 /// Query parameters: `sslmode` with libpq's meanings (`disable`; `allow`/`prefer`, the default: TLS when the
 /// server offers it, certificate not checked; `require`: TLS, certificate not checked; `verify-ca`: TLS,
 /// chain checked; `verify-full`: TLS, chain and host name checked), `search_path` (a schema list sent as
-/// a startup parameter) and `application_name`.
+/// a startup parameter), `application_name` and `prepared_statements` (`on`, the default, or `off`).
 struct PostgresURL: Equatable {
     enum TLSMode: String, CaseIterable {
         case disable, allow, prefer, require
@@ -22,6 +22,9 @@ struct PostgresURL: Equatable {
     var tlsMode: TLSMode
     var searchPath: String?
     var applicationName: String
+    /// Whether statements are run as named prepared statements (`PostgresStatementCache`); `prepared_statements=off`
+    /// for a pooler in transaction mode that cannot carry them (PgBouncer before 1.21).
+    var preparedStatements: Bool
 
     init(parsing value: String) throws {
         func fail(_ problem: String) -> DatabaseConfigurationError {
@@ -42,6 +45,7 @@ struct PostgresURL: Equatable {
         var tlsMode = TLSMode.prefer
         var searchPath: String?
         var applicationName = "keyward"
+        var preparedStatements = true
         for item in components.queryItems ?? [] {
             let itemValue = item.value ?? ""
             switch item.name {
@@ -55,8 +59,13 @@ struct PostgresURL: Equatable {
                 searchPath = itemValue
             case "application_name":
                 applicationName = itemValue
+            case "prepared_statements":
+                guard let enabled = ["on": true, "true": true, "off": false, "false": false][itemValue.lowercased()] else {
+                    throw fail("prepared_statements '\(itemValue)' is not one of on, off")
+                }
+                preparedStatements = enabled
             default:
-                throw fail("unknown parameter '\(item.name)' (supported: sslmode, search_path, application_name)")
+                throw fail("unknown parameter '\(item.name)' (supported: sslmode, search_path, application_name, prepared_statements)")
             }
         }
 
@@ -68,6 +77,7 @@ struct PostgresURL: Equatable {
         self.tlsMode = tlsMode
         self.searchPath = searchPath
         self.applicationName = applicationName
+        self.preparedStatements = preparedStatements
     }
 
     /// The PostgresNIO pool configuration for this URL.

@@ -1,0 +1,153 @@
+import Logging
+import PostgresKit
+import SQLKit
+import Synchronization
+
+/// Names the statements Keyward runs on PostgreSQL so each connection parses and plans a statement once and then
+/// only binds and executes it.
+///
+/// An unnamed statement is parsed and planned by the server on every execution; for Keyward's short statements
+/// that is most of PostgreSQL's work. A name stands for one SQL text with one list of parameter types (a NULL
+/// parameter has no type, so it is part of the key). Only DML is named — schema changes, transaction control and
+/// LISTEN stay unnamed — and the number of names is capped, so a connection never holds more than `capacity`
+/// prepared statements whatever SQL it is given.
+final class PostgresStatementCache: Sendable {
+    static let capacity = 512
+
+    private struct State {
+        var names: [String: String] = [:]
+        /// Texts the server refused to prepare (a missing table during a migration, say): PostgresNIO remembers a
+        /// failed preparation for the connection's lifetime, so such a text is run unnamed from then on.
+        var refused: Set<String> = []
+    }
+
+    private let state = Mutex(State())
+
+    /// The statement name for this text and these parameter types, or nil when it is to run unnamed.
+    func name(sql: String, parameterTypes: [PostgresDataType?]) -> String? {
+        guard Self.isNameable(sql) else { return nil }
+        let key = sql + "\u{0}" + parameterTypes.map { $0.map { String($0.rawValue) } ?? "null" }.joined(separator: ",")
+        return state.withLock { state in
+            if let name = state.names[key] { return name }
+            guard state.names.count < Self.capacity, !state.refused.contains(key) else { return nil }
+            let name = "keyward_\(state.names.count + 1)"
+            state.names[key] = name
+            return name
+        }
+    }
+
+    /// Forgets the name of a text the server refused to prepare, so later executions of it run unnamed.
+    func refuse(sql: String, name: String) {
+        state.withLock { state in
+            guard let key = state.names.first(where: { $0.value == name })?.key else { return }
+            state.refused.insert(key)
+            state.names[key] = "unnamed:" + name
+        }
+    }
+
+    static func isNameable(_ sql: String) -> Bool {
+        let verb = sql.drop { $0.isWhitespace }.prefix { $0.isLetter }.uppercased()
+        return ["SELECT", "INSERT", "UPDATE", "DELETE", "WITH"].contains(verb)
+    }
+}
+
+/// `PostgresPreparedStatement` for SQL known only at run time. PostgresNIO reads a prepared statement's name and
+/// text from the type; this type reads them from a task-local that `PostgresSessionSQLDatabase` binds around
+/// the one `execute` call, so one type serves every statement.
+struct RuntimePreparedStatement: PostgresPreparedStatement {
+    struct Text: Sendable {
+        let name: String
+        let sql: String
+    }
+
+    @TaskLocal static var current: Text?
+
+    static var name: String { text.name }
+    static var sql: String { text.sql }
+
+    private static var text: Text {
+        guard let current else { preconditionFailure("RuntimePreparedStatement used outside PostgresSessionSQLDatabase") }
+        return current
+    }
+
+    typealias Row = PostgresRow
+
+    let bindings: PostgresBindings
+
+    func makeBindings() -> PostgresBindings { bindings }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
+
+/// `SQLDatabase` over one leased connection: named prepared statements where `PostgresStatementCache` gives a
+/// name, otherwise PostgresKit's unnamed statements.
+struct PostgresSessionSQLDatabase: SQLDatabase {
+    let connection: PostgresConnection
+    let statements: PostgresStatementCache?
+    let logger: Logger
+    let queryLogLevel: Logger.Level?
+
+    private var unnamed: any SQLDatabase { connection.sql(queryLogLevel: queryLogLevel, logger: logger) }
+
+    var eventLoop: any EventLoop { connection.eventLoop }
+    var version: (any SQLDatabaseReportedVersion)? { nil }
+    var dialect: any SQLDialect { PostgresDialect() }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        let (sql, binds) = serialize(query)
+        guard let statements, let (bindings, types) = Self.bindings(binds), let name = statements.name(sql: sql, parameterTypes: types) else {
+            return try await unnamed.execute(sql: query, onRow)
+        }
+        if let queryLogLevel {
+            logger.log(level: queryLogLevel, "Executing query", metadata: ["sql": .string(sql), "statement": .string(name)])
+        }
+        do {
+            try await RuntimePreparedStatement.$current.withValue(.init(name: name, sql: sql)) {
+                for try await row in try await connection.execute(RuntimePreparedStatement(bindings: bindings), logger: logger) {
+                    onRow(row.sql())
+                }
+            }
+        } catch let error as PSQLError where Self.isPreparationRefusal(error) {
+            statements.refuse(sql: sql, name: name)
+            throw error
+        }
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await closure(self)
+    }
+
+    /// PostgresNIO's binary encoding of the binds and their types (nil for NULL); nil when a bind has no direct
+    /// PostgreSQL encoding, in which case the statement goes through PostgresKit's general translation, unnamed.
+    private static func bindings(_ binds: [any Encodable & Sendable]) -> (PostgresBindings, [PostgresDataType?])? {
+        var bindings = PostgresBindings(capacity: binds.count)
+        var types: [PostgresDataType?] = []
+        types.reserveCapacity(binds.count)
+        for bind in binds {
+            if isNil(bind) {
+                bindings.appendNull()
+                types.append(nil)
+            } else if let value = bind as? any PostgresThrowingDynamicTypeEncodable {
+                guard (try? bindings.append(value, context: .default)) != nil else { return nil }
+                types.append(value.psqlType)
+            } else {
+                return nil
+            }
+        }
+        return (bindings, types)
+    }
+
+    private static func isNil<Value>(_ value: Value) -> Bool {
+        (value as Optional<Any>) == nil
+    }
+
+    /// Errors of preparation itself (SQLSTATE classes 42: syntax or an unknown table or column, 0A: not supported,
+    /// 26: statement name), which PostgresNIO would repeat for the statement's name on this connection.
+    private static func isPreparationRefusal(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return ["42", "0A", "26"].contains(String(state.prefix(2)))
+    }
+}
