@@ -5,9 +5,10 @@ import NIOCore
 import NIOPosix
 import SQLiteKit
 
-/// Opens the embedded database: one connection in WAL mode behind a statement gate.
+/// Opens the embedded database in WAL mode: a connection for statements, one for transactions behind a gate, and
+/// one that checkpoints the log (`SQLiteCheckpointer`).
 ///
-/// One connection rather than a pool: SQLite serialises writers anyway, and a pool of writers would
+/// One statement connection rather than a pool: SQLite serialises writers anyway, and a pool of writers would
 /// spend its time in the busy handler's sleeps. With `synchronous=NORMAL` in WAL a commit does not
 /// fsync, which is what makes thousands of small inserts per second possible (a crash may lose the
 /// last commits but never corrupts the file).
@@ -38,6 +39,18 @@ enum SQLiteBackend {
             try? await sessionThread.shutdownGracefully()
             throw error
         }
+        let checkpointer: SQLiteCheckpointer
+        do {
+            checkpointer = try await SQLiteCheckpointer.start(path: absolutePath, logger: logger) { path, thread in
+                try await openConfigured(path, threadPool: thread, logger: logger)
+            }
+        } catch {
+            try? await statements.close()
+            try? await sessions.close()
+            try? await statementThread.shutdownGracefully()
+            try? await sessionThread.shutdownGracefully()
+            throw error
+        }
         let gate = SQLiteStatementGate()
         let closed = AtomicFlag()
         let sql = SerializedSQLiteDatabase(
@@ -46,6 +59,7 @@ enum SQLiteBackend {
         return OpenedDatabaseBackend(sql: sql) {
             // Refuse new statements, wait for the transaction in flight, then close both and stop their threads.
             closed.set()
+            try await checkpointer.stop()
             try await gate.withGate { try await sessions.close() }
             try await statements.close()
             try await statementThread.shutdownGracefully()
@@ -100,6 +114,7 @@ enum SQLiteBackend {
             logger.warning("SQLite did not switch to WAL mode; writes will be slower", metadata: ["path": "\(path)", "mode": "\(mode ?? "?")"])
         }
         _ = try await connection.query("PRAGMA synchronous = NORMAL", [])
+        _ = try await connection.query("PRAGMA wal_autocheckpoint = \(SQLiteCheckpointer.fallbackPages)", [])
         _ = try await connection.query("PRAGMA foreign_keys = ON", [])
     }
 }
