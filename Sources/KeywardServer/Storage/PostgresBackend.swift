@@ -1,4 +1,6 @@
+import Dispatch
 import Logging
+import NIOPosix
 import PostgresKit
 import SQLKit
 
@@ -9,7 +11,10 @@ import SQLKit
 enum PostgresBackend {
     static func open(url: String, logger: Logger) async throws -> OpenedDatabaseBackend {
         let parsed = try PostgresURL(parsing: url)
-        let client = PostgresClient(configuration: parsed.clientConfiguration(), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: parsed.clientConfiguration(), eventLoopGroup: EventLoopsInTurn(MultiThreadedEventLoopGroup.singleton),
+            backgroundLogger: logger
+        )
         let runTask = Task { await client.run() }
         let sql = PostgresClientSQLDatabase(
             client: client, statements: parsed.preparedStatements ? PostgresStatementCache() : nil, logger: logger,
@@ -30,6 +35,24 @@ enum PostgresBackend {
                 }
             }
         )
+    }
+}
+
+/// An event loop group whose `any()` hands out its loops in turn.
+///
+/// PostgresClient opens each connection on `group.any()`, which on NIO's own group prefers the calling thread's
+/// loop; the pool opens connections from its own loop, so every connection — and every task its replies resume —
+/// landed on one thread while the other idled (measured: 80 % of the server's CPU on one of two loops).
+final class EventLoopsInTurn: EventLoopGroup, Sendable {
+    let group: MultiThreadedEventLoopGroup
+
+    init(_ group: MultiThreadedEventLoopGroup) { self.group = group }
+
+    func next() -> any EventLoop { group.next() }
+    func any() -> any EventLoop { group.next() }
+    func makeIterator() -> EventLoopIterator { group.makeIterator() }
+    func shutdownGracefully(queue: DispatchQueue, _ callback: @escaping @Sendable ((any Error)?) -> Void) {
+        group.shutdownGracefully(queue: queue, callback)
     }
 }
 

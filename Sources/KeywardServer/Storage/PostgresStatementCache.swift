@@ -127,7 +127,7 @@ struct PostgresSessionSQLDatabase: SQLDatabase {
         var types: [PostgresDataType?] = []
         types.reserveCapacity(binds.count)
         for bind in binds {
-            if isNil(bind) {
+            if let optional = bind as? any OptionalBind, optional.isNone {
                 bindings.appendNull()
                 types.append(nil)
             } else if let value = bind as? any PostgresThrowingDynamicTypeEncodable {
@@ -140,14 +140,20 @@ struct PostgresSessionSQLDatabase: SQLDatabase {
         return (bindings, types)
     }
 
-    private static func isNil<Value>(_ value: Value) -> Bool {
-        (value as Optional<Any>) == nil
-    }
-
     /// Errors of preparation itself (SQLSTATE classes 42: syntax or an unknown table or column, 0A: not supported,
     /// 26: statement name), which PostgresNIO would repeat for the statement's name on this connection.
     private static func isPreparationRefusal(_ error: PSQLError) -> Bool {
         guard let state = error.serverInfo?[.sqlState] else { return false }
         return ["42", "0A", "26"].contains(String(state.prefix(2)))
     }
+}
+
+/// Tells a NULL bind from a value: a bind arrives as an existential, and a cast to a protocol looks through
+/// `Optional.some` but cannot match `Optional.none`.
+private protocol OptionalBind {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalBind {
+    var isNone: Bool { self == nil }
 }

@@ -50,15 +50,20 @@ final class PostgresStatementCacheTests: XCTestCase {
         }
     }
 
-    func testNullAndValueParametersOfOneTextBothRun() async throws {
+    func testNullAndValueParametersOfOneTextAreBothPrepared() async throws {
         try await StorageTestHarness.run(.postgres) { database in
-            try await database.sql.raw("CREATE TABLE prep_nulls (a BIGINT, b TEXT)").run()
-            for (a, b) in [(Int64?.none, "first"), (Int64?.some(7), "second"), (Int64?.none, "third")] {
-                try await database.sql.raw("INSERT INTO prep_nulls (a, b) VALUES (\(bind: a), \(bind: b))").run()
+            try await database.sql.withSession { session in
+                try await session.raw("CREATE TABLE prep_nulls (a BIGINT, b TEXT)").run()
+                for (a, b) in [(Int64?.none, "first"), (Int64?.some(7), "second"), (Int64?.none, "third")] {
+                    try await session.raw("INSERT INTO prep_nulls (a, b) VALUES (\(bind: a), \(bind: b))").run()
+                }
+                let rows = try await session.raw("SELECT a, b FROM prep_nulls ORDER BY b").all()
+                XCTAssertEqual(try rows.map { try $0.decode(column: "b", as: String.self) }, ["first", "second", "third"])
+                XCTAssertEqual(try rows.map { try $0.decode(column: "a", as: Int64?.self) }, [nil, 7, nil])
+                let prepared = try await session.raw("SELECT statement FROM pg_prepared_statements").all()
+                let inserts = try prepared.map { try $0.decode(column: "statement", as: String.self) }.filter { $0.hasPrefix("INSERT INTO prep_nulls") }
+                XCTAssertEqual(inserts.count, 2, "one statement for a NULL first parameter, one for an int8")
             }
-            let rows = try await database.sql.raw("SELECT a, b FROM prep_nulls ORDER BY b").all()
-            XCTAssertEqual(try rows.map { try $0.decode(column: "b", as: String.self) }, ["first", "second", "third"])
-            XCTAssertEqual(try rows.map { try $0.decode(column: "a", as: Int64?.self) }, [nil, 7, nil])
         }
     }
 
