@@ -5,10 +5,11 @@ import SQLiteKit
 /// Copies the write-ahead log back into the database file from a connection and thread of its own.
 ///
 /// SQLite's automatic checkpoint runs inside whichever commit crosses the threshold, on the statement
-/// connection's thread: every request queued behind that commit waited for the copy and its two fsyncs, several
+/// connection's thread: every request queued behind that commit waited for the copy and its fsyncs, several
 /// times a second under load. Here a passive checkpoint (which never blocks readers or writers) runs every
-/// `interval` off that path. The statement connections keep an automatic checkpoint at `fallbackPages` as a
-/// safety net, so the log stays bounded even if this loop falls behind.
+/// `interval` off that path. Under steady writes it never quite catches up, so the log only starts over when a
+/// commit crosses `fallbackPages` and checkpoints for itself — by then nearly every page has been copied, so that
+/// commit's share is short. The log file therefore grows to about `fallbackPages` pages and is reused from there.
 struct SQLiteCheckpointer: Sendable {
     static let interval = Duration.milliseconds(100)
     /// 16,000 pages of 4 KiB: 64 MiB of log before a commit checkpoints for itself.
