@@ -19,6 +19,8 @@ final class PostgresStatementCache: Sendable {
         /// Texts the server refused to prepare (a missing table during a migration, say): PostgresNIO remembers a
         /// failed preparation for the connection's lifetime, so such a text is run unnamed from then on.
         var refused: Set<String> = []
+        /// Names are never reused: a connection may still hold an earlier text under a refused name.
+        var issued = 0
     }
 
     private let state = Mutex(State())
@@ -29,19 +31,20 @@ final class PostgresStatementCache: Sendable {
         let key = sql + "\u{0}" + parameterTypes.map { $0.map { String($0.rawValue) } ?? "null" }.joined(separator: ",")
         return state.withLock { state in
             if let name = state.names[key] { return name }
-            guard state.names.count < Self.capacity, !state.refused.contains(key) else { return nil }
-            let name = "keyward_\(state.names.count + 1)"
+            guard state.issued < Self.capacity, !state.refused.contains(key) else { return nil }
+            state.issued += 1
+            let name = "keyward_\(state.issued)"
             state.names[key] = name
             return name
         }
     }
 
-    /// Forgets the name of a text the server refused to prepare, so later executions of it run unnamed.
-    func refuse(sql: String, name: String) {
+    /// Takes the name away from a text the server refused to prepare, so later executions of it run unnamed.
+    func refuse(name: String) {
         state.withLock { state in
             guard let key = state.names.first(where: { $0.value == name })?.key else { return }
+            state.names[key] = nil
             state.refused.insert(key)
-            state.names[key] = "unnamed:" + name
         }
     }
 
@@ -111,7 +114,7 @@ struct PostgresSessionSQLDatabase: SQLDatabase {
                 }
             }
         } catch let error as PSQLError where Self.isPreparationRefusal(error) {
-            statements.refuse(sql: sql, name: name)
+            statements.refuse(name: name)
             throw error
         }
     }

@@ -29,6 +29,14 @@ final class PostgresStatementCacheTests: XCTestCase {
         XCTAssertNil(cache.name(sql: "BEGIN", parameterTypes: []))
     }
 
+    func testARefusedTextRunsUnnamedAndItsNameIsNotReused() throws {
+        let cache = PostgresStatementCache()
+        let refused = try XCTUnwrap(cache.name(sql: "SELECT a FROM later", parameterTypes: []))
+        cache.refuse(name: refused)
+        XCTAssertNil(cache.name(sql: "SELECT a FROM later", parameterTypes: []))
+        XCTAssertNotEqual(cache.name(sql: "SELECT b FROM now", parameterTypes: []), refused)
+    }
+
     func testNamesAreCapped() {
         let cache = PostgresStatementCache()
         for index in 0..<PostgresStatementCache.capacity {
