@@ -8,6 +8,9 @@ struct ScenarioResult: Codable {
     let requestsPerSecond: Double
     let p50Milliseconds: Double
     let p99Milliseconds: Double
+    /// CPU per successful request, in milliseconds: the server process's, and this load generator's.
+    let serverCPUMilliseconds: Double?
+    let generatorCPUMilliseconds: Double?
     let firstFailure: String?
 
     init(name: String, outcome: LoadRunner.Outcome) {
@@ -19,6 +22,9 @@ struct ScenarioResult: Codable {
         requestsPerSecond = Double(sorted.count - outcome.failures) / max(seconds, 1e-9)
         p50Milliseconds = Self.percentile(sorted, 0.50).seconds * 1000
         p99Milliseconds = Self.percentile(sorted, 0.99).seconds * 1000
+        let succeeded = Double(max(1, sorted.count - outcome.failures))
+        serverCPUMilliseconds = outcome.cpu.server.map { $0.seconds * 1000 / succeeded }
+        generatorCPUMilliseconds = outcome.cpu.generator.map { $0.seconds * 1000 / succeeded }
         firstFailure = outcome.firstFailure
     }
 
@@ -41,13 +47,16 @@ struct BenchReport: Codable {
         var lines = [
             "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive (one blocking client thread per connection), no TLS",
             String(format: "crypto ceiling (1 core): ES256 verify %.0f/s, ES256 sign %.0f/s", ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond),
+            "CPU ms/req: user + system time per successful request (server: the keyward process only, not a database server's)",
             "",
-            "scenario                            req/s     p50 ms   p99 ms   failures",
+            "scenario                            req/s     p50 ms   p99 ms   failures   CPU ms/req: server  load generator",
         ]
+        func cpu(_ milliseconds: Double?) -> String { milliseconds.map { String(format: "%.2f", $0) } ?? "-" }
         for result in scenarios {
             lines.append(
                 result.name.padding(toLength: 34, withPad: " ", startingAt: 0)
-                    + String(format: "%8.0f   %7.2f  %7.2f   %d", result.requestsPerSecond, result.p50Milliseconds, result.p99Milliseconds, result.failures)
+                    + String(format: "%8.0f   %7.2f  %7.2f   %-8d", result.requestsPerSecond, result.p50Milliseconds, result.p99Milliseconds, result.failures)
+                    + "   " + cpu(result.serverCPUMilliseconds).leftPadded(to: 18) + cpu(result.generatorCPUMilliseconds).leftPadded(to: 16)
             )
             if let failure = result.firstFailure { lines.append("  first failure: \(failure.prefix(200))") }
         }
@@ -60,6 +69,10 @@ struct BenchReport: Codable {
         encoder.dateEncodingStrategy = .iso8601
         return try encoder.encode(self)
     }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
 }
 
 extension Duration {

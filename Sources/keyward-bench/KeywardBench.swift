@@ -80,7 +80,8 @@ struct KeywardBench: AsyncParsableCommand {
         guard let port = URLComponents(string: baseURL)?.port, baseURL.hasPrefix("http://127.0.0.1:") else {
             throw ValidationError("--url must be http://127.0.0.1:PORT (the load generator speaks plain HTTP on loopback)")
         }
-        let workloads = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, log: log)
+        let meter = CPUMeter(serverPID: process?.processIdentifier)
+        let workloads = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, meter: meter, log: log)
         let selected = Set(scenarios.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         var results: [ScenarioResult] = []
         if selected.contains("token") { results.append(try workloads.tokenEndpoint()) }
@@ -91,7 +92,7 @@ struct KeywardBench: AsyncParsableCommand {
             }
             results += try await PushLoginScenario(
                 baseURL: baseURL, port: port, keyward: server ?? ServerProcess.siblingBinary(named: "keyward"), database: database,
-                dataDirectory: process?.dataDirectory.path, concurrency: logins, log: log
+                dataDirectory: process?.dataDirectory.path, concurrency: logins, meter: meter, log: log
             ).run(paces: PushLoginScenario.paces(roundTrips: roundTrips, concurrency: logins, rate: loginRate))
         }
 

@@ -6,16 +6,18 @@ import Synchronization
 struct LoadRunner {
     let port: Int
     let concurrency: Int
+    let meter: CPUMeter
 
     struct Outcome {
         var latencies: [Duration] = []
         var failures = 0
         var elapsed: Duration = .zero
         var firstFailure: String?
+        var cpu = CPUMeter.Times()
 
         /// All workers' outcomes as one.
-        static func merged(_ outcomes: [Outcome], elapsed: Duration) -> Outcome {
-            var merged = Outcome()
+        static func merged(_ outcomes: [Outcome], elapsed: Duration, cpu: CPUMeter.Times) -> Outcome {
+            var merged = Outcome(cpu: cpu)
             for outcome in outcomes {
                 merged.latencies += outcome.latencies
                 merged.failures += outcome.failures
@@ -31,6 +33,7 @@ struct LoadRunner {
         let perWorker = (requests.count + concurrency - 1) / concurrency
         let results = Mutex<[Outcome]>([])
         let group = DispatchGroup()
+        let cpuAtStart = meter.read()
         let started = clock.now
         for worker in 0..<concurrency {
             let slice = Array(requests[min(worker * perWorker, requests.count)..<min((worker + 1) * perWorker, requests.count)])
@@ -60,6 +63,7 @@ struct LoadRunner {
             thread.start()
         }
         group.wait()
-        return Outcome.merged(results.withLock { $0 }, elapsed: clock.now - started)
+        let elapsed = clock.now - started
+        return Outcome.merged(results.withLock { $0 }, elapsed: elapsed, cpu: meter.used(since: cpuAtStart))
     }
 }

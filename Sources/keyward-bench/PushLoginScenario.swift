@@ -14,6 +14,7 @@ struct PushLoginScenario: Sendable {
     let database: String?
     let dataDirectory: String?
     let concurrency: Int
+    let meter: CPUMeter
     let log: @Sendable (String) -> Void
 
     /// One virtual user: a password-verified browser session and an enrolled phone.
@@ -66,6 +67,7 @@ struct PushLoginScenario: Sendable {
         let results = Mutex<[LoadRunner.Outcome]>([])
         let nextIndex = Atomic<Int>(0)
         let group = DispatchGroup()
+        let cpuAtStart = meter.read()
         let started = clock.now
         for participant in participants {
             group.enter()
@@ -95,7 +97,8 @@ struct PushLoginScenario: Sendable {
             thread.start()
         }
         group.wait()
-        let merged = LoadRunner.Outcome.merged(results.withLock { $0 }, elapsed: clock.now - started)
+        let elapsed = clock.now - started
+        let merged = LoadRunner.Outcome.merged(results.withLock { $0 }, elapsed: elapsed, cpu: meter.used(since: cpuAtStart))
         return ScenarioResult(name: name, outcome: merged)
     }
 

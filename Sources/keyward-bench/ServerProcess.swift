@@ -9,6 +9,8 @@ final class ServerProcess: @unchecked Sendable {
     private let process: Process
     let dataDirectory: URL
 
+    var processIdentifier: Int32 { process.processIdentifier }
+
     private init(baseURL: String, process: Process, dataDirectory: URL) {
         self.baseURL = baseURL
         self.process = process
