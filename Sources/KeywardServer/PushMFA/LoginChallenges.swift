@@ -15,8 +15,11 @@ public enum LoginChallengeStart: Sendable {
 
 extension PushMFAService {
     /// Issues a login challenge for `user` and pushes it to their device(s) (reference §5.1).
-    /// A new challenge from the same browser session replaces that session's pending one (resend).
-    public func startLogin(realm realmName: String, user: User, clientId: String?, sessionId: String) async throws(PushMFAError) -> LoginChallengeStart {
+    /// A new challenge from the same browser session replaces that session's pending one (resend). `languages`
+    /// (the browser's Accept-Language, most preferred first) picks the notification text.
+    public func startLogin(
+        realm realmName: String, user: User, clientId: String?, sessionId: String, languages: [String] = []
+    ) async throws(PushMFAError) -> LoginChallengeStart {
         let realm = try await realm(named: realmName)
         let settings = try await stored { try await self.settings(realm: realm.name) }
         let devices = try await stored { try await credentials.credentials(realm: realm.name, userId: user.id) }
@@ -51,20 +54,22 @@ extension PushMFAService {
             let token = try await stored { try await tokens.confirmToken(realm: realm.name, credential: device, challenge: challenge, now: now) }
             if firstToken.isEmpty { firstToken = token }
             if device.id == newest.id { newestToken = token }
-            await sendPush(realm: realm, user: user, credential: device, challenge: challenge, confirmToken: token, settings: settings)
+            await sendPush(realm: realm, user: user, credential: device, challenge: challenge, confirmToken: token, text: settings.notificationText(for: languages))
         }
         let sameDeviceLink = try await sameDeviceLink(challenge: challenge, device: newest, pushedToken: newestToken, settings: settings, now: now)
         return .created(challenge, watchSecret: watchSecret, sameDeviceLink: sameDeviceLink, confirmToken: firstToken)
     }
 
     /// Hands the push to the sender without holding up the login page; a gone device token is remembered.
-    private func sendPush(realm: Realm, user: User, credential: PushCredential, challenge: PushChallenge, confirmToken: String, settings: PushMFASettings) async {
+    private func sendPush(
+        realm: Realm, user: User, credential: PushCredential, challenge: PushChallenge, confirmToken: String, text: (title: String?, body: String?)
+    ) async {
         let pusher = self.pusher
         let credentials = self.credentials
         Task {
             let unregistered = await pusher.push(
                 realm: realm, user: user, credential: credential, challenge: challenge, confirmToken: confirmToken,
-                title: settings.notificationTitle, body: settings.notificationBody
+                title: text.title, body: text.body
             )
             if unregistered { try? await credentials.markPushTokenInvalid(realm: realm.name, id: credential.id) }
         }

@@ -37,8 +37,28 @@ public struct PushMFASettings: Sendable, Equatable {
     /// the login theme); nil keeps the node's `push.fcm.title` / `push.fcm.body` (APNs: the same defaults).
     public var notificationTitle: String?
     public var notificationBody: String?
+    /// Keyward: the text in other languages, by lower-case language tag (`notificationTitle.de`,
+    /// `notificationBody.pt-br`), chosen by the login browser's Accept-Language as the original chooses by the
+    /// user's locale. A language without its own text gets `notificationTitle` / `notificationBody`.
+    public var localizedNotificationTitles: [String: String] = [:]
+    public var localizedNotificationBodies: [String: String] = [:]
+
+    public static let maximumNotificationLanguages = 50
 
     public init() {}
+
+    /// The title and body for a reader who prefers `languages` (most preferred first): per field, the first
+    /// language with its own text — by exact tag, else by its primary subtag (`de-at` → `de`) — else the default.
+    public func notificationText(for languages: [String]) -> (title: String?, body: String?) {
+        func pick(_ localized: [String: String], _ fallback: String?) -> String? {
+            for tag in languages {
+                if let text = localized[tag] { return text }
+                if let primary = tag.split(separator: "-").first, let text = localized[String(primary)] { return text }
+            }
+            return fallback
+        }
+        return (pick(localizedNotificationTitles, notificationTitle), pick(localizedNotificationBodies, notificationBody))
+    }
 
     /// The challenge cap, forced to 1 with wait-challenge rate limiting as in the original.
     public var effectiveMaxPendingChallenges: Int { waitChallengeEnabled ? 1 : max(1, maxPendingChallenges) }
@@ -66,6 +86,8 @@ public struct PushMFASettings: Sendable, Equatable {
         if let ttl = enrollmentRequestUriTtlSeconds { object["enrollmentRequestUriTtlSeconds"] = .number(Double(ttl)) }
         if let notificationTitle { object["notificationTitle"] = .string(notificationTitle) }
         if let notificationBody { object["notificationBody"] = .string(notificationBody) }
+        for (tag, text) in localizedNotificationTitles { object["notificationTitle.\(tag)"] = .string(text) }
+        for (tag, text) in localizedNotificationBodies { object["notificationBody.\(tag)"] = .string(text) }
         return object
     }
 
@@ -99,6 +121,19 @@ public struct PushMFASettings: Sendable, Equatable {
             }
             return value.isBlank ? nil : value
         }
+        /// `notificationTitle.<language>`: sets, or with an empty value removes, one language's text.
+        func localized(_ texts: inout [String: String], tag: Substring) throws(PushMFASettingsError) {
+            guard AcceptLanguage.isLanguageTag(String(tag)) else {
+                throw PushMFASettingsError(key: key, problem: "must end in a lower-case language tag such as de or pt-br")
+            }
+            let text = try notificationText()
+            guard text == nil || texts[String(tag)] != nil || texts.count < Self.maximumNotificationLanguages else {
+                throw PushMFASettingsError(key: key, problem: "at most \(Self.maximumNotificationLanguages) languages")
+            }
+            texts[String(tag)] = text
+        }
+        if key.hasPrefix("notificationTitle.") { return try localized(&localizedNotificationTitles, tag: key.dropFirst("notificationTitle.".count)) }
+        if key.hasPrefix("notificationBody.") { return try localized(&localizedNotificationBodies, tag: key.dropFirst("notificationBody.".count)) }
         switch key {
         case "loginChallengeTtlSeconds": loginChallengeTtlSeconds = try integer(10...3600)
         case "maxPendingChallenges": maxPendingChallenges = try integer(1...100)
@@ -140,6 +175,7 @@ public struct PushMFASettings: Sendable, Equatable {
         "waitChallengeBaseSeconds", "waitChallengeMaxSeconds", "waitChallengeResetHours", "enrollmentChallengeTtlSeconds",
         "enrollmentAppUniversalLink", "enrollmentUseRequestUri", "enrollmentRequestUriTtlSeconds",
         "requireDpopForEnrollment", "requirePushMfa", "loginDevices", "notificationTitle", "notificationBody",
+        "notificationTitle.<language>", "notificationBody.<language>",
     ]
 
     /// Reads the stored JSON form back; values written by an older or newer build that no longer fit are

@@ -58,7 +58,8 @@ struct PushPages: Sendable {
             return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=cancelled", headers: browser.clearCookie)
         }
         if form?["refresh"] != nil || form?["retry"] != nil || session.challengeId == nil {
-            switch try await pushMFA.startLogin(realm: realm, user: user, clientId: session.clientId, sessionId: session.idHash) {
+            let languages = AcceptLanguage.preferences(request.headers[.acceptLanguage])
+            switch try await pushMFA.startLogin(realm: realm, user: user, clientId: session.clientId, sessionId: session.idHash, languages: languages) {
             case .created(let challenge, let secret, let sameDeviceLink, let confirmToken):
                 session.challengeId = challenge.id
                 session.challengeSecret = secret

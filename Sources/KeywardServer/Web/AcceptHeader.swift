@@ -28,7 +28,8 @@ enum AcceptHeader {
         candidate.0 > current.specificity ? (candidate.0, candidate.1) : current
     }
 
-    private static func quality(_ parameter: String) -> Double? {
+    /// The value of a `q=` parameter (0...1), nil for any other parameter; Accept-Language uses it too.
+    static func quality(_ parameter: String) -> Double? {
         guard parameter.hasPrefix("q="), let value = Double(parameter.dropFirst(2)), (0...1).contains(value) else { return nil }
         return value
     }

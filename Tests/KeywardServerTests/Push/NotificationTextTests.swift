@@ -40,4 +40,45 @@ final class NotificationTextTests: XCTestCase {
         }
         XCTAssertEqual(settings.notificationBody, "Confirmez la connexion", "a refused value changes nothing")
     }
+
+    func testATextPerLanguageIsChosenByTagThenPrimarySubtagThenDefault() throws {
+        var settings = PushMFASettings()
+        try settings.apply("notificationTitle", "Sign-in request")
+        try settings.apply("notificationTitle.de", "Anmeldung")
+        try settings.apply("notificationTitle.pt-br", "Entrada")
+        try settings.apply("notificationBody.de-ch", "Bitte bestätigen")
+        XCTAssertEqual(try PushMFASettings(json: settings.jsonObject), settings, "stored and read back")
+
+        func text(_ languages: [String]) -> [String?] {
+            let chosen = settings.notificationText(for: languages)
+            return [chosen.title, chosen.body]
+        }
+        XCTAssertEqual(text(["de"]), ["Anmeldung", nil])
+        XCTAssertEqual(text(["de-ch"]), ["Anmeldung", "Bitte bestätigen"], "the title by primary subtag, the body by exact tag")
+        XCTAssertEqual(text(["pt"]), ["Sign-in request", nil], "pt does not reach pt-br")
+        XCTAssertEqual(text(["it", "pt-br", "de"]), ["Entrada", nil], "the first accepted language with a text wins; de has no body (only de-ch)")
+        XCTAssertEqual(text([]), ["Sign-in request", nil])
+
+        try settings.apply("notificationTitle.de", "")
+        XCTAssertEqual(text(["de"]), ["Sign-in request", nil], "an empty value removes the language")
+        XCTAssertNil(settings.jsonObject["notificationTitle.de"])
+    }
+
+    func testLanguageKeysAreCheckedAndBounded() throws {
+        var settings = PushMFASettings()
+        for key in ["notificationTitle.", "notificationTitle.DE", "notificationTitle.de_AT", "notificationBody.x", "notificationBody.de at"] {
+            XCTAssertThrowsError(try settings.apply(key, "Text")) { error in
+                XCTAssertEqual((error as? PushMFASettingsError)?.key, key)
+            }
+        }
+        XCTAssertThrowsError(try settings.apply("notificationTitle.de", "two\nlines"))
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        for index in 0..<PushMFASettings.maximumNotificationLanguages {
+            try settings.apply("notificationTitle.q\(letters[index / 26])\(letters[index % 26])", "T")
+        }
+        XCTAssertEqual(settings.localizedNotificationTitles.count, PushMFASettings.maximumNotificationLanguages)
+        XCTAssertThrowsError(try settings.apply("notificationTitle.zz", "T")) { error in
+            XCTAssertTrue("\(error)".contains("at most"), "\(error)")
+        }
+    }
 }

@@ -56,4 +56,53 @@ final class LoginPushDeliveryTests: XCTestCase {
             XCTAssertEqual(refreshed?.pushTokenValid, true)
         }
     }
+
+    /// The browser's Accept-Language picks the realm's text in that language (by primary subtag here); a field
+    /// with no text in any accepted language keeps the default.
+    func testTheLoginBrowsersLanguagePicksTheNotificationText() async throws {
+        let double = try PushDoubleProcess(script: "apns_double.py", rules: []) { directory in
+            ["--ca-out", directory.appendingPathComponent("ca.pem").path]
+        }
+        defer { double.stop() }
+        let p8 = try PushTestKeys.writeP8(in: double.directory)
+        try await TestServer.forEachEngine(configure: { configuration in
+            configuration.apnsURL = "https://127.0.0.1:\(double.port)"
+            configuration.apnsTeamId = "TEAM123456"
+            configuration.apnsKeyId = "KEY987654"
+            configuration.apnsKeyFile = p8.path
+            configuration.apnsTopic = "com.example.keyward"
+            configuration.apnsCAFile = double.directory.appendingPathComponent("ca.pem").path
+        }) { server, client in
+            let user = try await server.demoUser()
+            let device = try TestDevice(server: server, userId: user.id, algorithm: .es256)
+            let deviceToken = "5e6f" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            let enrolled = try await device.enroll(
+                client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken,
+                overrides: ["pushProviderType": "apns", "pushProviderId": .string(deviceToken)]
+            )
+            XCTAssertEqual(enrolled.status, .ok, enrolled.body)
+            try await server.settings { settings in
+                try settings.apply("notificationTitle", "Sign-in request")
+                try settings.apply("notificationTitle.de", "Anmeldung bestätigen")
+                try settings.apply("notificationTitle.fr", "Connexion")
+            }
+
+            let browser = TestBrowser(client, acceptLanguage: "it;q=0.9, de-AT, fr;q=0.8")
+            let afterPassword = try await browser.signIn(query: "?client_id=test-app")
+            XCTAssertEqual(afterPassword.location, "/realms/demo/login/push")
+            let waiting = try await browser.get("/realms/demo/login/push")
+            XCTAssertEqual(waiting.status, .ok)
+
+            var record: PushDoubleRecord?
+            for _ in 0..<200 where record == nil {
+                try await Task.sleep(for: .milliseconds(25))
+                record = try double.records().last { $0.path == "/3/device/\(deviceToken)" }
+            }
+            let payload = try StrictJSON.parseObject(Array(try XCTUnwrap(record, "no push reached the double").body.utf8))
+            XCTAssertEqual(
+                payload["aps"]?.objectValue?["alert"]?.objectValue, ["title": "Anmeldung bestätigen", "body": "Please confirm your login"],
+                "de-AT (quality 1) beats it and fr; it has no text; the body has no German text"
+            )
+        }
+    }
 }

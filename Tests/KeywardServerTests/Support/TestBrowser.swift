@@ -8,10 +8,13 @@ import XCTest
 /// A browser for page tests: keeps the session cookie, follows nothing by itself, reads hidden fields.
 final class TestBrowser: Sendable {
     let client: any TestClientProtocol
+    /// Sent as Accept-Language with every request when set.
+    let acceptLanguage: String?
     private let cookie = Mutex<String?>(nil)
 
-    init(_ client: any TestClientProtocol) {
+    init(_ client: any TestClientProtocol, acceptLanguage: String? = nil) {
         self.client = client
+        self.acceptLanguage = acceptLanguage
     }
 
     struct Page: Sendable {
@@ -52,6 +55,7 @@ final class TestBrowser: Sendable {
         var headers = HTTPFields()
         if let cookie = sessionCookie { headers[.cookie] = cookie }
         if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
+        if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
         let page = try await client.execute(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
             Page(status: response.status, headers: response.headers, html: String(buffer: response.body))
         }
