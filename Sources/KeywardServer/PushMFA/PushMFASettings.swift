@@ -121,16 +121,18 @@ public struct PushMFASettings: Sendable, Equatable {
             }
             return value.isBlank ? nil : value
         }
-        /// `notificationTitle.<language>`: sets, or with an empty value removes, one language's text.
-        func localized(_ texts: inout [String: String], tag: Substring) throws(PushMFASettingsError) {
-            guard AcceptLanguage.isLanguageTag(String(tag)) else {
-                throw PushMFASettingsError(key: key, problem: "must end in a lower-case language tag such as de or pt-br")
+        /// `notificationTitle.<language>`: sets, or with an empty value removes, one language's text. Tags are
+        /// case-insensitive (`pt-BR` is stored as `pt-br`).
+        func localized(_ texts: inout [String: String], tag given: Substring) throws(PushMFASettingsError) {
+            let tag = given.lowercased()
+            guard AcceptLanguage.isLanguageTag(tag) else {
+                throw PushMFASettingsError(key: key, problem: "must end in a language tag such as de or pt-BR")
             }
             let text = try notificationText()
-            guard text == nil || texts[String(tag)] != nil || texts.count < Self.maximumNotificationLanguages else {
+            guard text == nil || texts[tag] != nil || texts.count < Self.maximumNotificationLanguages else {
                 throw PushMFASettingsError(key: key, problem: "at most \(Self.maximumNotificationLanguages) languages")
             }
-            texts[String(tag)] = text
+            texts[tag] = text
         }
         if key.hasPrefix("notificationTitle.") { return try localized(&localizedNotificationTitles, tag: key.dropFirst("notificationTitle.".count)) }
         if key.hasPrefix("notificationBody.") { return try localized(&localizedNotificationBodies, tag: key.dropFirst("notificationBody.".count)) }

@@ -45,9 +45,10 @@ final class NotificationTextTests: XCTestCase {
         var settings = PushMFASettings()
         try settings.apply("notificationTitle", "Sign-in request")
         try settings.apply("notificationTitle.de", "Anmeldung")
-        try settings.apply("notificationTitle.pt-br", "Entrada")
+        try settings.apply("notificationTitle.pt-BR", "Entrada")
         try settings.apply("notificationBody.de-ch", "Bitte bestätigen")
         XCTAssertEqual(try PushMFASettings(json: settings.jsonObject), settings, "stored and read back")
+        XCTAssertEqual(settings.jsonObject["notificationTitle.pt-br"]?.stringValue, "Entrada", "tags are stored in lower case")
 
         func text(_ languages: [String]) -> [String?] {
             let chosen = settings.notificationText(for: languages)
@@ -66,7 +67,7 @@ final class NotificationTextTests: XCTestCase {
 
     func testLanguageKeysAreCheckedAndBounded() throws {
         var settings = PushMFASettings()
-        for key in ["notificationTitle.", "notificationTitle.DE", "notificationTitle.de_AT", "notificationBody.x", "notificationBody.de at"] {
+        for key in ["notificationTitle.", "notificationTitle.de_AT", "notificationBody.x", "notificationBody.de at"] {
             XCTAssertThrowsError(try settings.apply(key, "Text")) { error in
                 XCTAssertEqual((error as? PushMFASettingsError)?.key, key)
             }
