@@ -1,4 +1,5 @@
 import Foundation
+import HummingbirdTesting
 import KeywardJOSE
 @testable import KeywardServer
 import XCTest
@@ -7,27 +8,8 @@ import XCTest
 /// 410 Unregistered; Keyward then marks the device's push token invalid and counts the delivery.
 final class LoginPushDeliveryTests: XCTestCase {
     func testLoginPushReachesAPNsAndUnregisteredMarksTheDevice() async throws {
-        let double = try PushDoubleProcess(script: "apns_double.py", rules: [#"{"match": "/3/device/", "status": 410, "body": {"reason": "Unregistered"}}"#]) { directory in
-            ["--ca-out", directory.appendingPathComponent("ca.pem").path]
-        }
-        defer { double.stop() }
-        let p8 = try PushTestKeys.writeP8(in: double.directory)
-        try await TestServer.forEachEngine(configure: { configuration in
-            configuration.apnsURL = "https://127.0.0.1:\(double.port)"
-            configuration.apnsTeamId = "TEAM123456"
-            configuration.apnsKeyId = "KEY987654"
-            configuration.apnsKeyFile = p8.path
-            configuration.apnsTopic = "com.example.keyward"
-            configuration.apnsCAFile = double.directory.appendingPathComponent("ca.pem").path
-        }) { server, client in
-            let user = try await server.demoUser()
-            let device = try TestDevice(server: server, userId: user.id, algorithm: .es256)
-            let deviceToken = "0a1b2c3d4e5f" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            let enrolled = try await device.enroll(
-                client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken,
-                overrides: ["pushProviderType": "apns", "pushProviderId": .string(deviceToken)]
-            )
-            XCTAssertEqual(enrolled.status, .ok, enrolled.body)
+        let unregistered = #"{"match": "/3/device/", "status": 410, "body": {"reason": "Unregistered"}}"#
+        try await withAPNsDevice(rules: [unregistered]) { server, client, user, device, deviceToken, double in
             try await server.settings { try $0.apply("notificationTitle", "Anmeldung") }
             guard case .created(let challenge, _, _, let confirmToken) = try await server.startLogin() else { return XCTFail("no challenge") }
 
@@ -60,27 +42,7 @@ final class LoginPushDeliveryTests: XCTestCase {
     /// The browser's Accept-Language picks the realm's text in that language (by primary subtag here); a field
     /// with no text in any accepted language keeps the default.
     func testTheLoginBrowsersLanguagePicksTheNotificationText() async throws {
-        let double = try PushDoubleProcess(script: "apns_double.py", rules: []) { directory in
-            ["--ca-out", directory.appendingPathComponent("ca.pem").path]
-        }
-        defer { double.stop() }
-        let p8 = try PushTestKeys.writeP8(in: double.directory)
-        try await TestServer.forEachEngine(configure: { configuration in
-            configuration.apnsURL = "https://127.0.0.1:\(double.port)"
-            configuration.apnsTeamId = "TEAM123456"
-            configuration.apnsKeyId = "KEY987654"
-            configuration.apnsKeyFile = p8.path
-            configuration.apnsTopic = "com.example.keyward"
-            configuration.apnsCAFile = double.directory.appendingPathComponent("ca.pem").path
-        }) { server, client in
-            let user = try await server.demoUser()
-            let device = try TestDevice(server: server, userId: user.id, algorithm: .es256)
-            let deviceToken = "5e6f" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            let enrolled = try await device.enroll(
-                client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken,
-                overrides: ["pushProviderType": "apns", "pushProviderId": .string(deviceToken)]
-            )
-            XCTAssertEqual(enrolled.status, .ok, enrolled.body)
+        try await withAPNsDevice(rules: []) { server, client, _, _, deviceToken, double in
             try await server.settings { settings in
                 try settings.apply("notificationTitle", "Sign-in request")
                 try settings.apply("notificationTitle.de", "Anmeldung bestätigen")
@@ -103,6 +65,37 @@ final class LoginPushDeliveryTests: XCTestCase {
                 payload["aps"]?.objectValue?["alert"]?.objectValue, ["title": "Anmeldung bestätigen", "body": "Please confirm your login"],
                 "de-AT (quality 1) beats it and fr; it has no text; the body has no German text"
             )
+        }
+    }
+
+    /// Both engines: the demo user with one device enrolled for APNs (a random device token), and an APNs double
+    /// (HTTP/2, TLS with its own CA) answering by `rules` that the server is configured to use.
+    private func withAPNsDevice(
+        rules: [String],
+        _ body: @escaping @Sendable (TestServer, any TestClientProtocol, User, TestDevice, String, PushDoubleProcess) async throws -> Void
+    ) async throws {
+        let double = try PushDoubleProcess(script: "apns_double.py", rules: rules) { directory in
+            ["--ca-out", directory.appendingPathComponent("ca.pem").path]
+        }
+        defer { double.stop() }
+        let p8 = try PushTestKeys.writeP8(in: double.directory)
+        try await TestServer.forEachEngine(configure: { configuration in
+            configuration.apnsURL = "https://127.0.0.1:\(double.port)"
+            configuration.apnsTeamId = "TEAM123456"
+            configuration.apnsKeyId = "KEY987654"
+            configuration.apnsKeyFile = p8.path
+            configuration.apnsTopic = "com.example.keyward"
+            configuration.apnsCAFile = double.directory.appendingPathComponent("ca.pem").path
+        }) { server, client in
+            let user = try await server.demoUser()
+            let device = try TestDevice(server: server, userId: user.id, algorithm: .es256)
+            let deviceToken = "0a1b2c3d4e5f" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            let enrolled = try await device.enroll(
+                client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken,
+                overrides: ["pushProviderType": "apns", "pushProviderId": .string(deviceToken)]
+            )
+            XCTAssertEqual(enrolled.status, .ok, enrolled.body)
+            try await body(server, client, user, device, deviceToken, double)
         }
     }
 }
