@@ -14,11 +14,17 @@ import Synchronization
 final class PostgresStatementCache: Sendable {
     static let capacity = 512
 
+    /// One SQL text with one list of parameter types (nil: a NULL, which has no type).
+    private struct Key: Hashable {
+        let sql: String
+        let parameterTypes: [PostgresDataType?]
+    }
+
     private struct State {
-        var names: [String: String] = [:]
+        var names: [Key: String] = [:]
         /// Texts the server refused to prepare (a missing table during a migration, say): PostgresNIO remembers a
         /// failed preparation for the connection's lifetime, so such a text is run unnamed from then on.
-        var refused: Set<String> = []
+        var refused: Set<Key> = []
         /// Names are never reused: a connection may still hold an earlier text under a refused name.
         var issued = 0
     }
@@ -27,11 +33,10 @@ final class PostgresStatementCache: Sendable {
 
     /// The statement name for this text and these parameter types, or nil when it is to run unnamed.
     func name(sql: String, parameterTypes: [PostgresDataType?]) -> String? {
-        guard Self.isNameable(sql) else { return nil }
-        let key = sql + "\u{0}" + parameterTypes.map { $0.map { String($0.rawValue) } ?? "null" }.joined(separator: ",")
+        let key = Key(sql: sql, parameterTypes: parameterTypes)
         return state.withLock { state in
             if let name = state.names[key] { return name }
-            guard state.issued < Self.capacity, !state.refused.contains(key) else { return nil }
+            guard state.issued < Self.capacity, !state.refused.contains(key), Self.isNameable(sql) else { return nil }
             state.issued += 1
             let name = "keyward_\(state.issued)"
             state.names[key] = name
