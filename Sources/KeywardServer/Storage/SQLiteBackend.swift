@@ -22,42 +22,28 @@ enum SQLiteBackend {
         // statements are never interleaved with anyone else's; it has its own thread because a single statement
         // waiting for the write lock blocks its thread in SQLite's busy handler, and a transaction sharing that
         // thread could not finish: both would wait out busy_timeout.
-        let statementThread = NIOThreadPool(numberOfThreads: 1)
-        statementThread.start()
-        let sessionThread = NIOThreadPool(numberOfThreads: 1)
-        sessionThread.start()
-        let statements: SQLiteConnection
-        let sessions: SQLiteConnection
-        var opened: SQLiteConnection?
+        // A third connection, with its thread, copies the log back (`SQLiteCheckpointer`).
+        let threads = (0..<3).map { _ in NIOThreadPool(numberOfThreads: 1) }
+        for thread in threads { thread.start() }
+        var opened: [SQLiteConnection] = []
         do {
-            statements = try await openConfigured(absolutePath, threadPool: statementThread, logger: logger)
-            opened = statements
-            sessions = try await openConfigured(absolutePath, threadPool: sessionThread, logger: logger)
+            for thread in threads { opened.append(try await openConfigured(absolutePath, threadPool: thread, logger: logger)) }
         } catch {
-            try? await opened?.close()
-            try? await statementThread.shutdownGracefully()
-            try? await sessionThread.shutdownGracefully()
+            for connection in opened { try? await connection.close() }
+            for thread in threads { try? await thread.shutdownGracefully() }
             throw error
         }
-        let checkpointer: SQLiteCheckpointer
-        do {
-            checkpointer = try await SQLiteCheckpointer.start(path: absolutePath, logger: logger) { path, thread in
-                try await openConfigured(path, threadPool: thread, logger: logger)
-            }
-        } catch {
-            try? await statements.close()
-            try? await sessions.close()
-            try? await statementThread.shutdownGracefully()
-            try? await sessionThread.shutdownGracefully()
-            throw error
-        }
+        let (statements, sessions) = (opened[0], opened[1])
+        let (statementThread, sessionThread) = (threads[0], threads[1])
+        let checkpointer = SQLiteCheckpointer(connection: opened[2], thread: threads[2], logger: logger)
         let gate = SQLiteStatementGate()
         let closed = AtomicFlag()
         let sql = SerializedSQLiteDatabase(
             statements: statements.sql(queryLogLevel: .trace), sessions: sessions.sql(queryLogLevel: .trace), gate: gate, closed: closed
         )
         return OpenedDatabaseBackend(sql: sql) {
-            // Refuse new statements, wait for the transaction in flight, then close both and stop their threads.
+            // Refuse new statements, stop checkpointing, wait for the transaction in flight, then close both and stop
+            // their threads.
             closed.set()
             try await checkpointer.stop()
             try await gate.withGate { try await sessions.close() }

@@ -19,20 +19,14 @@ struct SQLiteCheckpointer: Sendable {
     private let connection: SQLiteConnection
     private let thread: NIOThreadPool
 
-    static func start(path: String, logger: Logger, open: (String, NIOThreadPool) async throws -> SQLiteConnection) async throws -> SQLiteCheckpointer {
-        let thread = NIOThreadPool(numberOfThreads: 1)
-        thread.start()
-        let connection: SQLiteConnection
-        do {
-            connection = try await open(path, thread)
-        } catch {
-            try? await thread.shutdownGracefully()
-            throw error
-        }
-        let task = Task {
+    /// Starts checkpointing on `connection`, which runs on `thread`; both are the checkpointer's from now on.
+    init(connection: SQLiteConnection, thread: NIOThreadPool, logger: Logger) {
+        self.connection = connection
+        self.thread = thread
+        task = Task {
             var failures = 0
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                try? await Task.sleep(for: Self.interval)
                 do {
                     _ = try await connection.query("PRAGMA wal_checkpoint(PASSIVE)", [])
                     failures = 0
@@ -47,7 +41,6 @@ struct SQLiteCheckpointer: Sendable {
                 }
             }
         }
-        return SQLiteCheckpointer(task: task, connection: connection, thread: thread)
     }
 
     /// Stops the loop. (The last connection to close checkpoints the rest and removes the log.)
