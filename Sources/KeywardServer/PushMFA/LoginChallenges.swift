@@ -48,13 +48,14 @@ extension PushMFAService {
         }
         await audit.record(.challengeCreated, realm: realm.name, userId: user.id, clientId: clientId, details: ["challengeId": challenge.id, "type": "AUTHENTICATION"])
 
+        let text = settings.notificationText(for: languages)
         var firstToken = ""
         var newestToken = ""
         for device in targets {
             let token = try await stored { try await tokens.confirmToken(realm: realm.name, credential: device, challenge: challenge, now: now) }
             if firstToken.isEmpty { firstToken = token }
             if device.id == newest.id { newestToken = token }
-            await sendPush(realm: realm, user: user, credential: device, challenge: challenge, confirmToken: token, text: settings.notificationText(for: languages))
+            await sendPush(realm: realm, user: user, credential: device, challenge: challenge, confirmToken: token, text: text)
         }
         let sameDeviceLink = try await sameDeviceLink(challenge: challenge, device: newest, pushedToken: newestToken, settings: settings, now: now)
         return .created(challenge, watchSecret: watchSecret, sameDeviceLink: sameDeviceLink, confirmToken: firstToken)
