@@ -4,13 +4,9 @@ enum AcceptHeader {
     /// True only when `text/html` is explicitly listed with a higher quality than JSON gets (from
     /// `application/json`, `application/*` or `*/*`). A missing header, `*/*` and ties mean JSON.
     static func prefersHTML(_ header: String?) -> Bool {
-        guard let header, !header.isEmpty, header.utf8.count <= 1024 else { return false }
         var html: Double?
         var json = (specificity: -1, quality: 0.0)
-        for range in header.split(separator: ",") {
-            let parts = range.split(separator: ";").map { $0.trimmingBlanks.lowercased() }
-            guard let type = parts.first else { continue }
-            let quality = parts.dropFirst().lazy.compactMap(Self.quality).first ?? 1
+        for (type, quality) in ranges(header) {
             switch type {
             case "text/html": html = max(html ?? 0, quality)
             case "application/json": json = Self.moreSpecific(json, (2, quality))
@@ -28,8 +24,21 @@ enum AcceptHeader {
         candidate.0 > current.specificity ? (candidate.0, candidate.1) : current
     }
 
-    /// The value of a `q=` parameter (0...1), nil for any other parameter; Accept-Language uses it too.
-    static func quality(_ parameter: String) -> Double? {
+    /// The comma-separated ranges of an Accept-style header (Accept, Accept-Language), lower-cased, in header order,
+    /// each with its `q` (1 when absent or outside 0...1). None for a missing or empty header, one over 1 KiB, or
+    /// one of more than `maximumRanges` ranges.
+    static func ranges(_ header: String?, maximumRanges: Int = .max) -> [(value: String, quality: Double)] {
+        guard let header, !header.isEmpty, header.utf8.count <= 1024 else { return [] }
+        let ranges = header.split(separator: ",")
+        guard ranges.count <= maximumRanges else { return [] }
+        return ranges.compactMap { range in
+            let parts = range.split(separator: ";").map { $0.trimmingBlanks.lowercased() }
+            guard let value = parts.first else { return nil }
+            return (value, parts.dropFirst().lazy.compactMap(Self.quality).first ?? 1)
+        }
+    }
+
+    private static func quality(_ parameter: String) -> Double? {
         guard parameter.hasPrefix("q="), let value = Double(parameter.dropFirst(2)), (0...1).contains(value) else { return nil }
         return value
     }

@@ -3,16 +3,10 @@ enum AcceptLanguage {
     /// Lower-cased tags in order of quality (ties keep the header's order); `*`, `q=0` and malformed ranges are
     /// left out. Oversized headers and lists give no preference rather than a partial one.
     static func preferences(_ header: String?) -> [String] {
-        guard let header, !header.isEmpty, header.utf8.count <= 1024 else { return [] }
-        var ranked: [(tag: String, quality: Double, position: Int)] = []
-        for (position, range) in header.split(separator: ",").enumerated() {
-            guard position < 32 else { return [] }
-            let parts = range.split(separator: ";").map { $0.trimmingBlanks.lowercased() }
-            guard let tag = parts.first, isLanguageTag(tag) else { continue }
-            let quality = parts.dropFirst().lazy.compactMap(AcceptHeader.quality).first ?? 1
-            if quality > 0 { ranked.append((tag, quality, position)) }
+        let ranked = AcceptHeader.ranges(header, maximumRanges: 32).enumerated().filter { _, range in
+            range.quality > 0 && isLanguageTag(range.value)
         }
-        return ranked.sorted { ($0.quality, -$0.position) > ($1.quality, -$1.position) }.map(\.tag)
+        return ranked.sorted { ($0.element.quality, -$0.offset) > ($1.element.quality, -$1.offset) }.map(\.element.value)
     }
 
     /// A language tag as settings and headers may name it: a 2–8 letter primary subtag, then subtags of 1–8
