@@ -40,12 +40,13 @@ struct BenchReport: Codable {
     let database: String
     let requestsPerScenario: Int
     let concurrency: Int
+    let generatorNice: Int32
     let ceiling: CryptoCeiling
     let scenarios: [ScenarioResult]
 
     func table() -> String {
         var lines = [
-            "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive (one blocking client thread per connection), no TLS",
+            "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive (one blocking client thread per connection, nice \(generatorNice)), no TLS",
             String(format: "crypto ceiling (1 core): ES256 verify %.0f/s, ES256 sign %.0f/s", ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond),
             "CPU ms/req: user + system time per successful request (server: the keyward process only, not a database server's)",
             "",

@@ -47,10 +47,14 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(name: .customLong("login-rate"), help: "push-login: also start the round trips at this fixed rate per second (open loop, at most --logins at a time) and report their latency.")
     var loginRate: Double?
 
+    @Option(name: .customLong("generator-nice"), help: "Nice value of the load generator's threads, 0...19: higher lets the server under test run first on shared cores (0: same priority).")
+    var generatorNice: Int32 = 10
+
     func validate() throws {
         guard requests >= 100 else { throw ValidationError("--requests must be at least 100") }
         guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be 1...1024") }
         guard (1...400).contains(logins) else { throw ValidationError("--logins must be 1...400") }
+        guard (0...19).contains(generatorNice) else { throw ValidationError("--generator-nice must be 0...19") }
         if let loginRate, !(1...10_000).contains(loginRate) { throw ValidationError("--login-rate must be 1...10000 round trips per second") }
         let known: Set<String> = ["token", "protected", "push-login"]
         for name in scenarios.split(separator: ",") where !known.contains(name.trimmingCharacters(in: .whitespaces)) {
@@ -80,8 +84,8 @@ struct KeywardBench: AsyncParsableCommand {
         guard let port = URLComponents(string: baseURL)?.port, baseURL.hasPrefix("http://127.0.0.1:") else {
             throw ValidationError("--url must be http://127.0.0.1:PORT (the load generator speaks plain HTTP on loopback)")
         }
-        let meter = CPUMeter(serverPID: process?.processIdentifier)
-        let workloads = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, meter: meter, log: log)
+        let threads = WorkerThreads(meter: CPUMeter(serverPID: process?.processIdentifier), nice: generatorNice)
+        let workloads = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, threads: threads, log: log)
         let selected = Set(scenarios.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         var results: [ScenarioResult] = []
         if selected.contains("token") { results.append(try workloads.tokenEndpoint()) }
@@ -92,13 +96,13 @@ struct KeywardBench: AsyncParsableCommand {
             }
             results += try await PushLoginScenario(
                 baseURL: baseURL, port: port, keyward: server ?? ServerProcess.siblingBinary(named: "keyward"), database: database,
-                dataDirectory: process?.dataDirectory.path, concurrency: logins, meter: meter, log: log
+                dataDirectory: process?.dataDirectory.path, concurrency: logins, threads: threads, log: log
             ).run(paces: PushLoginScenario.paces(roundTrips: roundTrips, concurrency: logins, rate: loginRate))
         }
 
         let report = BenchReport(
             date: Date(), cores: ProcessInfo.processInfo.activeProcessorCount, database: database.map { $0.hasPrefix("postgres") ? "postgresql" : "sqlite" } ?? "sqlite",
-            requestsPerScenario: requests, concurrency: concurrency, ceiling: ceiling, scenarios: results
+            requestsPerScenario: requests, concurrency: concurrency, generatorNice: generatorNice, ceiling: ceiling, scenarios: results
         )
         print(report.table())
         if let json {

@@ -1,12 +1,11 @@
 import Foundation
-import Synchronization
 
 /// Sends prepared requests over `concurrency` keep-alive connections, one thread each, and records every
 /// latency. Requests are built before the clock starts so proof signing does not compete with the server.
 struct LoadRunner {
     let port: Int
     let concurrency: Int
-    let meter: CPUMeter
+    let threads: WorkerThreads
 
     struct Outcome {
         var latencies: [Duration] = []
@@ -31,14 +30,9 @@ struct LoadRunner {
     func run(_ requests: [[UInt8]], expecting status: Int) -> Outcome {
         let clock = ContinuousClock()
         let perWorker = (requests.count + concurrency - 1) / concurrency
-        let results = Mutex<[Outcome]>([])
-        let group = DispatchGroup()
-        let cpuAtStart = meter.read()
-        let started = clock.now
-        for worker in 0..<concurrency {
+        let workers = (0..<concurrency).map { worker -> @Sendable () -> Outcome in
             let slice = Array(requests[min(worker * perWorker, requests.count)..<min((worker + 1) * perWorker, requests.count)])
-            group.enter()
-            let thread = Thread {
+            return { [port] in
                 var outcome = Outcome()
                 outcome.latencies.reserveCapacity(slice.count)
                 do {
@@ -56,14 +50,9 @@ struct LoadRunner {
                     outcome.failures += slice.count - outcome.latencies.count
                     outcome.firstFailure = outcome.firstFailure ?? "\(error)"
                 }
-                results.withLock { $0.append(outcome) }
-                group.leave()
+                return outcome
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
-        group.wait()
-        let elapsed = clock.now - started
-        return Outcome.merged(results.withLock { $0 }, elapsed: elapsed, cpu: meter.used(since: cpuAtStart))
+        return threads.run(workers)
     }
 }

@@ -14,7 +14,7 @@ struct PushLoginScenario: Sendable {
     let database: String?
     let dataDirectory: String?
     let concurrency: Int
-    let meter: CPUMeter
+    let threads: WorkerThreads
     let log: @Sendable (String) -> Void
 
     /// One virtual user: a password-verified browser session and an enrolled phone.
@@ -64,14 +64,10 @@ struct PushLoginScenario: Sendable {
             name = "push login \(Int(rate))/s, <=\(participants.count)"
         }
         let clock = ContinuousClock()
-        let results = Mutex<[LoadRunner.Outcome]>([])
         let nextIndex = Atomic<Int>(0)
-        let group = DispatchGroup()
-        let cpuAtStart = meter.read()
         let started = clock.now
-        for participant in participants {
-            group.enter()
-            let thread = Thread { [self] in
+        let workers = participants.map { participant -> @Sendable () -> LoadRunner.Outcome in
+            { [self] in
                 var outcome = LoadRunner.Outcome()
                 do {
                     let browser = try RawHTTPConnection(port: port)
@@ -90,16 +86,10 @@ struct PushLoginScenario: Sendable {
                     outcome.failures += 1
                     outcome.firstFailure = outcome.firstFailure ?? "\(error)"
                 }
-                results.withLock { $0.append(outcome) }
-                group.leave()
+                return outcome
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
-        group.wait()
-        let elapsed = clock.now - started
-        let merged = LoadRunner.Outcome.merged(results.withLock { $0 }, elapsed: elapsed, cpu: meter.used(since: cpuAtStart))
-        return ScenarioResult(name: name, outcome: merged)
+        return ScenarioResult(name: name, outcome: threads.run(workers))
     }
 
     /// When this worker's next round trip is due, or nil when its share is done.

@@ -7,7 +7,7 @@ struct Scenarios {
     let port: Int
     let requests: Int
     let concurrency: Int
-    let meter: CPUMeter
+    let threads: WorkerThreads
     let log: (String) -> Void
 
     private var tokenPath: String { "/realms/demo/protocol/openid-connect/token" }
@@ -28,7 +28,7 @@ struct Scenarios {
         log("token endpoint: preparing \(requests) DPoP proofs")
         let prepared = try (0..<requests).map { _ in try tokenRequest(key: key) }
         log("token endpoint: \(requests) requests over \(concurrency) connections")
-        let outcome = LoadRunner(port: port, concurrency: concurrency, meter: meter).run(prepared, expecting: 200)
+        let outcome = LoadRunner(port: port, concurrency: concurrency, threads: threads).run(prepared, expecting: 200)
         return ScenarioResult(name: "token (client_credentials + DPoP)", outcome: outcome)
     }
 
@@ -45,7 +45,7 @@ struct Scenarios {
             return RawHTTPConnection.request(method: "GET", path: whoamiPath, port: port, headers: [("Authorization", "DPoP " + token), ("DPoP", proof)])
         }
         log("protected resource: \(requests) requests over \(concurrency) connections")
-        let outcome = LoadRunner(port: port, concurrency: concurrency, meter: meter).run(prepared, expecting: 200)
+        let outcome = LoadRunner(port: port, concurrency: concurrency, threads: threads).run(prepared, expecting: 200)
         return ScenarioResult(name: "DPoP-protected GET /v1/whoami", outcome: outcome)
     }
 }
