@@ -64,7 +64,7 @@ struct ChallengeEventStream: Sendable {
     }
 
     /// Emits the current status, then every change, until the status leaves PENDING or the lifetime ends.
-    private func follow(_ first: PushChallenge, kind: PushChallenge.Kind, changes: AsyncStream<PushChallenge?>, writer: inout any ResponseBodyWriter) async throws {
+    private func follow(_ first: PushChallenge, kind: PushChallenge.Kind, changes: AsyncStream<ChallengeChange>, writer: inout any ResponseBodyWriter) async throws {
         let clock = ContinuousClock()
         let started = clock.now
         var lastOutput = started
@@ -72,14 +72,28 @@ struct ChallengeEventStream: Sendable {
         var sent = current.effectiveStatus(at: Date())
         try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, at: Date(), status: sent.rawValue)))
         guard sent == .pending else { return }
-        for await changed in changes {
-            let reread = if let changed { changed } else { try? await service.challenge(id: current.id) }
-            let status: PushChallenge.Status
-            if let reread {
-                current = reread
-                status = reread.status
-            } else {
-                status = .expired  // deleted while pending: replaced by a resend, or cleaned up
+        for await change in changes {
+            var status = sent
+            switch change {
+            case .changed(let row):
+                current = row
+                status = row.status
+            case .status(let announced):
+                status = announced
+            case .removed:
+                status = .expired
+            case .unknown:
+                do {
+                    if let reread = try await service.challenge(id: current.id) {
+                        current = reread
+                        status = reread.status
+                    } else {
+                        status = .expired  // deleted while pending: replaced by a resend, or cleaned up
+                    }
+                } catch {
+                    // Nothing is known to have changed; the next tick reads again.
+                    service.logger.warning("SSE stream could not re-read its challenge", metadata: ["challengeId": "\(current.id)", "error": "\(error)"])
+                }
             }
             if status != sent {
                 sent = status

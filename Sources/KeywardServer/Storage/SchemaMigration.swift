@@ -23,6 +23,7 @@ public struct SchemaMigration: Sendable, Equatable {
         BrowserSessionSchemaMigration.migration,
         LoginThrottleSchemaMigration.migration,
         ChallengeNotifySchemaMigration.migration,
+        ChallengeNotifyStatusSchemaMigration.migration,
     ]
 }
 

@@ -5,6 +5,7 @@ import KeywardJOSE
 import Logging
 import Hummingbird
 @testable import KeywardServer
+import Synchronization
 import XCTest
 
 final class ChallengeEventStreamTests: XCTestCase {
@@ -82,6 +83,40 @@ final class ChallengeEventStreamTests: XCTestCase {
             let events = try await stream.value
             XCTAssertEqual(events.statuses, ["PENDING", "EXPIRED"])
         }
+    }
+
+    /// A status the database announced (LISTEN/NOTIFY) is sent as it is: storage still says PENDING here, so a
+    /// stream that read the challenge back would not end.
+    func testAnnouncedStatusIsSentWithoutReadingTheChallenge() async throws {
+        try await TestServer.forEachEngine(configure: { $0.ssePollMillis = 60000; $0.sseMaxConnectionLifetimeSeconds = 15 }) { server, client in
+            try await server.settings { $0.maxPendingChallenges = 5 }
+            _ = try await server.enrolledDevice(client)
+            for (session, change, expected) in [("a", ChallengeChange.status(.denied), "DENIED"), ("b", .removed, "EXPIRED")] {
+                let (challenge, secret) = try await server.createdChallenge(session: session)
+                let stream = Task { try await client.events("/login/challenges/\(challenge.id)/events?secret=\(secret)") }
+                try await server.waitUntilWatched(challenge.id)
+                server.runtime.challengeSignals.notify(challenge.id, change)
+                let events = try await stream.value
+                XCTAssertEqual(events.statuses, ["PENDING", expected])
+                let stored = try await server.runtime.pushMFA.challenge(id: challenge.id)
+                XCTAssertEqual(stored?.status, .pending)
+            }
+        }
+    }
+
+    func testNotificationPayloads() {
+        func parsed(_ payload: String) -> String {
+            let (id, change) = ChallengeNotificationListener.change(announcedBy: payload)
+            return "\(id)|\(change)"
+        }
+        XCTAssertEqual(parsed("c1 APPROVED"), "c1|status(KeywardServer.PushChallenge.Status.approved)")
+        XCTAssertEqual(parsed("c1 USER_LOCKED_OUT"), "c1|status(KeywardServer.PushChallenge.Status.userLockedOut)")
+        XCTAssertEqual(parsed("c1 DELETED"), "c1|removed")
+        XCTAssertEqual(parsed("c1"), "c1|unknown", "the payload before migration 6")
+        XCTAssertEqual(parsed("c1 SOMETHING_NEW"), "c1|unknown")
+        XCTAssertEqual(parsed("c1 approved"), "c1|unknown", "statuses are upper case")
+        XCTAssertEqual(parsed("c1 "), "c1|unknown")
+        XCTAssertEqual(parsed(""), "|unknown")
     }
 
     func testOneShotRefusals() async throws {
@@ -188,6 +223,33 @@ final class CrossNodeEventTests: XCTestCase {
                 try? await nodeB.shutdown()
                 throw error
             }
+        }
+    }
+
+    /// The trigger names the new status, or DELETED, in the notification it sends for every node.
+    func testTriggerAnnouncesTheNewStatus() async throws {
+        try await TestServer.forEachEngine { server, client in
+            guard server.runtime.database.isShared else { return }
+            try await server.settings { $0.maxPendingChallenges = 5 }
+            let (device, token) = try await server.enrolledDevice(client)
+            let received = Mutex<[String]>([])
+            let listening = Task {
+                try await server.runtime.database.listen(channel: ChallengeNotificationListener.channel) { payload in
+                    received.withLock { $0.append(payload) }
+                }
+            }
+            defer { listening.cancel() }
+            try await Task.sleep(for: .milliseconds(300))  // LISTEN registered
+            let (approved, _) = try await server.createdChallenge(session: "a")
+            let (replaced, _) = try await server.createdChallenge(session: "b")
+            let response = try await device.respond(client, token: token, challengeId: approved.id)
+            XCTAssertEqual(response.status, .ok)
+            _ = try await server.createdChallenge(session: "b")  // a resend deletes the session's challenge
+            let expected = ["\(approved.id) APPROVED", "\(replaced.id) DELETED"]
+            for _ in 0..<200 where received.withLock({ $0 }) != expected {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            XCTAssertEqual(received.withLock { $0 }, expected)
         }
     }
 }
