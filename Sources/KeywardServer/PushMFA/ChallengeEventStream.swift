@@ -72,6 +72,7 @@ struct ChallengeEventStream: Sendable {
         var sent = current.effectiveStatus(at: Date())
         try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, at: Date(), status: sent.rawValue)))
         guard sent == .pending else { return }
+        var rereadFailed = false
         for await change in changes {
             var status = sent
             switch change {
@@ -91,8 +92,11 @@ struct ChallengeEventStream: Sendable {
                         status = .expired  // deleted while pending: replaced by a resend, or cleaned up
                     }
                 } catch {
-                    // Nothing is known to have changed; the next tick reads again.
-                    service.logger.warning("SSE stream could not re-read its challenge", metadata: ["challengeId": "\(current.id)", "error": "\(error)"])
+                    // Nothing is known to have changed; the next tick reads again. Logged once per stream, not per tick.
+                    if !rereadFailed {
+                        service.logger.warning("SSE stream could not re-read its challenge", metadata: ["challengeId": "\(current.id)", "error": "\(error)"])
+                    }
+                    rereadFailed = true
                 }
             }
             if status != sent {

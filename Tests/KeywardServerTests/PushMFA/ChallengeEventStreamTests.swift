@@ -104,6 +104,25 @@ final class ChallengeEventStreamTests: XCTestCase {
         }
     }
 
+    /// While storage cannot be read the stream keeps the status it sent (it used to report EXPIRED), and it
+    /// carries on once storage is back.
+    func testStorageErrorWhileRereadingIsNotAnOutcome() async throws {
+        try await TestServer.forEachEngine(configure: { $0.ssePollMillis = 20; $0.sseMaxConnectionLifetimeSeconds = 15 }) { server, client in
+            let (device, token) = try await server.enrolledDevice(client)
+            let (challenge, secret) = try await server.createdChallenge()
+            let stream = Task { try await client.events("/login/challenges/\(challenge.id)/events?secret=\(secret)") }
+            try await server.waitUntilWatched(challenge.id)
+            let sql = server.runtime.database.sql
+            try await sql.raw("ALTER TABLE push_challenges RENAME TO push_challenges_away").run()
+            try await Task.sleep(for: .milliseconds(200))  // about ten failing re-reads
+            try await sql.raw("ALTER TABLE push_challenges_away RENAME TO push_challenges").run()
+            let approved = try await device.respond(client, token: token, challengeId: challenge.id)
+            XCTAssertEqual(approved.status, .ok, approved.body)
+            let events = try await stream.value
+            XCTAssertEqual(events.statuses, ["PENDING", "APPROVED"])
+        }
+    }
+
     func testNotificationPayloads() {
         func parsed(_ payload: String) -> String {
             let (id, change) = ChallengeNotificationListener.change(announcedBy: payload)
