@@ -23,6 +23,9 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Database URL for the started server (default: embedded SQLite in a temporary directory).")
     var database: String?
 
+    @Option(name: .customLong("server-log"), help: "File the started server's log is written to (default: discarded).")
+    var serverLog: String?
+
     @Option(help: "Requests per scenario.")
     var requests = 20_000
 
@@ -71,7 +74,7 @@ struct KeywardBench: AsyncParsableCommand {
         } else {
             let binary = server ?? ServerProcess.siblingBinary(named: "keyward")
             log("starting \(binary) serve --demo")
-            let started = try await ServerProcess.start(binary: binary, database: database)
+            let started = try await ServerProcess.start(binary: binary, database: database, log: serverLog)
             process = started
             baseURL = started.baseURL
         }

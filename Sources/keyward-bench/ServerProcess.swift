@@ -21,7 +21,8 @@ final class ServerProcess: @unchecked Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name).path
     }
 
-    static func start(binary: String, database: String?) async throws -> ServerProcess {
+    /// `log`: a file the server's log is appended to (nil: discarded).
+    static func start(binary: String, database: String?, log: String?) async throws -> ServerProcess {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw BenchError("no keyward binary at \(binary); run `swift build -c release --product keyward` or pass --server")
         }
@@ -33,7 +34,14 @@ final class ServerProcess: @unchecked Sendable {
         var arguments = ["serve", "--demo", "--host", "127.0.0.1", "--port", String(port), "--public-url", baseURL, "--data-dir", dataDirectory.path, "--log-level", "warning"]
         if let database { arguments += ["--database", database] }
         process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
+        if let log {
+            guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) else {
+                throw BenchError("cannot write the server log to \(log)")
+            }
+            process.standardOutput = handle
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+        }
         try process.run()
         let server = ServerProcess(baseURL: baseURL, process: process, dataDirectory: dataDirectory)
         for _ in 0..<300 {
@@ -46,10 +54,17 @@ final class ServerProcess: @unchecked Sendable {
         throw BenchError("keyward did not become ready on \(baseURL) within 30 s")
     }
 
-    func stop() {
+    /// SIGTERM, then SIGKILL if the server has not finished its graceful shutdown within `grace`.
+    func stop(grace: Duration = .seconds(30)) {
         if process.isRunning {
             process.terminate()
-            process.waitUntilExit()
+            let deadline = ContinuousClock.now + grace
+            while process.isRunning, ContinuousClock.now < deadline { usleep(50_000) }
+            if process.isRunning {
+                FileHandle.standardError.write(Data("[keyward-bench] keyward did not stop within \(grace) of SIGTERM; killing it\n".utf8))
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
         }
         try? FileManager.default.removeItem(at: dataDirectory)
     }
