@@ -25,6 +25,7 @@ struct Serve: AsyncParsableCommand {
               dpop.tokenEndpointFutureSkew  KEYWARD_DPOP_TOKEN_ENDPOINT_FUTURE_SKEW  max proof iat in the future at the token endpoint (15)
               dpop.requireNonce             KEYWARD_DPOP_REQUIRE_NONCE               token endpoint demands server DPoP nonces (false)
               sweep.interval                KEYWARD_SWEEP_INTERVAL                   seconds between expired-row sweeps (60)
+              shutdown.grace                KEYWARD_SHUTDOWN_GRACE                   seconds requests may finish after SIGTERM/SIGINT (30)
               http.maxBodySize              KEYWARD_HTTP_MAX_BODY_SIZE               largest accepted request body, bytes (65536)
               accounts.bcryptCost           KEYWARD_ACCOUNTS_BCRYPT_COST             password hash work factor, 4-31 (12)
             A JSON config file nests dotted keys: {"port": 8080, "dpop": {"maxAge": 120}}.
@@ -79,13 +80,7 @@ struct Serve: AsyncParsableCommand {
             // Written unbuffered so scripts waiting on this line see it at once.
             FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
         }
-        do {
-            try await app.runService()
-        } catch {
-            try? await runtime.shutdown()
-            throw error
-        }
-        try await runtime.shutdown()
+        try await runtime.serve(app)
     }
 
     private func makeLogger(_ configuration: KeywardConfiguration) -> Logger {

@@ -121,11 +121,13 @@ def browser_waiting_page(node: Node, username: str, password: str) -> tuple[requ
 
 
 class StreamWatcher(threading.Thread):
-    """Reads an SSE stream and notes each status with the monotonic time it arrived."""
+    """Reads an SSE stream until a status other than PENDING or the stream's end; notes every line, and each
+    status with the monotonic time it arrived."""
 
     def __init__(self, url: str):
         super().__init__(daemon=True)
         self.url = url
+        self.lines: list[str] = []
         self.statuses: list[tuple[str, float]] = []
         self.pending_seen = threading.Event()
 
@@ -133,6 +135,7 @@ class StreamWatcher(threading.Thread):
         with requests.get(self.url, stream=True, timeout=HTTP_TIMEOUT, headers={"Accept": "text/event-stream"}) as response:
             assert response.headers["Content-Type"].startswith("text/event-stream")
             for line in response.iter_lines(decode_unicode=True):
+                self.lines.append(line)
                 if line and line.startswith("data: "):
                     status = json.loads(line[6:])["status"]
                     self.statuses.append((status, time.monotonic()))
@@ -174,3 +177,29 @@ def test_stream_on_one_node_sees_approval_through_another(backend, keyward_bin, 
         if node_b is not node_a:
             node_b.terminate()
         node_a.terminate()
+
+
+def test_stopping_node_ends_its_event_streams_with_a_retry(backend, keyward_bin, tmp_path):
+    """SIGTERM does not wait out an open stream's lifetime (55 s): the stream gets its status again with a
+    `retry:` hint and ends, so the browser reconnects (to another node behind a load balancer), and the node
+    exits 0 within the shutdown limit."""
+    node = Node(keyward_bin, backend, tmp_path / "stop", None, "node-stop").start()
+    try:
+        username = f"stop-{uuid.uuid4().hex[:8]}"
+        admin(keyward_bin, node, "users", "create", "--realm", "demo", username, password="pw-stop")
+        Phone().enroll(node, admin(keyward_bin, node, "enrollment-link", "--realm", "demo", "--username", username).strip())
+        _, _, events = browser_waiting_page(node, username, "pw-stop")
+        watcher = StreamWatcher(node.base + events)
+        watcher.start()
+        assert watcher.pending_seen.wait(HTTP_TIMEOUT), "the stream never reported PENDING"
+
+        code = node.terminate()
+        watcher.join(timeout=HTTP_TIMEOUT)
+        assert not watcher.is_alive(), "the stream was still open after the node stopped"
+        assert code == 0, f"exit code {code} after SIGTERM (None: still running after 10 s, killed)"
+        assert [status for status, _ in watcher.statuses] == ["PENDING", "PENDING"], watcher.lines
+        assert "retry: 3000" in watcher.lines, watcher.lines
+        last = [line for line in watcher.lines if line.startswith("data: ")][-1]
+        assert json.loads(last[6:])["retryAfterMillis"] == 3000, watcher.lines
+    finally:
+        node.terminate()

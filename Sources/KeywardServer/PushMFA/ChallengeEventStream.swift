@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// The two Server-Sent-Events streams a browser follows a challenge with (reference §2.11).
@@ -63,7 +64,9 @@ struct ChallengeEventStream: Sendable {
         })
     }
 
-    /// Emits the current status, then every change, until the status leaves PENDING or the lifetime ends.
+    /// Emits the current status, then every change, until the status leaves PENDING, the lifetime ends or the
+    /// server shuts down. The last two end with a `retry:` line, so the browser reconnects — to another node when
+    /// this one is going away — instead of holding the shutdown up for the rest of the lifetime.
     private func follow(_ first: PushChallenge, kind: PushChallenge.Kind, changes: AsyncStream<ChallengeChange>, writer: inout any ResponseBodyWriter) async throws {
         let clock = ContinuousClock()
         let started = clock.now
@@ -105,7 +108,7 @@ struct ChallengeEventStream: Sendable {
                 try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, at: Date(), status: status.rawValue)))
                 if status != .pending { return }
             }
-            if clock.now - started >= options.maxLifetime {
+            if clock.now - started >= options.maxLifetime || Task.isShuttingDownGracefully {
                 let payload = Self.payload(current, kind: kind, at: Date(), retryAfter: options.reconnectDelayMillis, status: sent.rawValue)
                 try await writer.write(ByteBuffer(string: "retry: \(options.reconnectDelayMillis)\n" + payload))
                 return
