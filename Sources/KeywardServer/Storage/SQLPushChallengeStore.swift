@@ -50,11 +50,13 @@ public struct SQLPushChallengeStore: PushChallengeStore {
                 return try await Self.insertIfRoom(challenge, maxPending: maxPending, now: now, into: database.sql) ? replaced : nil
             case .postgres:
                 // Under READ COMMITTED two concurrent INSERT … SELECT could both see room, so creation is serialised
-                // per user (across nodes) by an advisory lock held until COMMIT; the insert's count runs under it.
-                return try await database.transaction { session -> [String]? in
-                    let replaced = try await Self.deleteSessionChallengeLockingUser(challenge, in: session)
-                    return try await Self.insertIfRoom(challenge, maxPending: maxPending, now: now, into: session) ? replaced : nil
-                }
+                // per user (across nodes) by an advisory lock, and the count runs under it (migration 7's function).
+                let outcome = try await database.sql.raw("""
+                    SELECT replaced_ids, inserted
+                    FROM keyward_create_login_challenge(\(Self.values(challenge)), \(bind: maxPending), \(bind: StorageTime.milliseconds(now)))
+                    """).first()
+                guard let outcome, try outcome.decode(column: "inserted", as: Bool.self) else { return nil }
+                return try outcome.decode(column: "replaced_ids", as: [String].self)
             }
         }
     }
@@ -73,16 +75,6 @@ public struct SQLPushChallengeStore: PushChallengeStore {
     private static func deleteSessionChallenge(_ challenge: PushChallenge, in sql: any SQLDatabase) async throws -> [String] {
         guard challenge.sessionId != nil else { return [] }
         return try await sql.raw(deletingSessionChallenge(challenge)).all(decodingColumn: "id", as: String.self)
-    }
-
-    /// PostgreSQL: the same delete, and the user's creation lock taken in the same statement (one round trip
-    /// fewer). The lock subquery is the outer side of the join, so it runs even when nothing is deleted.
-    private static func deleteSessionChallengeLockingUser(_ challenge: PushChallenge, in sql: any SQLDatabase) async throws -> [String] {
-        try await sql.raw("""
-            WITH replaced AS (\(deletingSessionChallenge(challenge)))
-            SELECT replaced.id FROM (SELECT pg_advisory_xact_lock(hashtext(\(bind: challenge.realm + ":" + challenge.userId)))) AS creation_lock
-            LEFT JOIN replaced ON true
-            """).all(decodingColumn: "id", as: String?.self).compactMap { $0 }
     }
 
     /// Deletes nothing when the challenge has no session (`session_id = NULL` is never true).

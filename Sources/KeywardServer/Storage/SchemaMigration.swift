@@ -24,6 +24,7 @@ public struct SchemaMigration: Sendable, Equatable {
         LoginThrottleSchemaMigration.migration,
         ChallengeNotifySchemaMigration.migration,
         ChallengeNotifyStatusSchemaMigration.migration,
+        LoginChallengeFunctionSchemaMigration.migration,
     ]
 }
 
