@@ -96,7 +96,6 @@ extension PushMFAService {
         case .applied(let resolved):
             signals.notify(resolved)
             if status == .approved {
-                await resetWaitState(realm: resolved.realm, userId: resolved.userId)
                 await audit.record(.challengeAccepted, realm: resolved.realm, userId: resolved.userId, clientId: resolved.clientId, details: ["challengeId": resolved.id])
                 return "approved"
             }

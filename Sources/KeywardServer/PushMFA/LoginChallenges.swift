@@ -93,9 +93,4 @@ extension PushMFAService {
     public func discardChallenge(id: String) async {
         try? await challenges.deleteChallenge(id: id)
     }
-
-    /// After an approved login: the wait-challenge counter starts over.
-    func resetWaitState(realm: String, userId: String) async {
-        try? await state.deleteWaitState(realm: realm, userId: userId)
-    }
 }

@@ -53,7 +53,8 @@ public protocol PushChallengeStore: Sendable {
     func challenge(id: String, now: Date) async throws -> PushChallenge?
     /// PENDING, unexpired challenges of one kind for a user, oldest first.
     func pendingChallenges(realm: String, userId: String, kind: PushChallenge.Kind, now: Date) async throws -> [PushChallenge]
-    /// One conditional UPDATE … RETURNING: moves a PENDING, unexpired challenge to `status`.
+    /// One conditional UPDATE … RETURNING: moves a PENDING, unexpired challenge to `status`. An approved login
+    /// also clears the user's wait-challenge state (rate limiting starts over).
     func resolve(id: String, to status: PushChallenge.Status, now: Date) async throws -> ChallengeResolution
     /// Counts a wrong user-verification answer; the answer that reaches `limit` resolves it DENIED in the same
     /// statement. Returns the challenge after the update (nil when it was no longer PENDING).
@@ -75,5 +76,4 @@ public protocol PushMFAStateStore: Sendable {
     func saveSettings(_ settings: PushMFASettings, realm: String, now: Date) async throws
     func waitState(realm: String, userId: String) async throws -> WaitChallengeState?
     func saveWaitState(_ state: WaitChallengeState, realm: String, userId: String) async throws
-    func deleteWaitState(realm: String, userId: String) async throws
 }

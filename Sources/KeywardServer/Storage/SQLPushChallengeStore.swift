@@ -125,21 +125,49 @@ public struct SQLPushChallengeStore: PushChallengeStore {
 
     public func resolve(id: String, to status: PushChallenge.Status, now: Date) async throws -> ChallengeResolution {
         try await StoreErrorMapping.mapping("resolve") {
-            if let applied = try await Self.resolvePending(database.sql, id: id, to: status, now: now) {
-                return .applied(applied)
-            }
+            let applied = status == .approved
+                ? try await approve(id: id, now: now)
+                : try await Self.resolvePending(database.sql, id: id, to: status, now: now)
+            if let applied { return .applied(applied) }
             return try await challenge(id: id, now: now).map(ChallengeResolution.alreadyFinal) ?? .notFound
+        }
+    }
+
+    /// An approved login also ends the user's wait-challenge state. PostgreSQL does both in one statement;
+    /// SQLite, whose statements change one table each, in two.
+    private func approve(id: String, now: Date) async throws -> PushChallenge? {
+        switch database.engine {
+        case .postgres:
+            return try await database.sql.raw("""
+                WITH approved AS (\(Self.resolving(id, to: .approved, now: now))),
+                reset AS (
+                    DELETE FROM push_wait_states USING approved
+                    WHERE approved.kind = 'AUTHENTICATION' AND push_wait_states.realm = approved.realm
+                      AND push_wait_states.user_id = approved.user_id
+                )
+                SELECT \(unsafeRaw: Self.columns) FROM approved
+                """).first().map(Self.challenge(from:))
+        case .sqlite:
+            guard let approved = try await Self.resolvePending(database.sql, id: id, to: .approved, now: now) else { return nil }
+            if approved.kind == .authentication {
+                try await SQLPushMFAStateStore.deleteWaitState(realm: approved.realm, userId: approved.userId, in: database.sql)
+            }
+            return approved
         }
     }
 
     /// The single statement every resolution goes through, so two racing responses cannot both win.
     static func resolvePending(_ sql: any SQLDatabase, id: String, to status: PushChallenge.Status, now: Date) async throws -> PushChallenge? {
+        try await sql.raw(resolving(id, to: status, now: now)).first().map(challenge(from:))
+    }
+
+    private static func resolving(_ id: String, to status: PushChallenge.Status, now: Date) -> SQLQueryString {
         let nowMillis = StorageTime.milliseconds(now)
-        return try await sql.raw("""
+        return """
             UPDATE push_challenges SET status = \(bind: status.rawValue), resolved_at = \(bind: nowMillis)
             WHERE id = \(bind: id) AND status = 'PENDING' AND expires_at > \(bind: nowMillis)
             RETURNING \(unsafeRaw: columns)
-            """).first().map(challenge(from:))
+            """
     }
 
     public func recordVerificationFailure(id: String, limit: Int, now: Date) async throws -> PushChallenge? {

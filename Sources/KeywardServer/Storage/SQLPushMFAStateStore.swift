@@ -59,9 +59,8 @@ public struct SQLPushMFAStateStore: PushMFAStateStore {
         }
     }
 
-    public func deleteWaitState(realm: String, userId: String) async throws {
-        try await StoreErrorMapping.mapping("deleteWaitState") {
-            try await database.sql.raw("DELETE FROM push_wait_states WHERE realm = \(bind: realm) AND user_id = \(bind: userId)").run()
-        }
+    /// Approval clears it, in the challenge store's `resolve`.
+    static func deleteWaitState(realm: String, userId: String, in sql: any SQLDatabase) async throws {
+        try await sql.raw("DELETE FROM push_wait_states WHERE realm = \(bind: realm) AND user_id = \(bind: userId)").run()
     }
 }
