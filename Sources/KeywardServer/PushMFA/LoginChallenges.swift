@@ -21,8 +21,8 @@ extension PushMFAService {
         realm realmName: String, user: User, clientId: String?, sessionId: String, languages: [String] = []
     ) async throws(PushMFAError) -> LoginChallengeStart {
         let realm = try await realm(named: realmName)
-        let settings = try await stored { try await self.settings(realm: realm.name) }
-        let devices = try await stored { try await credentials.credentials(realm: realm.name, userId: user.id) }
+        let (realmSettings, devices) = try await stored { try await credentials.settingsAndCredentials(realm: realm.name, userId: user.id) }
+        let settings = realmSettings ?? PushMFASettings()
         guard let newest = devices.max(by: { $0.createdAt < $1.createdAt }) else { return .noDevice }
         let now = clock.now()
 

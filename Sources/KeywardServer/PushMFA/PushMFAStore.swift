@@ -31,6 +31,9 @@ public protocol PushCredentialStore: Sendable {
     /// the challenge must still be PENDING and unexpired, else nothing is written.
     func completeEnrollment(challengeId: String, credential: PushCredential, now: Date) async throws -> ChallengeResolution
     func credentials(realm: String, userId: String) async throws -> [PushCredential]
+    /// The realm's stored push-MFA settings (nil: defaults) and the user's devices, oldest first, read together
+    /// (every login does this).
+    func settingsAndCredentials(realm: String, userId: String) async throws -> (settings: PushMFASettings?, credentials: [PushCredential])
     /// The user and, when enrolled, their device `deviceId`, read together (device authentication does this on
     /// every request). nil when the user does not exist.
     func userAndCredential(realm: String, userId: String, deviceId: String) async throws -> (user: User, credential: PushCredential?)?

@@ -45,6 +45,23 @@ public struct SQLPushCredentialStore: PushCredentialStore {
         }
     }
 
+    public func settingsAndCredentials(realm: String, userId: String) async throws -> (settings: PushMFASettings?, credentials: [PushCredential]) {
+        try await StoreErrorMapping.mapping("settingsAndCredentials") {
+            // The one-row anchor keeps a row (with NULL columns) when the realm has no settings or the user no device.
+            let rows = try await database.sql.raw("""
+                SELECT s.settings AS realm_settings, \(unsafeRaw: Self.joinedColumns)
+                FROM (SELECT 1 AS anchor) AS one
+                LEFT JOIN push_mfa_settings s ON s.realm = \(bind: realm)
+                LEFT JOIN push_credentials c ON c.realm = \(bind: realm) AND c.user_id = \(bind: userId)
+                ORDER BY c.created_at, c.id
+                """).all()
+            let settings = try rows.first?.decode(column: "realm_settings", as: String?.self).map {
+                try SQLPushMFAStateStore.settings(fromJSON: $0, realm: realm)
+            }
+            return (settings, try rows.filter { try !$0.decodeNil(column: "id") }.map(Self.credential(from:)))
+        }
+    }
+
     public func userAndCredential(realm: String, userId: String, deviceId: String) async throws -> (user: User, credential: PushCredential?)? {
         try await StoreErrorMapping.mapping("userAndCredential") {
             guard let row = try await database.sql.raw("""

@@ -14,7 +14,10 @@ public struct SQLPushMFAStateStore: PushMFAStateStore {
             try await database.sql.raw("SELECT settings FROM push_mfa_settings WHERE realm = \(bind: realm)")
                 .first(decodingColumn: "settings", as: String.self)
         }
-        guard let stored else { return nil }
+        return try stored.map { try Self.settings(fromJSON: $0, realm: realm) }
+    }
+
+    static func settings(fromJSON stored: String, realm: String) throws(StoreError) -> PushMFASettings {
         do {
             return try PushMFASettings(json: StrictJSON.parseObject(Array(stored.utf8)))
         } catch {

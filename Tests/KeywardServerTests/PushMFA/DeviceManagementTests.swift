@@ -6,6 +6,39 @@ import Synchronization
 import XCTest
 
 final class DeviceManagementTests: XCTestCase {
+    /// Every login reads the realm's settings and the user's devices in one statement; either may be missing.
+    func testSettingsAndDevicesAreReadTogether() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let store = server.runtime.pushMFA.credentials
+            let user = try await server.demoUser()
+            try await server.runtime.database.sql.raw("DELETE FROM push_mfa_settings WHERE realm = 'demo'").run()
+            var read = try await store.settingsAndCredentials(realm: "demo", userId: user.id)
+            XCTAssertNil(read.settings)
+            XCTAssertEqual(read.credentials.count, 0)
+
+            try await server.settings { $0.maxPendingChallenges = 3 }
+            read = try await store.settingsAndCredentials(realm: "demo", userId: user.id)
+            XCTAssertEqual(read.settings?.maxPendingChallenges, 3)
+            XCTAssertEqual(read.credentials.count, 0)
+
+            let (first, _) = try await server.enrolledDevice(client)
+            server.clock.advance(by: 1)
+            let (second, _) = try await server.enrolledDevice(client, algorithm: .es256)
+            read = try await store.settingsAndCredentials(realm: "demo", userId: user.id)
+            XCTAssertEqual(read.settings?.maxPendingChallenges, 3)
+            XCTAssertEqual(read.credentials.map(\.deviceId), [first.deviceId, second.deviceId], "oldest first")
+            let listed = try await store.credentials(realm: "demo", userId: user.id)
+            XCTAssertEqual(read.credentials.map(\.id), listed.map(\.id))
+
+            try await server.runtime.database.sql.raw("DELETE FROM push_mfa_settings WHERE realm = 'demo'").run()
+            read = try await store.settingsAndCredentials(realm: "demo", userId: user.id)
+            XCTAssertNil(read.settings)
+            XCTAssertEqual(read.credentials.count, 2)
+            let stranger = try await store.settingsAndCredentials(realm: "demo", userId: "nobody")
+            XCTAssertEqual(stranger.credentials.count, 0)
+        }
+    }
+
     /// The original's rotation: proof with the old key, then a new token with the new key, then approvals with it.
     func testRotationThenApprovalWithTheNewKey() async throws {
         try await TestServer.forEachEngine { server, client in
