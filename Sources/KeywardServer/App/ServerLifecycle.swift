@@ -27,7 +27,7 @@ extension KeywardRuntime {
     /// `shutdown()`, waiting for it at most `limit`. Every request has ended by now, so what was written is
     /// committed; a connection pool that never reports its last connection closed must not keep the process alive.
     func closeStorage(waitingAtMost limit: Duration) async {
-        let closed = await firstOf(limit: limit) { [self] in
+        let closed = await finishes(within: limit) { [self] in
             do {
                 try await shutdown()
             } catch {
@@ -42,7 +42,7 @@ extension KeywardRuntime {
 
 /// Runs `operation` in a task of its own and returns true when it ends within `limit`, false when the limit
 /// passes first — without waiting for an operation that never ends (a task group would).
-func firstOf(limit: Duration, _ operation: @escaping @Sendable () async -> Void) async -> Bool {
+func finishes(within limit: Duration, _ operation: @escaping @Sendable () async -> Void) async -> Bool {
     let race = Race()
     var work: Task<Void, Never>?
     var timer: Task<Void, Never>?

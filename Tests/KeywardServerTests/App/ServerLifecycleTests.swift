@@ -6,7 +6,7 @@ import XCTest
 final class ServerLifecycleTests: XCTestCase {
     func testAnOperationThatEndsWins() async {
         let ran = Mutex(false)
-        let finished = await firstOf(limit: .seconds(3600)) { ran.withLock { $0 = true } }
+        let finished = await finishes(within: .seconds(3600)) { ran.withLock { $0 = true } }
         XCTAssertTrue(finished)
         XCTAssertTrue(ran.withLock { $0 })
     }
@@ -14,7 +14,7 @@ final class ServerLifecycleTests: XCTestCase {
     /// The case a stopping server guards against: a close that ignores cancellation and never returns.
     func testTheLimitWinsOverAnOperationThatNeverEnds() async {
         let stuck = Gate()
-        let finished = await firstOf(limit: .milliseconds(50)) { await stuck.wait() }
+        let finished = await finishes(within: .milliseconds(50)) { await stuck.wait() }
         XCTAssertFalse(finished)
         stuck.open()  // lets the abandoned task end with the test
     }
