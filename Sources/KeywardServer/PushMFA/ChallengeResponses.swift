@@ -110,17 +110,18 @@ extension PushMFAService {
         }
     }
 
-    /// Keyward's attempt limit: the third wrong answer resolves the challenge DENIED.
+    /// Keyward's attempt limit: a wrong number denies at once, the third wrong PIN denies.
     private func wrongAnswer(_ challenge: PushChallenge, now: Date) async throws(PushMFAError) {
         await invalidResponse(challenge, reason: "User verification mismatch")
+        let limit = challenge.userVerification.allowedWrongAnswers
         let updated = try await stored {
-            try await challenges.recordVerificationFailure(id: challenge.id, limit: UserVerification.maximumFailures, now: now)
+            try await challenges.recordVerificationFailure(id: challenge.id, limit: limit, now: now)
         }
         if let updated, updated.status == .denied {
             signals.notify(updated.id)
             await audit.record(
                 .challengeDenied, realm: updated.realm, userId: updated.userId, clientId: updated.clientId,
-                details: ["challengeId": updated.id, "reason": "\(UserVerification.maximumFailures) wrong user-verification answers"]
+                details: ["challengeId": updated.id, "reason": limit == 1 ? "wrong user-verification answer" : "\(limit) wrong user-verification answers"]
             )
         }
     }

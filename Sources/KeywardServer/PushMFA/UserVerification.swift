@@ -26,8 +26,17 @@ public enum UserVerification: Sendable, Equatable {
     }
 
     public static let maximumPinLength = 12
-    /// Keyward's addition: after this many wrong answers the challenge is resolved DENIED.
-    public static let maximumFailures = 3
+
+    /// Keyward's addition: after this many wrong answers the challenge is resolved DENIED. A number match
+    /// shows three numbers, so allowing three tries would let a phished user tap each in turn until one
+    /// approves: its first wrong answer denies, as Okta Verify and Duo do. A PIN cannot be found by tapping
+    /// and keeps three tries for typos.
+    public var allowedWrongAnswers: Int {
+        switch self {
+        case .none, .numberMatch: 1
+        case .pin: 3
+        }
+    }
 
     /// Fresh values from the system CSPRNG.
     public static func generate(mode: Mode, pinLength: Int) -> UserVerification {

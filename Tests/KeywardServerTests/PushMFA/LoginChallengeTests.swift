@@ -36,13 +36,34 @@ final class LoginChallengeTests: XCTestCase {
         }
     }
 
-    func testNumberMatchWrongAnswersCountAndTheThirdDenies() async throws {
+    /// Three numbers are shown and a phished user could tap each in turn: the first wrong number denies the
+    /// challenge, as Okta Verify and Duo do.
+    func testNumberMatchFirstWrongAnswerDeniesTheChallenge() async throws {
         try await TestServer.forEachEngine { server, client in
             try await server.settings { $0.userVerification = .numberMatch }
             let (device, token) = try await server.enrolledDevice(client)
             let (challenge, _) = try await server.createdChallenge()
             guard case .numberMatch(let expected, let options) = challenge.userVerification else { return XCTFail("no number match") }
             let wrong = try XCTUnwrap(options.first { $0 != expected })
+            let answer = try await device.respond(client, token: token, challengeId: challenge.id, userVerification: .string(wrong))
+            XCTAssertEqual(answer.status, .forbidden)
+            XCTAssertEqual(answer.error, "User verification mismatch")
+            let denied = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            XCTAssertEqual(denied?.status, .denied)
+            let late = try await device.respond(client, token: token, challengeId: challenge.id, userVerification: .string(expected))
+            XCTAssertEqual(late.status, .badRequest)
+            XCTAssertEqual(late.error, "Challenge already resolved or expired")
+        }
+    }
+
+    /// A PIN cannot be guessed by tapping: it keeps three tries, and the third wrong one denies.
+    func testPinWrongAnswersCountAndTheThirdDenies() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await server.settings { $0.userVerification = .pin }
+            let (device, token) = try await server.enrolledDevice(client)
+            let (challenge, _) = try await server.createdChallenge()
+            let pin = try XCTUnwrap(challenge.userVerification.expectedValue)
+            let wrong = pin == "0000" ? "1111" : "0000"
             for attempt in 1...2 {
                 let answer = try await device.respond(client, token: token, challengeId: challenge.id, userVerification: .string(wrong))
                 XCTAssertEqual(answer.status, .forbidden, "attempt \(attempt)")
@@ -54,8 +75,7 @@ final class LoginChallengeTests: XCTestCase {
             XCTAssertEqual(third.error, "User verification mismatch")
             let denied = try await server.runtime.pushMFA.challenge(id: challenge.id)
             XCTAssertEqual(denied?.status, .denied)
-            let late = try await device.respond(client, token: token, challengeId: challenge.id, userVerification: .string(expected))
-            XCTAssertEqual(late.status, .badRequest)
+            let late = try await device.respond(client, token: token, challengeId: challenge.id, userVerification: .string(pin))
             XCTAssertEqual(late.error, "Challenge already resolved or expired")
         }
     }
