@@ -11,12 +11,14 @@ struct PageRenderer: Sendable {
     let library: MustacheLibrary
 
     init() throws {
+        MustacheContentTypes.register(HTMLText.ContentType(), named: HTMLText.ContentType.name)
         var library = MustacheLibrary()
-        for (name, source) in PageTemplates.all { try library.register(source, named: name) }
+        for (name, source) in PageTemplates.all { try library.register(HTMLText.ContentType.pragma + source, named: name) }
         self.library = library
     }
 
-    /// `context` values are escaped by the templates (`{{…}}`); only `body` and `qrSVG` are inserted raw.
+    /// `context` values are escaped by the templates (`{{…}}`) through `HTMLText`; only `body` and `qrSVG` are
+    /// inserted raw.
     func page(
         _ template: String, title: String, realm: String, context: [String: Any], status: HTTPResponse.Status = .ok,
         refreshSeconds: Int? = nil, headers extra: HTTPFields = [:]
