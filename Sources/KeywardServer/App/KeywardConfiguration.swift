@@ -100,6 +100,22 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var resolvedDatabaseURL: String {
         databaseURL ?? "sqlite:\(dataDirectory)/keyward.db"
     }
+
+    /// Rules that tie settings together, checked when the configuration is loaded and again when a server
+    /// starts (a configuration can also be built in code).
+    public func validate() throws {
+        // A device proof is accepted while now is within ±tolerance of its iat: 2 × tolerance seconds in all.
+        // Its jti must be remembered at least that long, or the proof replays once it is forgotten.
+        let proofWindow = 2 * pushMfaDpopIatTolerance
+        guard pushMfaDpopJtiTTL >= proofWindow else {
+            throw ConfigurationError(
+                setting: "pushMfa.dpopJtiTtl",
+                problem: "\(pushMfaDpopJtiTTL) s does not cover the proof window: a device proof is accepted for 2 × pushMfa.dpopIatTolerance "
+                    + "(\(pushMfaDpopIatTolerance) s) = \(proofWindow) s, so a proof forgotten sooner could be replayed; "
+                    + "set pushMfa.dpopJtiTtl to at least \(proofWindow) or lower pushMfa.dpopIatTolerance"
+            )
+        }
+    }
 }
 
 /// A setting that failed validation; the message names the setting and the environment variable.
@@ -230,6 +246,7 @@ private struct SettingReader {
         configuration.apnsTopic = try string("push.apns.topic")
         configuration.apnsURL = try string("push.apns.url") ?? configuration.apnsURL
         configuration.apnsCAFile = try string("push.apns.caFile")
+        try configuration.validate()
         return configuration
     }
 

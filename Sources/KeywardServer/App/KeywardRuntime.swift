@@ -34,6 +34,7 @@ public final class KeywardRuntime: Sendable {
 
     /// Opens the database, applies pending migrations and unlocks the master key.
     public static func start(configuration: KeywardConfiguration, logger: Logger, clock: any KeywardClock = SystemClock()) async throws -> KeywardRuntime {
+        try configuration.validate()
         let databaseConfiguration: DatabaseConfiguration
         do {
             databaseConfiguration = try DatabaseConfiguration(url: configuration.resolvedDatabaseURL)

@@ -1,5 +1,6 @@
 import Foundation
 import KeywardServer
+import Logging
 import XCTest
 
 final class ConfigurationTests: XCTestCase {
@@ -54,6 +55,37 @@ final class ConfigurationTests: XCTestCase {
             XCTFail("accepted a missing file")
         } catch let error as ConfigurationError {
             XCTAssertEqual(error.setting, "config")
+        }
+    }
+
+    /// A device proof is accepted while its `iat` is within ±dpopIatTolerance of now, so its `jti` must be
+    /// remembered for twice that: a shorter memory lets a captured proof replay once it is forgotten.
+    func testReplayMemoryShorterThanTheProofWindowIsRefused() async throws {
+        do {
+            _ = try await KeywardConfiguration.load(environment: ["KEYWARD_PUSH_MFA_DPOP_JTI_TTL": "60"])
+            XCTFail("accepted a jti memory of 60 s under a ±120 s window")
+        } catch let error as ConfigurationError {
+            XCTAssertTrue(error.description.contains("pushMfa.dpopJtiTtl"), error.description)
+            XCTAssertTrue(error.description.contains("pushMfa.dpopIatTolerance"), error.description)
+            XCTAssertTrue(error.description.contains("240"), "names the smallest value that is safe: \(error.description)")
+        }
+        let matching = try await KeywardConfiguration.load(environment: ["KEYWARD_PUSH_MFA_DPOP_JTI_TTL": "60", "KEYWARD_PUSH_MFA_DPOP_IAT_TOLERANCE": "30"])
+        XCTAssertEqual(matching.pushMfaDpopJtiTTL, 60)
+
+        // A configuration built in code is checked as well, when the server starts.
+        try await TestDatabase.withFreshDatabase(.sqlite) { databaseURL, dataDirectory in
+            var configuration = KeywardConfiguration()
+            configuration.databaseURL = databaseURL
+            configuration.dataDirectory = dataDirectory
+            configuration.pushMfaDpopIatTolerance = 300
+            configuration.pushMfaDpopJtiTTL = 300
+            do {
+                let runtime = try await KeywardRuntime.start(configuration: configuration, logger: Logger(label: "keyward-test"))
+                try await runtime.shutdown()
+                XCTFail("started with a jti memory of 300 s under a ±300 s window")
+            } catch let error as ConfigurationError {
+                XCTAssertEqual(error.setting, "pushMfa.dpopJtiTtl")
+            }
         }
     }
 }
