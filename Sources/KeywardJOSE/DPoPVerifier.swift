@@ -152,11 +152,13 @@ public struct DPoPVerifier: Sendable {
 
         var headerKey: JWK?
         if let value = header["jwk"] {
-            guard let object = value.objectValue else { throw .invalid("jwk", "DPoP proof \"jwk\" is not an object") }
+            guard let object = value.objectValue else { throw .invalid(.jwk, "DPoP proof \"jwk\" is not an object") }
             do throws(JOSEError) {
-                headerKey = try JWK(json: object)
+                // The proof key is the client's own: short EC coordinates are read as the Keycloak extension's
+                // clients write them, and the thumbprint (cnf.jkt) is that of the full-size form.
+                headerKey = try JWK(json: object, coordinates: .padShort)
             } catch {
-                throw .invalid("jwk", "DPoP proof jwk: \(error.message)")
+                throw .invalid(.jwk, "DPoP proof jwk: \(error.message)")
             }
         }
         guard let key = verificationKey ?? headerKey else {

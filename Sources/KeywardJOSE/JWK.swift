@@ -43,7 +43,29 @@ public struct JWK: Sendable, Hashable {
         }
     }
 
-    public init(json: JSONObject) throws(JOSEError) {
+    /// How EC coordinates are read. RFC 7518 §6.2.1.2 makes each coordinate the full size of the curve; some
+    /// clients (the Keycloak push-MFA extension's demo clients among them) write minimal big-endian integers
+    /// instead, one byte short whenever the first byte is zero, and Keycloak accepts them.
+    public enum CoordinateForm: Sendable {
+        /// Exactly the curve's size: keys Keyward publishes, stores, or reads from a JWKS.
+        case fullSize
+        /// A shorter coordinate is left-padded with zero bytes to the curve's size, so the key, its
+        /// serialization and its RFC 7638 thumbprint are those of the full-size form: keys a client presents
+        /// as its own (DPoP proofs, device enrollment and rotation).
+        case padShort
+    }
+
+    /// Coordinate size in bytes of a supported curve.
+    static func coordinateSize(of curve: String) -> Int? {
+        switch curve {
+        case "P-256": 32
+        case "P-384": 48
+        case "P-521": 66
+        default: nil
+        }
+    }
+
+    public init(json: JSONObject, coordinates: CoordinateForm = .fullSize) throws(JOSEError) {
         guard let kty = json["kty"] else { throw JOSEError(.invalidKey, "JWK has no \"kty\"") }
         guard let kty = kty.stringValue else { throw JOSEError(.invalidKey, "JWK \"kty\" is not a string") }
         if kty == "oct" { throw JOSEError(.unsupportedKey, "symmetric (kty \"oct\") JWKs are not accepted") }
@@ -59,7 +81,13 @@ public struct JWK: Sendable, Hashable {
             material = .rsa(n: n, e: e)
         case "EC":
             let curve = try Self.curve(json, allowed: ["P-256", "P-384", "P-521"])
-            material = .ec(curve: curve, x: try Self.bytes(json, "x"), y: try Self.bytes(json, "y"))
+            var x = try Self.bytes(json, "x")
+            var y = try Self.bytes(json, "y")
+            if coordinates == .padShort, let size = Self.coordinateSize(of: curve) {
+                x = Self.leftPadded(x, to: size)
+                y = Self.leftPadded(y, to: size)
+            }
+            material = .ec(curve: curve, x: x, y: y)
         case "OKP":
             let curve = try Self.curve(json, allowed: ["Ed25519"])
             material = .okp(curve: curve, x: try Self.bytes(json, "x"))
@@ -100,6 +128,12 @@ public struct JWK: Sendable, Hashable {
         } catch {
             throw JOSEError(.invalidKey, "JWK \"\(member)\": \(error.message)")
         }
+    }
+
+    /// An empty coordinate is left as it is (and refused); a longer one too.
+    private static func leftPadded(_ bytes: [UInt8], to size: Int) -> [UInt8] {
+        guard !bytes.isEmpty, bytes.count < size else { return bytes }
+        return [UInt8](repeating: 0, count: size - bytes.count) + bytes
     }
 
     private static func curve(_ json: JSONObject, allowed: [String]) throws(JOSEError) -> String {

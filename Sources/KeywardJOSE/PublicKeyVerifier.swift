@@ -55,12 +55,8 @@ enum PublicKeyVerifier: Sendable {
     }
 
     private static func ec(curve: String, x: [UInt8], y: [UInt8]) throws(JOSEError) -> PublicKeyVerifier {
-        let size: Int
-        switch curve {
-        case "P-256": size = 32
-        case "P-384": size = 48
-        case "P-521": size = 66
-        default: throw JOSEError(.unsupportedKey, "EC curve \"\(displayable(curve))\" is not supported")
+        guard let size = JWK.coordinateSize(of: curve) else {
+            throw JOSEError(.unsupportedKey, "EC curve \"\(displayable(curve))\" is not supported")
         }
         guard x.count == size, y.count == size else {
             throw JOSEError(.invalidKey, "\(curve) coordinates must be \(size) bytes each, got \(x.count) and \(y.count)")

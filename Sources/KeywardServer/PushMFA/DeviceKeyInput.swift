@@ -40,7 +40,8 @@ enum DeviceKeyInput {
             throw PushMFAError.badRequest("Unsupported key type in \(field): only RSA and EC keys are accepted")
         }
         do {
-            return try JWK(json: object)
+            // Stored and thumbprinted in full-size form, so a token bound to the key matches it later.
+            return try JWK(json: object, coordinates: .padShort)
         } catch where error.code == .algorithmKeyMismatch {
             throw PushMFAError.badRequest("JWK algorithm mismatch")
         } catch {

@@ -26,9 +26,25 @@ struct TestDevice: Sendable {
 
     var base: String { TestServer.publicURL + "/realms/\(realm)/push-mfa" }
 
+    /// Write EC coordinates as minimal big-endian integers (leading zero bytes dropped), as the Keycloak
+    /// extension's demo clients do.
+    var minimalCoordinates = false
+
+    /// The key's public members as this device writes them, in its proofs and its enrollment.
+    var wireJWK: JSONObject {
+        var jwk = key.publicJWK.requiredMembers
+        if minimalCoordinates {
+            for member in ["x", "y"] {
+                guard let text = jwk[member]?.stringValue, let bytes = try? Base64URL.decode(text) else { continue }
+                jwk[member] = .string(Base64URL.encode(Array(bytes.drop { $0 == 0 })))
+            }
+        }
+        return jwk
+    }
+
     /// The public JWK as the demo clients send it: with alg, use and kid.
     var publicJWK: JSONObject {
-        var jwk = key.publicJWK.requiredMembers
+        var jwk = wireJWK
         jwk["alg"] = .string(key.algorithm.rawValue)
         jwk["use"] = "sig"
         jwk["kid"] = .string(key.publicJWK.thumbprint())
@@ -64,7 +80,8 @@ struct TestDevice: Sendable {
             if case .null = value { claims[name] = nil } else { claims[name] = value }
         }
         return try DPoPProof.make(
-            key: signer ?? key, method: method, url: url, issuedAt: issuedAt ?? server.clock.now(), accessToken: accessToken, extraClaims: claims
+            key: signer ?? key, method: method, url: url, issuedAt: issuedAt ?? server.clock.now(), accessToken: accessToken, extraClaims: claims,
+            extraHeader: signer == nil ? ["jwk": .object(wireJWK)] : [:]
         )
     }
 
