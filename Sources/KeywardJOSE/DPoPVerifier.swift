@@ -18,24 +18,46 @@ public struct DPoPError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     public let code: Code
-    /// A short, stable label for metrics and logs: "bad_signature", "htm_mismatch", "htu_mismatch",
-    /// "iat_window", "replayed", "ath_mismatch", "ath_missing", "jkt_mismatch", "typ", "alg", "jwk",
-    /// "missing_claim", "invalid_claim", "jti", "nonce", "malformed", "too_large", "duplicate_member",
-    /// "crit", "b64", "replay_check_failed".
-    public let reason: String
+    /// Why a proof was refused: a closed set, so it can label metrics and be matched on without parsing
+    /// messages. The raw value is the stable label.
+    public enum Reason: String, Sendable, CaseIterable {
+        case malformed
+        case tooLarge = "too_large"
+        case duplicateMember = "duplicate_member"
+        case crit
+        case b64
+        case typ
+        case alg
+        case jwk
+        case missingClaim = "missing_claim"
+        case invalidClaim = "invalid_claim"
+        case jti
+        case htmMismatch = "htm_mismatch"
+        case htuMismatch = "htu_mismatch"
+        case iatWindow = "iat_window"
+        case athMissing = "ath_missing"
+        case athMismatch = "ath_mismatch"
+        case jktMismatch = "jkt_mismatch"
+        case nonce
+        case badSignature = "bad_signature"
+        case replayed
+        case replayCheckFailed = "replay_check_failed"
+    }
+
+    public let reason: Reason
     public let message: String
 
-    public init(code: Code, reason: String, message: String) {
+    public init(code: Code, reason: Reason, message: String) {
         self.code = code
         self.reason = reason
         self.message = message
     }
 
-    static func invalid(_ reason: String, _ message: String) -> DPoPError {
+    static func invalid(_ reason: Reason, _ message: String) -> DPoPError {
         DPoPError(code: .invalidProof, reason: reason, message: message)
     }
 
-    public var description: String { "\(code.rawValue) (\(reason)): \(message)" }
+    public var description: String { "\(code.rawValue) (\(reason.rawValue)): \(message)" }
 }
 
 public struct DPoPVerifier: Sendable {
@@ -114,9 +136,9 @@ public struct DPoPVerifier: Sendable {
                 expiresAt: now.addingTimeInterval(options.replayLifetime), now: now)
         } catch {
             // Fail closed: without the replay check we cannot say the proof is fresh.
-            throw .invalid("replay_check_failed", "DPoP replay check failed")
+            throw .invalid(.replayCheckFailed, "DPoP replay check failed")
         }
-        guard fresh else { throw .invalid("replayed", "DPoP proof jti has already been used") }
+        guard fresh else { throw .invalid(.replayed, "DPoP proof jti has already been used") }
         return checked
     }
 
@@ -133,7 +155,7 @@ public struct DPoPVerifier: Sendable {
         now: Date
     ) throws(DPoPError) -> Verified {
         guard proof.utf8.count <= options.maxProofSize else {
-            throw .invalid("too_large", "DPoP proof is larger than \(options.maxProofSize) bytes")
+            throw .invalid(.tooLarge, "DPoP proof is larger than \(options.maxProofSize) bytes")
         }
         let jws: JWS
         do throws(JOSEError) {
@@ -144,10 +166,10 @@ public struct DPoPVerifier: Sendable {
         let header = jws.header
 
         guard header["typ"]?.stringValue == "dpop+jwt" else {
-            throw .invalid("typ", header["typ"] == nil ? "DPoP proof header has no \"typ\"" : "DPoP proof \"typ\" is not \"dpop+jwt\"")
+            throw .invalid(.typ, header["typ"] == nil ? "DPoP proof header has no \"typ\"" : "DPoP proof \"typ\" is not \"dpop+jwt\"")
         }
         guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), options.allowedAlgorithms.contains(algorithm) else {
-            throw .invalid("alg", "DPoP proof alg \"\(displayable(jws.algorithmName))\" is not allowed")
+            throw .invalid(.alg, "DPoP proof alg \"\(displayable(jws.algorithmName))\" is not allowed")
         }
 
         var headerKey: JWK?
@@ -162,10 +184,10 @@ public struct DPoPVerifier: Sendable {
             }
         }
         guard let key = verificationKey ?? headerKey else {
-            throw .invalid("jwk", "DPoP proof header has no \"jwk\"")
+            throw .invalid(.jwk, "DPoP proof header has no \"jwk\"")
         }
         guard key.isCompatible(with: algorithm), key.alg == nil || key.alg == algorithm else {
-            throw .invalid("alg", "DPoP proof alg \(algorithm.rawValue) does not fit its \(key.material.keyTypeDescription) key")
+            throw .invalid(.alg, "DPoP proof alg \(algorithm.rawValue) does not fit its \(key.material.keyTypeDescription) key")
         }
 
         let claims: JSONObject
@@ -175,49 +197,49 @@ public struct DPoPVerifier: Sendable {
             throw Self.map(error)
         }
 
-        guard let jtiValue = claims["jti"] else { throw .invalid("missing_claim", "DPoP proof has no \"jti\"") }
-        guard let htmValue = claims["htm"] else { throw .invalid("missing_claim", "DPoP proof has no \"htm\"") }
-        guard let htuValue = claims["htu"] else { throw .invalid("missing_claim", "DPoP proof has no \"htu\"") }
-        guard let iatValue = claims["iat"] else { throw .invalid("missing_claim", "DPoP proof has no \"iat\"") }
+        guard let jtiValue = claims["jti"] else { throw .invalid(.missingClaim, "DPoP proof has no \"jti\"") }
+        guard let htmValue = claims["htm"] else { throw .invalid(.missingClaim, "DPoP proof has no \"htm\"") }
+        guard let htuValue = claims["htu"] else { throw .invalid(.missingClaim, "DPoP proof has no \"htu\"") }
+        guard let iatValue = claims["iat"] else { throw .invalid(.missingClaim, "DPoP proof has no \"iat\"") }
         guard let jti = jtiValue.stringValue, !jti.isEmpty, jti.utf8.count <= options.maxJTILength else {
-            throw .invalid("jti", "DPoP proof \"jti\" must be a non-empty string of at most \(options.maxJTILength) bytes")
+            throw .invalid(.jti, "DPoP proof \"jti\" must be a non-empty string of at most \(options.maxJTILength) bytes")
         }
-        guard let htm = htmValue.stringValue else { throw .invalid("invalid_claim", "DPoP proof \"htm\" is not a string") }
-        guard let htu = htuValue.stringValue else { throw .invalid("invalid_claim", "DPoP proof \"htu\" is not a string") }
-        guard let iat = iatValue.numberValue else { throw .invalid("invalid_claim", "DPoP proof \"iat\" is not a number") }
+        guard let htm = htmValue.stringValue else { throw .invalid(.invalidClaim, "DPoP proof \"htm\" is not a string") }
+        guard let htu = htuValue.stringValue else { throw .invalid(.invalidClaim, "DPoP proof \"htu\" is not a string") }
+        guard let iat = iatValue.numberValue else { throw .invalid(.invalidClaim, "DPoP proof \"iat\" is not a number") }
 
         // Methods are case-sensitive tokens (RFC 9110 §9.1).
-        guard htm == method else { throw .invalid("htm_mismatch", "DPoP proof htm \"\(displayable(htm))\" is not \(method)") }
+        guard htm == method else { throw .invalid(.htmMismatch, "DPoP proof htm \"\(displayable(htm))\" is not \(method)") }
         guard let proofURL = HTU.normalize(htu), let requestURL = HTU.normalize(url), proofURL == requestURL else {
-            throw .invalid("htu_mismatch", "DPoP proof htu does not match the request URL")
+            throw .invalid(.htuMismatch, "DPoP proof htu does not match the request URL")
         }
 
         let nowSeconds = now.timeIntervalSince1970
         guard isReasonableTimestamp(iat), iat >= nowSeconds - options.maxAge, iat <= nowSeconds + options.maxFutureSkew else {
-            throw .invalid("iat_window", "DPoP proof iat is outside the accepted window")
+            throw .invalid(.iatWindow, "DPoP proof iat is outside the accepted window")
         }
 
         if let accessToken {
-            guard let athValue = claims["ath"] else { throw .invalid("ath_missing", "DPoP proof has no \"ath\"") }
+            guard let athValue = claims["ath"] else { throw .invalid(.athMissing, "DPoP proof has no \"ath\"") }
             guard athValue.stringValue == DPoPProof.accessTokenHash(accessToken) else {
-                throw .invalid("ath_mismatch", "DPoP proof ath does not match the access token")
+                throw .invalid(.athMismatch, "DPoP proof ath does not match the access token")
             }
         }
 
         let thumbprint = key.thumbprint()
         if let expectedThumbprint, thumbprint != expectedThumbprint {
-            throw .invalid("jkt_mismatch", "DPoP proof key is not the key the token is bound to")
+            throw .invalid(.jktMismatch, "DPoP proof key is not the key the token is bound to")
         }
 
         if let expectedNonce {
             guard let nonce = claims["nonce"]?.stringValue, nonce == expectedNonce else {
-                throw DPoPError(code: .useNonce, reason: "nonce",
+                throw DPoPError(code: .useNonce, reason: .nonce,
                                 message: claims["nonce"] == nil ? "DPoP proof has no \"nonce\"" : "DPoP proof nonce is not current")
             }
         }
 
         guard key.verify(signature: jws.signature, over: jws.signingInput, algorithm: algorithm) else {
-            throw .invalid("bad_signature", "DPoP proof signature does not verify")
+            throw .invalid(.badSignature, "DPoP proof signature does not verify")
         }
 
         return Verified(jwk: key, thumbprint: thumbprint, claims: claims, header: header, jti: jti,
@@ -225,15 +247,15 @@ public struct DPoPVerifier: Sendable {
     }
 
     static func map(_ error: JOSEError) -> DPoPError {
-        let reason: String
+        let reason: DPoPError.Reason
         switch error.code {
-        case .tooLarge: reason = "too_large"
-        case .duplicateMember: reason = "duplicate_member"
-        case .unsupportedCritical: reason = "crit"
-        case .unsupportedB64: reason = "b64"
-        case .missingAlgorithm, .algorithmNotAllowed, .algorithmKeyMismatch: reason = "alg"
-        case .unsupportedKey, .weakKey, .privateKeyMaterial, .invalidKey: reason = "jwk"
-        default: reason = "malformed"
+        case .tooLarge: reason = .tooLarge
+        case .duplicateMember: reason = .duplicateMember
+        case .unsupportedCritical: reason = .crit
+        case .unsupportedB64: reason = .b64
+        case .missingAlgorithm, .algorithmNotAllowed, .algorithmKeyMismatch: reason = .alg
+        case .unsupportedKey, .weakKey, .privateKeyMaterial, .invalidKey: reason = .jwk
+        default: reason = .malformed
         }
         return .invalid(reason, "DPoP proof: \(error.message)")
     }

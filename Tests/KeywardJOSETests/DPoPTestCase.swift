@@ -51,7 +51,7 @@ class DPoPTestCase: XCTestCase {
             XCTFail("proof accepted, expected \(reason)", file: file, line: line)
         } catch {
             XCTAssertEqual(error.code, code, error.message, file: file, line: line)
-            XCTAssertEqual(error.reason, reason, error.message, file: file, line: line)
+            XCTAssertEqual(error.reason.rawValue, reason, error.message, file: file, line: line)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Prometheus
 
 /// The service's Prometheus metrics, kept in an injected registry (not the process-global MetricsSystem)
@@ -22,18 +23,25 @@ public final class KeywardMetrics: Sendable {
         self.registry = registry
     }
 
-    func requestCompleted(route: String, method: String, status: Int, duration: Duration) {
-        let labels = [("route", route), ("method", method), ("status", String(status))]
+    /// `route` is a registered route pattern or "unmatched"; the method is one of RFC 9110's or "other".
+    func requestCompleted(route: String, method: HTTPRequest.Method, status: Int, duration: Duration) {
+        let labels = [("route", route), ("method", Self.methodLabel(method)), ("status", String(status))]
         registry.makeCounter(descriptor: Self.requests, labels: labels).increment()
         registry.makeDurationHistogram(descriptor: Self.latency, labels: labels, buckets: Self.latencyBuckets).record(duration)
+    }
+
+    private static let knownMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .delete, .connect, .options, .trace, .patch]
+
+    private static func methodLabel(_ method: HTTPRequest.Method) -> String {
+        knownMethods.contains(method) ? method.rawValue : "other"
     }
 
     func tokenIssued(realm: String, tokenType: String) {
         registry.makeCounter(descriptor: Self.tokens, labels: [("realm", realm), ("token_type", tokenType)]).increment()
     }
 
-    func dpopRejected(endpoint: String, reason: String) {
-        registry.makeCounter(descriptor: Self.dpopRejections, labels: [("endpoint", endpoint), ("reason", reason)]).increment()
+    func dpopRejected(endpoint: DPoPRejection.Endpoint, reason: DPoPRejection) {
+        registry.makeCounter(descriptor: Self.dpopRejections, labels: [("endpoint", endpoint.rawValue), ("reason", reason.label)]).increment()
     }
 
     func securityEvent(_ type: String) {

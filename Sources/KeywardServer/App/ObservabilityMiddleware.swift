@@ -17,7 +17,7 @@ struct ObservabilityMiddleware<Context: RequestContext>: RouterMiddleware {
             response.headers[.contentSecurityPolicy] = "default-src 'none'; frame-ancestors 'none'"
         }
         let elapsed = ContinuousClock.now - started
-        metrics.requestCompleted(route: route, method: request.method.rawValue, status: response.status.code, duration: elapsed)
+        metrics.requestCompleted(route: route, method: request.method, status: response.status.code, duration: elapsed)
         context.logger.info(
             "request",
             metadata: [

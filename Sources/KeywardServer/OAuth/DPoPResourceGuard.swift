@@ -54,7 +54,7 @@ public final class DPoPResourceGuard: Sendable {
         do {
             return try await check(request)
         } catch let failure as OAuthFailure {
-            metrics.dpopRejected(endpoint: "resource", reason: failure.dpopReason ?? "invalid_token")
+            metrics.dpopRejected(endpoint: .resource, reason: failure.dpopReason ?? .tokenInvalid)
             throw failure
         } catch {
             throw OAuthFailure(status: 503, code: .unavailable, description: "token verification is temporarily unavailable")
@@ -74,7 +74,7 @@ public final class DPoPResourceGuard: Sendable {
             throw invalidToken("access token is not DPoP-bound (no cnf.jkt)")
         }
         guard request.dpopProofs.count == 1 else {
-            throw invalidProof(request.dpopProofs.isEmpty ? "DPoP proof required (DPoP header)" : "more than one DPoP header", reason: request.dpopProofs.isEmpty ? "missing" : "multiple_headers")
+            throw invalidProof(request.dpopProofs.isEmpty ? "DPoP proof required (DPoP header)" : "more than one DPoP header", reason: request.dpopProofs.isEmpty ? .proofMissing : .multipleProofs)
         }
         let verifier = DPoPVerifier(options: options, replayCache: DPoPReplayAdapter(store: replayStore, scope: "dpop:" + request.realm.name))
         do throws(DPoPError) {
@@ -84,7 +84,7 @@ public final class DPoPResourceGuard: Sendable {
             )
             return Caller(claims: verified.claims, proof: proof)
         } catch {
-            throw invalidProof(error.message, reason: error.reason)
+            throw invalidProof(error.message, reason: .proof(error.reason))
         }
     }
 
@@ -109,7 +109,7 @@ public final class DPoPResourceGuard: Sendable {
         OAuthFailure(status: 401, code: .invalidToken, description: description, challenge: challenge(error: "invalid_token", description: description))
     }
 
-    private func invalidProof(_ description: String, reason: String) -> OAuthFailure {
+    private func invalidProof(_ description: String, reason: DPoPRejection) -> OAuthFailure {
         OAuthFailure(status: 401, code: .invalidDPoPProof, description: description, challenge: challenge(error: "invalid_dpop_proof", description: description), dpopReason: reason)
     }
 

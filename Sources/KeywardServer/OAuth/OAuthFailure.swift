@@ -8,13 +8,13 @@ public struct OAuthFailure: Error, Equatable, Sendable {
     public var description: String
     /// `WWW-Authenticate` value, when the refusal is an authentication challenge.
     public var challenge: String?
-    /// Metric label explaining a DPoP rejection (nil for other failures).
-    public var dpopReason: String?
+    /// Why DPoP refused the request, for metrics (nil for other failures).
+    public var dpopReason: DPoPRejection?
     /// A fresh nonce to send as `DPoP-Nonce`, when the refusal is `use_dpop_nonce`.
     public var dpopNonce: String?
 
     public init(
-        status: Int, code: ErrorCode, description: String, challenge: String? = nil, dpopReason: String? = nil, dpopNonce: String? = nil
+        status: Int, code: ErrorCode, description: String, challenge: String? = nil, dpopReason: DPoPRejection? = nil, dpopNonce: String? = nil
     ) {
         self.status = status
         self.code = code

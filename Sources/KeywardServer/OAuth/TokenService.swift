@@ -58,7 +58,7 @@ public final class TokenService: Sendable {
         do {
             return try await issueToken(request)
         } catch let failure as OAuthFailure {
-            if let reason = failure.dpopReason { metrics.dpopRejected(endpoint: "token", reason: reason) }
+            if let reason = failure.dpopReason { metrics.dpopRejected(endpoint: .token, reason: reason) }
             throw failure
         } catch {
             throw OAuthFailure(status: 503, code: .unavailable, description: "the token service is temporarily unavailable")
@@ -81,7 +81,7 @@ public final class TokenService: Sendable {
         switch request.dpopProofs.count {
         case 0:
             if client.requireDPoP {
-                throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "client '\(client.clientId)' requires a DPoP proof (DPoP header)", dpopReason: "missing")
+                throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "client '\(client.clientId)' requires a DPoP proof (DPoP header)", dpopReason: .proofMissing)
             }
         case 1:
             let verifier = DPoPVerifier(options: dpopOptions, replayCache: DPoPReplayAdapter(store: replayStore, scope: "dpop:" + realm.name))
@@ -89,17 +89,17 @@ public final class TokenService: Sendable {
             do throws(DPoPError) {
                 proof = try await verifier.verify(proof: request.dpopProofs[0], method: "POST", url: request.url, now: now)
             } catch {
-                throw OAuthFailure(status: 400, code: error.code == .useNonce ? .useDPoPNonce : .invalidDPoPProof, description: error.message, dpopReason: error.reason)
+                throw OAuthFailure(status: 400, code: error.code == .useNonce ? .useDPoPNonce : .invalidDPoPProof, description: error.message, dpopReason: .proof(error.reason))
             }
             if let nonces, !(proof.claims["nonce"]?.stringValue.map { nonces.isValid($0, now: now) } ?? false) {
                 throw OAuthFailure(
                     status: 400, code: .useDPoPNonce, description: "DPoP proof must carry the nonce from the DPoP-Nonce header",
-                    dpopReason: "nonce", dpopNonce: nonces.current(now: now)
+                    dpopReason: .proof(.nonce), dpopNonce: nonces.current(now: now)
                 )
             }
             jkt = proof.thumbprint
         default:
-            throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "more than one DPoP header", dpopReason: "multiple_headers")
+            throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "more than one DPoP header", dpopReason: .multipleProofs)
         }
 
         let issued = try await issuer.issue(

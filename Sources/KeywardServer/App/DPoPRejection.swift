@@ -1,0 +1,43 @@
+import KeywardJOSE
+
+/// Why a DPoP-protected request or a DPoP token request was refused, as metrics count it. A closed set:
+/// a label never carries request text, so unauthenticated callers cannot add metric series.
+public enum DPoPRejection: Sendable, Equatable {
+    /// No `Authorization` header, or not one usable token in it.
+    case tokenMissing
+    /// The access token does not verify (signature, issuer, audience, lifetime, form).
+    case tokenInvalid
+    /// The access token carries no `cnf.jkt`.
+    case tokenNotBound
+    case proofMissing
+    case multipleProofs
+    /// The proof itself was refused, for the verifier's reason.
+    case proof(DPoPError.Reason)
+    /// The proof names no enrolled device (push-MFA device API).
+    case unknownDevice
+    /// The device proved itself, but its user is disabled (push-MFA device API).
+    case userDisabled
+    /// Storage could not be asked.
+    case unavailable
+
+    public var label: String {
+        switch self {
+        case .tokenMissing: "token_missing"
+        case .tokenInvalid: "invalid_token"
+        case .tokenNotBound: "token_not_bound"
+        case .proofMissing: "missing"
+        case .multipleProofs: "multiple_headers"
+        case .proof(let reason): reason.rawValue
+        case .unknownDevice: "unknown_device"
+        case .userDisabled: "user_disabled"
+        case .unavailable: "unavailable"
+        }
+    }
+
+    /// Where a rejection happened, the metric's other label.
+    public enum Endpoint: String, Sendable {
+        case token
+        case resource
+        case pushMFA = "push-mfa"
+    }
+}
