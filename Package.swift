@@ -141,6 +141,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             ],
             swiftSettings: swiftSettings
         ),

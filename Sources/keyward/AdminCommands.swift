@@ -86,43 +86,6 @@ struct Clients: AsyncParsableCommand {
     }
 }
 
-struct Users: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage local users.", subcommands: [Create.self, List.self])
-
-    struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a user; the password is read from KEYWARD_NEW_PASSWORD or stdin.")
-        @OptionGroup var common: CommonOptions
-        @Option(help: "Realm name.") var realm: String
-        @Argument(help: "Username.") var username: String
-
-        func run() async throws {
-            // Never take a password as an argument: it would land in shell history and `ps`.
-            let password = ProcessInfo.processInfo.environment["KEYWARD_NEW_PASSWORD"] ?? readLine(strippingNewline: true)
-            guard let password, !password.isEmpty else { throw CommandError("no password: set KEYWARD_NEW_PASSWORD or pipe it on stdin") }
-            try await withRuntime(common) { runtime in
-                _ = try await requireRealm(runtime, realm)
-                let user = try await runtime.users.createUser(realm: realm, username: username, password: password)
-                print("created user \(user.username) (\(user.id)) in realm \(realm)")
-            }
-        }
-    }
-
-    struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List a realm's users.")
-        @OptionGroup var common: CommonOptions
-        @Option(help: "Realm name.") var realm: String
-
-        func run() async throws {
-            try await withRuntime(common) { runtime in
-                _ = try await requireRealm(runtime, realm)
-                for user in try await runtime.users.listUsers(realm: realm) {
-                    print("\(user.username)\t\(user.id)\t\(user.enabled ? "enabled" : "disabled")")
-                }
-            }
-        }
-    }
-}
-
 struct Keys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Inspect and rotate realm signing keys.", subcommands: [Rotate.self, List.self])
 

@@ -79,3 +79,51 @@ def test_cli_errors_are_one_clear_line(keyward_bin, tmp_path):
         errors = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(errors) == 1, (args, result.stderr)
         assert errors[0].startswith("Error: ") and needle in errors[0], (args, errors[0])
+
+
+def _sign_in(base: str, realm: str, username: str, password: str) -> tuple[requests.Session, int]:
+    """Signs in through the real login page; returns the browser and the status of the password post."""
+    browser = requests.Session()
+    page = browser.get(f"{base}/realms/{realm}/login", timeout=30)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    answer = browser.post(
+        f"{base}/realms/{realm}/login", data={"csrf": csrf, "username": username, "password": password}, allow_redirects=False, timeout=30
+    )
+    return browser, answer.status_code
+
+
+def test_user_commands_disable_enable_set_password_and_delete(keyward_bin, tmp_path, spawn_server):
+    data = tmp_path / "users" / "data"
+    assert run(keyward_bin, data, "realms", "create", "acme").returncode == 0
+    assert run(keyward_bin, data, "users", "create", "--realm", "acme", "alice", stdin="first password\n").returncode == 0
+    srv = spawn_server(Backend("sqlite", None, None), "users")
+
+    browser, status = _sign_in(srv.base, "acme", "alice", "first password")
+    assert status == 303
+    assert browser.get(f"{srv.base}/realms/acme/account", allow_redirects=False, timeout=30).status_code == 200
+
+    disabled = run(keyward_bin, data, "users", "disable", "--realm", "acme", "alice")
+    assert disabled.returncode == 0, disabled.stderr
+    assert "disabled user alice" in disabled.stdout
+    # The running server sees it on the browser's next request: its session ended with the command.
+    ended = browser.get(f"{srv.base}/realms/acme/account", allow_redirects=False, timeout=30)
+    assert ended.status_code == 303 and "/realms/acme/login" in ended.headers["Location"]
+    assert _sign_in(srv.base, "acme", "alice", "first password")[1] == 403
+    assert "\tdisabled" in run(keyward_bin, data, "users", "list", "--realm", "acme").stdout
+
+    assert run(keyward_bin, data, "users", "enable", "--realm", "acme", "alice").returncode == 0
+    browser, status = _sign_in(srv.base, "acme", "alice", "first password")
+    assert status == 303
+
+    changed = run(keyward_bin, data, "users", "set-password", "--realm", "acme", "alice", env={"KEYWARD_NEW_PASSWORD": "second password"})
+    assert changed.returncode == 0, changed.stderr
+    assert browser.get(f"{srv.base}/realms/acme/account", allow_redirects=False, timeout=30).status_code == 303
+    assert _sign_in(srv.base, "acme", "alice", "first password")[1] == 401
+    assert _sign_in(srv.base, "acme", "alice", "second password")[1] == 303
+
+    deleted = run(keyward_bin, data, "users", "delete", "--realm", "acme", "alice")
+    assert deleted.returncode == 0, deleted.stderr
+    assert "alice" not in run(keyward_bin, data, "users", "list", "--realm", "acme").stdout
+    missing = run(keyward_bin, data, "users", "disable", "--realm", "acme", "alice")
+    assert missing.returncode != 0
+    assert "alice" in missing.stderr and "does not exist" in missing.stderr

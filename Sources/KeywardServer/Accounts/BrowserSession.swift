@@ -33,9 +33,12 @@ public struct BrowserSession: Sendable, Equatable {
 
 public protocol BrowserSessionStore: Sendable {
     func insertSession(_ session: BrowserSession) async throws
+    /// The live session, or nil when it expired or its user is disabled or gone.
     func session(idHash: String, now: Date) async throws -> BrowserSession?
     /// Writes every mutable field of the session.
     func updateSession(_ session: BrowserSession) async throws
     func deleteSession(idHash: String) async throws
+    /// Ends every session of a user; returns how many there were.
+    func deleteSessions(realm: String, userId: String) async throws -> Int
     func deleteExpiredSessions(now: Date) async throws -> Int
 }

@@ -5,7 +5,7 @@ public struct User: Sendable, Equatable {
     public var id: String
     public var realm: String
     public var username: String
-    /// bcrypt hash; nil for accounts that sign in only through a social provider.
+    /// `PasswordHasher`'s hash; nil for accounts that sign in only through a social provider.
     public var passwordHash: String?
     public var enabled: Bool
     public var createdAt: Date
@@ -28,4 +28,8 @@ public protocol UserStore: Sendable {
     func listUsers(realm: String) async throws -> [User]
     /// Throws `.notFound` when the user does not exist.
     func setEnabled(_ enabled: Bool, realm: String, id: String) async throws
+    /// Throws `.notFound` when the user does not exist.
+    func deleteUser(realm: String, id: String) async throws
+    /// Throws `.notFound` when the user does not exist.
+    func setPasswordHash(_ hash: String?, realm: String, id: String) async throws
 }

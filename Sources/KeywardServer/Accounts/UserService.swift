@@ -1,31 +1,40 @@
 import Foundation
-import HummingbirdBcrypt
+import Crypto
 import KeywardJOSE
 
-/// Local password accounts. Passwords are bcrypt-hashed; verification is done off the cooperative pool's
-/// hot path by the caller's choice of task, as bcrypt is deliberately slow.
+/// Local password accounts. Passwords are hashed by `PasswordHasher` (bcrypt over a keyed pre-hash, so
+/// every byte of a long password counts).
 public final class UserService: Sendable {
     private let store: any UserStore
+    private let sessions: any BrowserSessionStore
+    private let audit: AuditLog
     private let clock: any KeywardClock
-    private let bcryptCost: UInt8
+    private let hasher: PasswordHasher
     /// A hash of a random password at the configured cost, checked when the username is unknown.
     private let decoyHash: String
 
-    public init(store: any UserStore, clock: any KeywardClock, bcryptCost: UInt8 = 12) {
+    /// `passwordKey` keys the pre-hash: derive it from the master key (`PasswordHasher.keyPurpose`), the same
+    /// on every node.
+    init(
+        store: any UserStore, sessions: any BrowserSessionStore, audit: AuditLog, clock: any KeywardClock, passwordKey: SymmetricKey,
+        bcryptCost: UInt8 = 12
+    ) {
         self.store = store
+        self.sessions = sessions
+        self.audit = audit
         self.clock = clock
-        self.bcryptCost = bcryptCost
-        self.decoyHash = Bcrypt.hash(UUID().uuidString, cost: bcryptCost)
+        self.hasher = PasswordHasher(key: passwordKey, cost: bcryptCost)
+        self.decoyHash = hasher.hash(UUID().uuidString)
     }
 
     public func createUser(realm: String, username: String, password: String?) async throws -> User {
         guard (1...128).contains(username.count), username.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) && $0 != " " }) else {
             throw UserError.invalidUsername(username)
         }
-        if let password, !(1...1024).contains(password.utf8.count) { throw UserError.invalidPassword }
+        if let password { try Self.checkLength(password) }
         let user = User(
             id: SecureRandom.uuidString(), realm: realm, username: username,
-            passwordHash: password.map { Bcrypt.hash($0, cost: bcryptCost) }, enabled: true, createdAt: clock.now()
+            passwordHash: password.map { hasher.hash($0) }, enabled: true, createdAt: clock.now()
         )
         do {
             try await store.createUser(user)
@@ -41,16 +50,71 @@ public final class UserService: Sendable {
 
     public func listUsers(realm: String) async throws -> [User] { try await store.listUsers(realm: realm) }
 
-    /// Disables or re-enables an account; a disabled account cannot log in. Throws `.notFound` when absent.
+    /// Disables or re-enables an account; a disabled account cannot log in. Disabling ends every browser
+    /// session of the user at once. Throws `.notFound` when absent.
     public func setEnabled(_ enabled: Bool, realm: String, id: String) async throws {
         try await store.setEnabled(enabled, realm: realm, id: id)
+        if !enabled { _ = try await sessions.deleteSessions(realm: realm, userId: id) }
     }
 
-    /// Checks a password. bcrypt runs even for unknown users so response time does not reveal which usernames exist.
+    // MARK: - Administration (the `keyward users` commands); each is an audit event.
+
+    public func disable(realm: String, username: String) async throws -> User {
+        let user = try await existing(realm: realm, username: username)
+        try await store.setEnabled(false, realm: realm, id: user.id)
+        let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
+        await audit.record(.userDisabled, realm: realm, userId: user.id, details: ["sessionsEnded": String(ended)])
+        return user
+    }
+
+    public func enable(realm: String, username: String) async throws -> User {
+        let user = try await existing(realm: realm, username: username)
+        try await store.setEnabled(true, realm: realm, id: user.id)
+        await audit.record(.userEnabled, realm: realm, userId: user.id)
+        return user
+    }
+
+    /// Sets a new password and ends every browser session of the user, so a session opened with the old
+    /// password does not outlive it.
+    public func setPassword(realm: String, username: String, password: String) async throws -> User {
+        try Self.checkLength(password)
+        let user = try await existing(realm: realm, username: username)
+        try await store.setPasswordHash(hasher.hash(password), realm: realm, id: user.id)
+        let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
+        await audit.record(.passwordChanged, realm: realm, userId: user.id, details: ["sessionsEnded": String(ended)])
+        return user
+    }
+
+    /// Deletes the account and its browser sessions. The caller removes what other parts keep for the user
+    /// (push devices) first.
+    public func delete(realm: String, username: String) async throws -> User {
+        let user = try await existing(realm: realm, username: username)
+        // Disabled first: should the delete fail, the account is at least closed.
+        try await store.setEnabled(false, realm: realm, id: user.id)
+        let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
+        try await store.deleteUser(realm: realm, id: user.id)
+        await audit.record(.userDeleted, realm: realm, userId: user.id, details: ["username": user.username, "sessionsEnded": String(ended)])
+        return user
+    }
+
+    private func existing(realm: String, username: String) async throws -> User {
+        guard let user = try await store.user(realm: realm, username: username) else { throw UserError.notFound(username) }
+        return user
+    }
+
+    private static func checkLength(_ password: String) throws {
+        guard (1...1024).contains(password.utf8.count) else { throw UserError.invalidPassword }
+    }
+
+    /// Checks a password. bcrypt runs even for unknown users so response time does not reveal which usernames
+    /// exist. A hash stored the old way is replaced on a successful check.
     public func authenticate(realm: String, username: String, password: String) async throws -> PasswordCheck {
         let user = try await store.user(realm: realm, username: username)
-        let matches = Bcrypt.verify(password, hash: user?.passwordHash ?? decoyHash)
-        guard let user, user.passwordHash != nil, matches else { return .invalidCredentials }
+        let verdict = hasher.verify(password, against: user?.passwordHash ?? decoyHash)
+        guard let user, user.passwordHash != nil, verdict != .doesNotMatch else { return .invalidCredentials }
+        if verdict == .matchesLegacy {
+            try await store.setPasswordHash(hasher.hash(password), realm: realm, id: user.id)
+        }
         return user.enabled ? .authenticated(user) : .disabled(user)
     }
 
@@ -66,12 +130,14 @@ public enum UserError: Error, CustomStringConvertible, Equatable {
     case invalidUsername(String)
     case invalidPassword
     case exists(String)
+    case notFound(String)
 
     public var description: String {
         switch self {
         case .invalidUsername(let name): "username '\(name.prefix(64))' is invalid: 1-128 characters, no spaces or control characters"
         case .invalidPassword: "password must be 1-1024 bytes"
         case .exists(let name): "user '\(name.prefix(64))' exists already"
+        case .notFound(let name): "user '\(name.prefix(64))' does not exist"
         }
     }
 }

@@ -4,7 +4,8 @@ import Logging
 
 /// One security-relevant event, as written to the audit table and the log.
 public struct AuditEvent: Sendable, Equatable {
-    /// The push-MFA event records of the original (reference §8), under the same names.
+    /// The push-MFA event records of the original (reference §8), under the same names, and Keyward's own
+    /// account events.
     public enum EventType: String, Sendable, CaseIterable {
         case challengeCreated = "ChallengeCreated"
         case challengeAccepted = "ChallengeAccepted"
@@ -16,6 +17,10 @@ public struct AuditEvent: Sendable, Equatable {
         case dpopAuthenticationFailed = "DpopAuthenticationFailed"
         case userLockedOut = "UserLockedOut"
         case credentialRemoved = "CredentialRemoved"
+        case userDisabled = "UserDisabled"
+        case userEnabled = "UserEnabled"
+        case userDeleted = "UserDeleted"
+        case passwordChanged = "PasswordChanged"
         case unknown = "Unknown"
     }
 

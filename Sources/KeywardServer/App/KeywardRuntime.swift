@@ -74,7 +74,14 @@ public final class KeywardRuntime: Sendable {
         keys = RealmKeyService(store: stores.signingKeys, masterKey: masterKey, clock: clock)
         realms = RealmService(store: stores.realms, keys: keys, clock: clock, publicURL: configuration.resolvedPublicURL)
         clients = ClientService(store: stores.clients, clock: clock)
-        users = UserService(store: stores.users, clock: clock, bcryptCost: UInt8(configuration.bcryptCost))
+        let browserSessionStore = SQLBrowserSessionStore(database: database)
+        self.browserSessionStore = browserSessionStore
+        let audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics)
+        self.audit = audit
+        users = UserService(
+            store: stores.users, sessions: browserSessionStore, audit: audit, clock: clock,
+            passwordKey: masterKey.derivedKey(purpose: PasswordHasher.keyPurpose), bcryptCost: UInt8(configuration.bcryptCost)
+        )
         accessTokens = AccessTokenIssuer(realms: realms, keys: keys)
         tokens = TokenService(
             realms: realms, clients: clients, issuer: accessTokens, replayStore: stores.replay,
@@ -87,11 +94,9 @@ public final class KeywardRuntime: Sendable {
             options: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew),
             clock: clock, metrics: metrics
         )
-        browserSessionStore = SQLBrowserSessionStore(database: database)
         browserSessions = BrowserSessionService(store: browserSessionStore, clock: clock)
         loginAttemptStore = SQLLoginAttemptStore(database: database)
         loginThrottle = LoginThrottle(store: loginAttemptStore, clock: clock)
-        audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics)
         let signals = ChallengeSignals()
         challengeSignals = signals
         let pushCredentials = SQLPushCredentialStore(database: database)

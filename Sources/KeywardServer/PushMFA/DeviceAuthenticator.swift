@@ -70,6 +70,8 @@ struct DeviceAuthenticator: Sendable {
                 throw Refusal(.forbidden("Device not registered for user"), .unknownDevice)
             }
             try await verifyProof(proof.compact, request: request, token: token, key: key)
+            // Checked once the device has proven itself, so it tells a stranger nothing about the account.
+            guard user.enabled else { throw Refusal(.forbidden("User is disabled"), .userDisabled) }
             return Device(user: user, credential: credential, key: key, accessTokenClaims: token.claims)
         } catch {
             throw await reported(error, request: request)

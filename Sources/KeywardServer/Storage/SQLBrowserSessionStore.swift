@@ -1,6 +1,8 @@
 import Foundation
 import SQLKit
 
+/// Browser sessions in SQL. Reading a session joins `users` (the same part's table): a session whose user is
+/// disabled or deleted is not returned, whatever else ended or failed to end it.
 public struct SQLBrowserSessionStore: BrowserSessionStore {
     let database: KeywardDatabase
 
@@ -25,9 +27,11 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
     public func session(idHash: String, now: Date) async throws -> BrowserSession? {
         try await StoreErrorMapping.mapping("session(idHash:)") {
             try await database.sql.raw("""
-                SELECT id_hash, realm, user_id, stage, csrf_token, return_to, client_id, challenge_id, challenge_secret,
-                    enrollment_id, enrollment_secret, created_at, last_seen_at, expires_at
-                FROM browser_sessions WHERE id_hash = \(bind: idHash) AND expires_at > \(bind: StorageTime.milliseconds(now))
+                SELECT s.id_hash, s.realm, s.user_id, s.stage, s.csrf_token, s.return_to, s.client_id, s.challenge_id, s.challenge_secret,
+                    s.enrollment_id, s.enrollment_secret, s.created_at, s.last_seen_at, s.expires_at
+                FROM browser_sessions s LEFT JOIN users u ON u.realm = s.realm AND u.id = s.user_id
+                WHERE s.id_hash = \(bind: idHash) AND s.expires_at > \(bind: StorageTime.milliseconds(now))
+                    AND (s.user_id IS NULL OR u.enabled = \(bind: true))
                 """).first().map { row in
                 BrowserSession(
                     idHash: try row.decode(column: "id_hash", as: String.self),
@@ -65,6 +69,14 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
     public func deleteSession(idHash: String) async throws {
         try await StoreErrorMapping.mapping("deleteSession") {
             try await database.sql.raw("DELETE FROM browser_sessions WHERE id_hash = \(bind: idHash)").run()
+        }
+    }
+
+    public func deleteSessions(realm: String, userId: String) async throws -> Int {
+        try await StoreErrorMapping.mapping("deleteSessions(realm:userId:)") {
+            try await database.sql.countingRows("""
+                DELETE FROM browser_sessions WHERE realm = \(bind: realm) AND user_id = \(bind: userId) RETURNING 1 AS deleted
+                """)
         }
     }
 

@@ -52,6 +52,22 @@ public struct SQLUserStore: UserStore {
         guard updated > 0 else { throw StoreError.notFound("user '\(id)' not found in realm '\(realm)'") }
     }
 
+    public func deleteUser(realm: String, id: String) async throws {
+        let deleted = try await StoreErrorMapping.mapping("deleteUser") {
+            try await database.sql.countingRows("DELETE FROM users WHERE realm = \(bind: realm) AND id = \(bind: id) RETURNING 1 AS deleted")
+        }
+        guard deleted > 0 else { throw StoreError.notFound("user '\(id)' not found in realm '\(realm)'") }
+    }
+
+    public func setPasswordHash(_ hash: String?, realm: String, id: String) async throws {
+        let updated = try await StoreErrorMapping.mapping("setPasswordHash") {
+            try await database.sql.countingRows("""
+                UPDATE users SET password_hash = \(bind: hash) WHERE realm = \(bind: realm) AND id = \(bind: id) RETURNING 1 AS updated
+                """)
+        }
+        guard updated > 0 else { throw StoreError.notFound("user '\(id)' not found in realm '\(realm)'") }
+    }
+
     private static let columnNames = ["realm", "id", "username", "password_hash", "enabled", "created_at"]
     private static let columns = columnNames.joined(separator: ", ")
 

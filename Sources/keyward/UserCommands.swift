@@ -1,0 +1,119 @@
+import ArgumentParser
+import Foundation
+import KeywardServer
+
+/// `keyward users …`: local accounts. Disabling, deleting and a new password end the user's browser sessions
+/// at once; each change is an audit event.
+struct Users: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manage local users.",
+        subcommands: [Create.self, List.self, Disable.self, Enable.self, SetPassword.self, Delete.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a user; the password is read from KEYWARD_NEW_PASSWORD or stdin.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "Username.") var username: String
+
+        func run() async throws {
+            let password = try newPassword()
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                let user = try await runtime.users.createUser(realm: realm, username: username, password: password)
+                print("created user \(user.username) (\(user.id)) in realm \(realm)")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a realm's users.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                for user in try await runtime.users.listUsers(realm: realm) {
+                    print("\(user.username)\t\(user.id)\t\(user.enabled ? "enabled" : "disabled")")
+                }
+            }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable a user: no sign-in, no device API, every browser session ended now.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "Username.") var username: String
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                let user = try await runtime.users.disable(realm: realm, username: username)
+                print("disabled user \(user.username) in realm \(realm); their browser sessions are ended")
+            }
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled user again (sessions ended by disabling stay ended).")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "Username.") var username: String
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                let user = try await runtime.users.enable(realm: realm, username: username)
+                print("enabled user \(user.username) in realm \(realm)")
+            }
+        }
+    }
+
+    struct SetPassword: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-password",
+            abstract: "Set a user's password from KEYWARD_NEW_PASSWORD or stdin; their browser sessions are ended."
+        )
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "Username.") var username: String
+
+        func run() async throws {
+            let password = try newPassword()
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                let user = try await runtime.users.setPassword(realm: realm, username: username, password: password)
+                print("set a new password for \(user.username) in realm \(realm); their browser sessions are ended")
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a user, their push devices and their browser sessions.")
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "Username.") var username: String
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                guard let user = try await runtime.users.user(realm: realm, username: username) else {
+                    throw CommandError("user '\(username)' does not exist in realm \(realm) (list them with `keyward users list --realm \(realm)`)")
+                }
+                let devices = try await runtime.pushMFA.devices(realm: realm, userId: user.id)
+                for device in devices { try await runtime.pushMFA.removeDevice(realm: realm, userId: user.id, credentialId: device.id) }
+                _ = try await runtime.users.delete(realm: realm, username: username)
+                print("deleted user \(user.username) from realm \(realm) with \(devices.count) push device\(devices.count == 1 ? "" : "s")")
+            }
+        }
+    }
+}
+
+/// A new password, never from the command line: it would land in shell history and `ps`.
+private func newPassword() throws -> String {
+    let password = ProcessInfo.processInfo.environment["KEYWARD_NEW_PASSWORD"] ?? readLine(strippingNewline: true)
+    guard let password, !password.isEmpty else { throw CommandError("no password: set KEYWARD_NEW_PASSWORD or pipe it on stdin") }
+    return password
+}
