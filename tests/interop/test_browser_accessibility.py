@@ -177,7 +177,8 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
         browser.find_element(By.ID, "retry").click()
         waiting_page()
         device("lockout")
-        wait_for_heading("Account locked")
+        # The lockout ended the browser's session: the stream's outcome sends it back to the sign-in page.
+        wait_for_heading("Sign in to demo")
         audit("locked-out")
 
         assert len(audited) == 14
