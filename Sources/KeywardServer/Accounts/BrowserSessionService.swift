@@ -2,26 +2,31 @@ import Crypto
 import Foundation
 import KeywardJOSE
 
-/// Browser sessions: created on the login page, rotated when the password is verified (session fixation),
-/// ended by logout, by 30 minutes of inactivity, or 8 hours after creation.
+/// Browser sessions: stored once the password is verified (before that the browser holds a signed
+/// `PreLoginState`), moved to a fresh id whenever a stored session signs in again (session fixation), ended by
+/// logout, by 30 minutes of inactivity, or 8 hours after creation.
 public struct BrowserSessionService: Sendable {
     public static let idleLifetime: TimeInterval = 30 * 60
     public static let absoluteLifetime: TimeInterval = 8 * 3600
 
     let store: any BrowserSessionStore
     let clock: any KeywardClock
+    /// Signs pre-login states; derived from the master key, the same on every node.
+    let preLoginKey: SymmetricKey
 
-    public init(store: any BrowserSessionStore, clock: any KeywardClock) {
+    init(store: any BrowserSessionStore, clock: any KeywardClock, preLoginKey: SymmetricKey) {
         self.store = store
         self.clock = clock
+        self.preLoginKey = preLoginKey
     }
 
-    /// A new anonymous session; returns the cookie value (shown to the browser once) and the record.
-    public func create(realm: String, returnTo: String?, clientId: String?) async throws -> (cookie: String, session: BrowserSession) {
+    /// A stored session for a user whose password was just verified; returns the cookie value (shown to the
+    /// browser once) and the record.
+    func create(realm: String, userId: String, stage: BrowserSession.Stage, returnTo: String?, clientId: String?) async throws -> (cookie: String, session: BrowserSession) {
         let cookie = Self.randomToken()
         let now = clock.now()
         let session = BrowserSession(
-            idHash: Self.hash(cookie), realm: realm, userId: nil, stage: .anonymous, csrfToken: Self.randomToken(),
+            idHash: Self.hash(cookie), realm: realm, userId: userId, stage: stage, csrfToken: Self.randomToken(),
             returnTo: returnTo, clientId: clientId, createdAt: now, lastSeenAt: now,
             expiresAt: now.addingTimeInterval(Self.idleLifetime)
         )
@@ -29,9 +34,24 @@ public struct BrowserSessionService: Sendable {
         return (cookie, session)
     }
 
+    /// A new pre-login state and the cookie value that carries it. Writes nothing.
+    func startPreLogin(realm: String, returnTo: String?, clientId: String?) -> (cookie: String, state: PreLoginState) {
+        let state = PreLoginState(realm: realm, issuedAt: clock.now(), returnTo: returnTo, clientId: clientId)
+        return (state.cookieValue(key: preLoginKey), state)
+    }
+
+    /// The pre-login state a cookie carries for `realm`, if it is genuine and current.
+    func preLogin(cookie: String, realm: String) -> PreLoginState? {
+        PreLoginState(cookie: cookie, realm: realm, key: preLoginKey, now: clock.now())
+    }
+
+    func csrfToken(for state: PreLoginState) -> String { state.csrfToken(key: preLoginKey) }
+
+    func csrfMatches(_ submitted: String?, _ state: PreLoginState) -> Bool { state.csrfMatches(submitted, key: preLoginKey) }
+
     /// The live session for a cookie value in `realm`; refreshes its idle deadline.
     public func session(cookie: String, realm: String) async throws -> BrowserSession? {
-        guard cookie.utf8.count <= 128 else { return nil }
+        guard cookie.utf8.count <= 128, !PreLoginState.isPreLoginValue(cookie) else { return nil }
         let now = clock.now()
         guard var session = try await store.session(idHash: Self.hash(cookie), now: now), session.realm == realm else { return nil }
         guard now.timeIntervalSince(session.createdAt) < Self.absoluteLifetime else {

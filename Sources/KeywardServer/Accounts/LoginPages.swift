@@ -38,17 +38,21 @@ struct LoginPages: Sendable {
             if session.stage == .authenticated {
                 return renderer.redirect(to: returnTo ?? session.returnTo ?? Self.accountURL(realm))
             }
-            // A reload, or back from the push step: keep this browser's session. A reload writes no new row, and the
-            // push it may have pending is still its own, so the next password entry replaces it (submitLogin).
+            // Back from the push step: keep this browser's session. The push it may have pending is still its
+            // own, so the next password entry replaces it (submitLogin).
             if session.returnTo != returnTo || session.clientId != clientId {
                 session.returnTo = returnTo
                 session.clientId = clientId
                 try await browser.sessions.save(session)
             }
-            return loginPage(realm: realm, session: session, notice: notice)
+            return loginPage(realm: realm, csrf: session.csrfToken, notice: notice)
         }
-        let (cookie, session) = try await browser.sessions.create(realm: realm, returnTo: returnTo, clientId: clientId)
-        return loginPage(realm: realm, session: session, notice: notice, headers: browser.setCookie(cookie))
+        // No stored session: the browser's state lives in a signed cookie, and nothing is written. A reload keeps
+        // the state's nonce, so a form already open in another tab stays valid.
+        var state = browser.preLogin(request, realm: realm) ?? browser.sessions.startPreLogin(realm: realm, returnTo: returnTo, clientId: clientId).state
+        (state.returnTo, state.clientId) = (returnTo, clientId)
+        let cookie = state.cookieValue(key: browser.sessions.preLoginKey)
+        return loginPage(realm: realm, csrf: browser.sessions.csrfToken(for: state), notice: notice, headers: browser.setCookie(cookie))
     }
 
     private static func notices(_ key: String) -> String? {
@@ -60,8 +64,8 @@ struct LoginPages: Sendable {
         }
     }
 
-    private func loginPage(realm: String, session: BrowserSession, username: String = "", error: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        var context: [String: Any] = ["realmName": realm, "action": Self.loginURL(realm), "csrf": session.csrfToken, "username": username]
+    private func loginPage(realm: String, csrf: String, username: String = "", error: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var context: [String: Any] = ["realmName": realm, "action": Self.loginURL(realm), "csrf": csrf, "username": username]
         if let error { context["error"] = error }
         if let notice { context["notice"] = notice }
         return renderer.page("login", title: "Sign in", realm: realm, context: context, status: status, headers: headers)
@@ -69,45 +73,70 @@ struct LoginPages: Sendable {
 
     private func submitLogin(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let realm = try await realmName(context)
-        guard let session = try await browser.session(request, realm: realm) else {
+        let session = try await browser.session(request, realm: realm)
+        let preLogin = session == nil ? browser.preLogin(request, realm: realm) : nil
+        guard session != nil || preLogin != nil else {
             return renderer.redirect(to: Self.loginURL(realm) + "?notice=expired")
         }
-        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
-            return forbidden(realm)
+        let form = try await browser.form(request)
+        let csrf: String
+        if let session {
+            guard BrowserSessionService.csrfMatches(form?["csrf"], session) else { return forbidden(realm) }
+            csrf = session.csrfToken
+        } else {
+            guard let preLogin, browser.sessions.csrfMatches(form?["csrf"], preLogin) else { return forbidden(realm) }
+            csrf = browser.sessions.csrfToken(for: preLogin)
         }
+        guard let form else { return forbidden(realm) }
         let username = String((form["username"] ?? "").prefix(128))
         if let seconds = try await throttle.admit(realm: realm, username: username) {
             return loginPage(
-                realm: realm, session: session, username: username,
+                realm: realm, csrf: csrf, username: username,
                 error: "Too many failed sign-ins. Try again in \(max(1, seconds / 60)) minute\(seconds > 60 ? "s" : "").", status: .tooManyRequests,
                 headers: [.retryAfter: String(seconds)]
             )
         }
         switch try await users.authenticate(realm: realm, username: username, password: form["password"] ?? "") {
         case .invalidCredentials:
-            return loginPage(realm: realm, session: session, username: username, error: "Wrong username or password.", status: .unauthorized)
+            return loginPage(realm: realm, csrf: csrf, username: username, error: "Wrong username or password.", status: .unauthorized)
         case .disabled:
-            return loginPage(realm: realm, session: session, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
+            return loginPage(realm: realm, csrf: csrf, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
         case .authenticated(let user):
             try await throttle.recordSuccess(realm: realm, username: username)
-            // This browser came back to the login page with a push still pending: the new login replaces it, as a
-            // resend would (otherwise it would count against maxPendingChallenges until it expired). Best effort:
-            // if the cancel fails, the push simply expires.
-            if let pending = session.challengeId { try? await pushMFA.cancelLogin(challengeId: pending, sessionId: session.idHash) }
-            var fresh = session
-            (fresh.challengeId, fresh.challengeSecret, fresh.enrollmentId, fresh.enrollmentSecret) = (nil, nil, nil, nil)
-            var (cookie, rotated) = try await browser.sessions.rotate(fresh)
-            rotated.userId = user.id
-            let next: String
-            if try await pushMFA.devices(realm: realm, userId: user.id).isEmpty {
-                next = Self.continueWithoutDevice(&rotated, settings: try await pushMFA.settings(realm: realm))
+            let hasDevice = try await !pushMFA.devices(realm: realm, userId: user.id).isEmpty
+            let settings = try await pushMFA.settings(realm: realm)
+            let cookie: String
+            var signedIn: BrowserSession
+            if let session {
+                // This browser came back to the login page with a push still pending: the new login replaces it, as a
+                // resend would (otherwise it would count against maxPendingChallenges until it expired). Best effort:
+                // if the cancel fails, the push simply expires.
+                if let pending = session.challengeId { try? await pushMFA.cancelLogin(challengeId: pending, sessionId: session.idHash) }
+                var fresh = session
+                (fresh.challengeId, fresh.challengeSecret, fresh.enrollmentId, fresh.enrollmentSecret) = (nil, nil, nil, nil)
+                (cookie, signedIn) = try await browser.sessions.rotate(fresh)
+                signedIn.userId = user.id
             } else {
-                rotated.stage = .passwordVerified
-                next = PushPages.waitURL(realm)
+                let state = preLogin!
+                (cookie, signedIn) = try await browser.sessions.create(
+                    realm: realm, userId: user.id, stage: .passwordVerified, returnTo: state.returnTo, clientId: state.clientId
+                )
             }
-            try await browser.sessions.save(rotated)
+            let before = signedIn
+            let next = Self.continueAfterPassword(&signedIn, hasDevice: hasDevice, settings: settings)
+            if signedIn != before || session != nil { try await browser.sessions.save(signedIn) }
             return renderer.redirect(to: next, headers: browser.setCookie(cookie))
         }
+    }
+
+    /// Where a login goes once the password is verified: the push step when the user has a device, else
+    /// enrollment or done by the realm's rule. Sets the session's stage; returns where to send the browser.
+    static func continueAfterPassword(_ session: inout BrowserSession, hasDevice: Bool, settings: PushMFASettings) -> String {
+        guard !hasDevice else {
+            session.stage = .passwordVerified
+            return PushPages.waitURL(session.realm)
+        }
+        return continueWithoutDevice(&session, settings: settings)
     }
 
     /// A password-verified login whose user has no push device: enrollment comes next when the realm requires push

@@ -94,7 +94,9 @@ public final class KeywardRuntime: Sendable {
             options: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew),
             clock: clock, metrics: metrics
         )
-        browserSessions = BrowserSessionService(store: browserSessionStore, clock: clock)
+        browserSessions = BrowserSessionService(
+            store: browserSessionStore, clock: clock, preLoginKey: masterKey.derivedKey(purpose: PreLoginState.keyPurpose)
+        )
         loginAttemptStore = SQLLoginAttemptStore(database: database)
         loginThrottle = LoginThrottle(store: loginAttemptStore, clock: clock)
         let signals = ChallengeSignals()

@@ -26,6 +26,12 @@ struct BrowserRequests: Sendable {
         return try await sessions.session(cookie: cookie, realm: realm)
     }
 
+    /// The signed pre-login state the cookie carries for `realm`, when it is one and still valid.
+    func preLogin(_ request: Request, realm: String) -> PreLoginState? {
+        guard let cookie = cookieValue(request) else { return nil }
+        return sessions.preLogin(cookie: cookie, realm: realm)
+    }
+
     func setCookie(_ value: String) -> HTTPFields {
         [.setCookie: "\(cookieName)=\(value); Path=/; HttpOnly; SameSite=Lax\(secureCookies ? "; Secure" : "")"]
     }
