@@ -41,6 +41,8 @@ extension PushMFAService {
             let newKey = try DeviceKeyInput.rotationKey(body["publicKeyJwk"])
             if let proof = body["proofOfPossession"] {
                 try RotationProof.verify(proof, newKey: newKey, device: device, now: clock.now())
+            } else if try await self.stored({ try await self.settings(realm: request.realm.name) }).requireRotationProof {
+                throw PushMFAError.missingField("proofOfPossession")
             }
             let stored = String(decoding: StrictJSON.serialize(newKey.jsonObject), as: UTF8.self)
             try await self.stored { try await credentials.replaceKey(realm: request.realm.name, id: device.credential.id, publicKeyJWK: stored, createdAt: clock.now()) }

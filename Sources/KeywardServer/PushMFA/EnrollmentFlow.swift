@@ -115,6 +115,13 @@ extension PushMFAService {
         let deviceId = try PushMFAInput.required(claims, "deviceId", maxLength: PushMFALimits.deviceIdLength)
 
         let settings = try await stored { try await self.settings(realm: realm.name) }
+        let enrolled = try await stored { try await credentials.credentials(realm: realm.name, userId: user.id) }
+        // A device id already enrolled is replaced, so only a new one counts against the cap. Read, then written
+        // by completeEnrollment: two enrollments finishing at the same instant can pass it together, but each
+        // needs an enrollment started from the user's own signed-in browser.
+        guard enrolled.contains(where: { $0.deviceId == deviceId }) || enrolled.count < settings.maxDevicesPerUser else {
+            throw PushMFAError.conflict("Too many devices: at most \(settings.maxDevicesPerUser) per user; remove one first")
+        }
         if settings.requireDpopForEnrollment || !request.dpopProofs.isEmpty {
             try await authenticator.authenticateEnrollment(request, enrollingKey: key, subject: user.id, deviceId: deviceId)
         } else if !request.authorization.isEmpty {

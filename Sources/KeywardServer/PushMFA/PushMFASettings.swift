@@ -30,6 +30,13 @@ public struct PushMFASettings: Sendable, Equatable {
     /// `dpop-require-for-enrollment`. Off by default here so the original's demo clients, which enroll without
     /// any Authorization or DPoP header, work unchanged; a DPoP header that is sent is always verified.
     public var requireDpopForEnrollment = false
+    /// Keyward: key rotation must carry `proofOfPossession` signed by the new key. Off by default because the
+    /// original's clients do not send one; without it, whoever holds the current key and token can swap in any
+    /// key, including one they do not hold (docs/SECURITY.md).
+    public var requireRotationProof = false
+    /// Keyward: the most devices one user may enroll; a further enrollment is refused until one is removed
+    /// (re-enrolling a device id already enrolled replaces it and is always allowed).
+    public var maxDevicesPerUser = 10
     /// Keyward: users without a device are sent to enrollment after password login.
     public var requirePushMfa = false
     public var loginDevices: LoginDevices = .all
@@ -80,6 +87,8 @@ public struct PushMFASettings: Sendable, Equatable {
             "enrollmentAppUniversalLink": .string(enrollmentAppUniversalLink),
             "enrollmentUseRequestUri": .bool(enrollmentUseRequestUri),
             "requireDpopForEnrollment": .bool(requireDpopForEnrollment),
+            "requireRotationProof": .bool(requireRotationProof),
+            "maxDevicesPerUser": .number(Double(maxDevicesPerUser)),
             "requirePushMfa": .bool(requirePushMfa),
             "loginDevices": .string(loginDevices.rawValue),
         ]
@@ -158,6 +167,8 @@ public struct PushMFASettings: Sendable, Equatable {
         case "enrollmentRequestUriTtlSeconds":
             enrollmentRequestUriTtlSeconds = value.isEmpty || value == "unset" ? nil : try integer(1...3600)
         case "requireDpopForEnrollment": requireDpopForEnrollment = try boolean()
+        case "requireRotationProof": requireRotationProof = try boolean()
+        case "maxDevicesPerUser": maxDevicesPerUser = try integer(1...100)
         case "requirePushMfa": requirePushMfa = try boolean()
         case "loginDevices":
             guard let choice = LoginDevices(rawValue: value) else {
@@ -176,7 +187,7 @@ public struct PushMFASettings: Sendable, Equatable {
         "sameDeviceIncludeUserVerification", "loginAppUniversalLink", "autoAddRequiredAction", "waitChallengeEnabled",
         "waitChallengeBaseSeconds", "waitChallengeMaxSeconds", "waitChallengeResetHours", "enrollmentChallengeTtlSeconds",
         "enrollmentAppUniversalLink", "enrollmentUseRequestUri", "enrollmentRequestUriTtlSeconds",
-        "requireDpopForEnrollment", "requirePushMfa", "loginDevices", "notificationTitle", "notificationBody",
+        "requireDpopForEnrollment", "requireRotationProof", "maxDevicesPerUser", "requirePushMfa", "loginDevices", "notificationTitle", "notificationBody",
         "notificationTitle.<language>", "notificationBody.<language>",
     ]
 

@@ -268,3 +268,51 @@ private struct BarrierChallengeStore: PushChallengeStore {
     }
     func deleteEnrollmentRequest(handle: String) async throws { try await inner.deleteEnrollmentRequest(handle: handle) }
 }
+
+/// Settings a security review asks about: proof of possession on rotation, and a cap on devices per user.
+final class DeviceSettingsTests: XCTestCase {
+    func testRotationWithoutProofIsRefusedWhenTheRealmRequiresIt() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let (device, token) = try await server.enrolledDevice(client)
+            try await server.settings { try $0.apply("requireRotationProof", "true") }
+            let newKey = try SigningKey.generate(.es256)
+            var jwk = newKey.publicJWK.requiredMembers
+            jwk["alg"] = "ES256"
+            let refused = try await device.call(client, .put, "/device/rotate-key", token: token, json: ["publicKeyJwk": .object(jwk)])
+            XCTAssertEqual(refused.status, .badRequest, refused.body)
+            XCTAssertEqual(refused.error, "Missing field: proofOfPossession")
+            let proof = try JWS.sign(header: ["typ": .string(RotationProof.type)], claims: [
+                "sub": .string(device.userId), "deviceId": .string(device.deviceId), "previousJkt": .string(device.key.publicJWK.thumbprint()),
+                "iat": .number(server.clock.now().timeIntervalSince1970.rounded(.down)),
+            ], key: newKey)
+            let rotated = try await device.call(client, .put, "/device/rotate-key", token: token, json: [
+                "publicKeyJwk": .object(jwk), "proofOfPossession": .string(proof),
+            ])
+            XCTAssertEqual(rotated.status, .ok, rotated.body)
+        }
+    }
+
+    func testEnrollmentBeyondTheDeviceCapIsRefusedButReEnrollmentIsNot() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await server.settings { try $0.apply("maxDevicesPerUser", "2") }
+            let user = try await server.demoUser()
+            var devices: [TestDevice] = []
+            for _ in 0..<2 {
+                let device = try TestDevice(server: server, userId: user.id)
+                let enrolled = try await device.enroll(client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken)
+                XCTAssertEqual(enrolled.status, .ok, enrolled.body)
+                devices.append(device)
+            }
+            let third = try TestDevice(server: server, userId: user.id)
+            let refused = try await third.enroll(client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken)
+            XCTAssertEqual(refused.status, .conflict, refused.body)
+            XCTAssertEqual(refused.error, "Too many devices: at most 2 per user; remove one first")
+            let count = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id).count
+            XCTAssertEqual(count, 2)
+
+            // The same device enrolling again replaces itself.
+            let again = try await devices[0].enroll(client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken)
+            XCTAssertEqual(again.status, .ok, again.body)
+        }
+    }
+}
