@@ -41,6 +41,7 @@ public final class KeywardRuntime: Sendable {
         } catch let error as DatabaseConfigurationError {
             throw ConfigurationError(setting: "databaseURL", problem: error.description)
         }
+        if let warning = databaseConfiguration.transportWarning { logger.warning("\(warning)", metadata: ["setting": "databaseURL"]) }
         let masterKey = try MasterKey.resolve(configuration: configuration, embedded: databaseConfiguration.isEmbedded)
         let database = try await KeywardDatabase.open(databaseConfiguration, logger: logger)
         do {

@@ -43,6 +43,13 @@ public enum DatabaseConfiguration: Sendable, Equatable {
     /// True for the single-file embedded database (no external server to configure).
     public var isEmbedded: Bool { engine == .sqlite }
 
+    /// A warning to log at start-up when the connection to the database is not protected (see
+    /// `PostgresURL.transportWarning`); nil for SQLite and for a verified or loopback PostgreSQL.
+    public var transportWarning: String? {
+        guard case .postgres(let url) = self else { return nil }
+        return (try? PostgresURL(parsing: url))?.transportWarning
+    }
+
     static let expectedForms =
         "expected sqlite:PATH, sqlite:///ABSOLUTE/PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
 

@@ -80,6 +80,19 @@ struct PostgresURL: Equatable {
         self.preparedStatements = preparedStatements
     }
 
+    /// Why this connection can be read or changed on the way, or nil: the server is not on a loopback address
+    /// and `sslmode` stops short of `verify-full` (without it, anyone on the path can pose as the server).
+    var transportWarning: String? {
+        guard tlsMode != .verifyFull, !Self.isLoopback(host) else { return nil }
+        return "PostgreSQL at \(host) is not on this machine and sslmode=\(tlsMode.rawValue) does not verify the server's certificate "
+            + "and host name: the database password and every row can be read or changed on the network. Use sslmode=verify-full."
+    }
+
+    private static func isLoopback(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+    }
+
     /// The PostgresNIO pool configuration for this URL.
     func clientConfiguration() -> PostgresClient.Configuration {
         var configuration = PostgresClient.Configuration(

@@ -53,6 +53,22 @@ final class DatabaseConfigurationTests: XCTestCase {
         }
     }
 
+    /// A database reached over the network without `verify-full` is warned about at start-up; loopback and
+    /// verified connections are not.
+    func testUnverifiedRemotePostgresIsWarnedAbout() throws {
+        for mode in ["disable", "prefer", "require", "verify-ca"] {
+            let warning = try XCTUnwrap(try DatabaseConfiguration(url: "postgres://keyward@db.example.com/keyward?sslmode=\(mode)").transportWarning, mode)
+            XCTAssertTrue(warning.contains("sslmode=\(mode)") && warning.contains("verify-full") && warning.contains("db.example.com"), warning)
+        }
+        XCTAssertNotNil(try DatabaseConfiguration(url: "postgres://keyward@10.0.0.5/keyward").transportWarning, "the default prefer")
+        for quiet in [
+            "postgres://keyward@db.example.com/keyward?sslmode=verify-full", "postgres://keyward@127.0.0.1:5432/keyward",
+            "postgres://keyward@localhost/keyward?sslmode=disable", "postgres://keyward@[::1]/keyward", "sqlite:/tmp/keyward.db",
+        ] {
+            XCTAssertNil(try DatabaseConfiguration(url: quiet).transportWarning, quiet)
+        }
+    }
+
     func testErrorMasksThePassword() {
         XCTAssertThrowsError(try DatabaseConfiguration(url: "postgres://keyward:hunter2@h/db?sslmode=nope")) { error in
             let message = String(describing: error)
