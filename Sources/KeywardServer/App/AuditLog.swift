@@ -80,6 +80,9 @@ public struct AuditLog: Sendable {
         }
     }
 
+    /// Events waiting behind the insert in flight (tests wait on it instead of sleeping).
+    var queuedEvents: Int { writes.queuedCount }
+
     public func record(_ type: AuditEvent.EventType, realm: String, userId: String?, clientId: String? = nil, details: [String: String] = [:]) async {
         var object = JSONObject()
         for (key, value) in details { object[key] = .string(value) }

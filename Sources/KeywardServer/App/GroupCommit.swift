@@ -48,6 +48,9 @@ final class GroupCommit<Item: Sendable>: Sendable {
         handOver()
     }
 
+    /// Callers waiting behind the write in flight (tests wait on it instead of sleeping).
+    var queuedCount: Int { state.withLock { $0.queued.count } }
+
     /// Ends this caller's turn: the first queued caller writes the next group, or nobody is writing any more.
     private func handOver() {
         let next = state.withLock { state -> [Waiter] in

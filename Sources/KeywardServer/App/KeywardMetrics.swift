@@ -14,6 +14,7 @@ public final class KeywardMetrics: Sendable {
     private static var securityEvents: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "security_events", unitName: "total", helpText: "Audit events (push-MFA challenges, enrollments, rotations, lockouts, refusals) by type") }
     private static var pushDeliveries: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "push_deliveries", unitName: "total", helpText: "Login pushes handed to a push provider, by provider type and outcome") }
     private static var eventStreams: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "challenge_event_streams", helpText: "Open challenge SSE streams on this node") }
+    private static var eventStreamRereadFailures: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "challenge_event_stream_reread_failures", unitName: "total", helpText: "Times an open challenge SSE stream could not re-read its challenge from storage") }
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
         .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
@@ -54,6 +55,10 @@ public final class KeywardMetrics: Sendable {
 
     func eventStreamsChanged(by delta: Int) {
         registry.makeGauge(descriptor: Self.eventStreams).increment(by: Double(delta))
+    }
+
+    func eventStreamRereadFailed() {
+        registry.makeCounter(descriptor: Self.eventStreamRereadFailures).increment()
     }
 
     public func render() -> String { registry.emitToString() }

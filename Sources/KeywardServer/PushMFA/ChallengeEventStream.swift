@@ -95,7 +95,9 @@ struct ChallengeEventStream: Sendable {
                         status = .expired  // deleted while pending: replaced by a resend, or cleaned up
                     }
                 } catch {
-                    // Nothing is known to have changed; the next tick reads again. Logged once per stream, not per tick.
+                    // Nothing is known to have changed; the next tick reads again. Logged once per stream, not per
+                    // tick; counted every time.
+                    metrics.eventStreamRereadFailed()
                     if !rereadFailed {
                         service.logger.warning("SSE stream could not re-read its challenge", metadata: ["challengeId": "\(current.id)", "error": "\(error)"])
                     }

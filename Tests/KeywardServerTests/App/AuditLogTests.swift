@@ -42,7 +42,7 @@ final class AuditLogTests: XCTestCase {
                         await audit.record(.challengeCreated, realm: index == 7 ? "refused" : "demo", userId: "retry", details: ["index": String(index)])
                     }
                 }
-                try? await Task.sleep(for: .milliseconds(100))
+                while audit.queuedEvents < 60 { await Task.yield() }
                 store.release()
             }
             await first

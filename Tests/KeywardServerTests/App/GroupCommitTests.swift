@@ -56,8 +56,7 @@ final class GroupCommitTests: XCTestCase {
                 }
             }
             // The first write is held until every other item has queued behind it.
-            while recorder.pendingWrites == 0 { await Task.yield() }
-            try? await Task.sleep(for: .milliseconds(200))
+            while recorder.pendingWrites == 0 || commit.queuedCount < count - 1 { await Task.yield() }
             recorder.open()
         }
         let writes = recorder.writes.withLock { $0 }

@@ -114,7 +114,7 @@ final class ChallengeEventStreamTests: XCTestCase {
             try await server.waitUntilWatched(challenge.id)
             let sql = server.runtime.database.sql
             try await sql.raw("ALTER TABLE push_challenges RENAME TO push_challenges_away").run()
-            try await Task.sleep(for: .milliseconds(200))  // about ten failing re-reads
+            try await server.waitUntilRereadFailures(atLeast: 3, client)
             try await sql.raw("ALTER TABLE push_challenges_away RENAME TO push_challenges").run()
             let approved = try await device.respond(client, token: token, challengeId: challenge.id)
             XCTAssertEqual(approved.status, .ok, approved.body)
@@ -203,6 +203,35 @@ extension TestClientProtocol {
 
 extension TestServer {
     /// Waits until an SSE stream is following `challengeId` on this node.
+    /// Polls `/metrics` until open streams have failed to re-read their challenge `count` times.
+    func waitUntilRereadFailures(atLeast count: Int, _ client: any TestClientProtocol) async throws {
+        for _ in 0..<1000 {
+            let text = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            let line = text.split(separator: "\n").first { $0.hasPrefix("keyward_challenge_event_stream_reread_failures_total ") }
+            if let value = line?.split(separator: " ").last.flatMap({ Double($0) }), value >= Double(count) { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        XCTFail("streams did not fail to re-read \(count) times")
+    }
+
+    /// Polls PostgreSQL until one more connection than `baseline` has LISTENed on the challenge channel.
+    func waitUntilListening(beyond baseline: Int) async throws {
+        for _ in 0..<1000 {
+            if try await listeningConnections() > baseline { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        XCTFail("no connection started listening for challenge notifications")
+    }
+
+    /// Connections whose last statement was a LISTEN on the challenge channel.
+    func listeningConnections() async throws -> Int {
+        let row = try await runtime.database.sql.raw("""
+            SELECT COUNT(*) AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND query ILIKE \(bind: "LISTEN%" + ChallengeNotificationListener.channel + "%")
+            """).first()
+        return try row?.decode(column: "n", as: Int.self) ?? 0
+    }
+
     func waitUntilWatched(_ challengeId: String) async throws {
         for _ in 0..<400 {
             if runtime.challengeSignals.isWatched(challengeId) { return }
@@ -217,10 +246,11 @@ extension TestServer {
 /// end on PENDING.
 final class CrossNodeEventTests: XCTestCase {
     func testStreamOnOneNodeSeesApprovalThroughAnother() async throws {
-        try await TestServer.forEachEngine(configure: { $0.ssePollMillis = 60000; $0.sseMaxConnectionLifetimeSeconds = 15 }) { server, client in
-            guard server.runtime.database.isShared else { return }  // SQLite is single-node by design
+        try XCTSkipIf(TestDatabase.postgresURL == nil, "several nodes need PostgreSQL (KEYWARD_TEST_POSTGRES_URL); SQLite is single-node by design")
+        try await TestServer.forEachEngine(engines: [.postgres], configure: { $0.ssePollMillis = 60000; $0.sseMaxConnectionLifetimeSeconds = 15 }) { server, client in
             let (device, token) = try await server.enrolledDevice(client)
             let (challenge, secret) = try await server.createdChallenge()
+            let baseline = try await server.listeningConnections()
             let listener = Task { try await server.runtime.challengeListener.run() }
             defer { listener.cancel() }
             var logger = Logger(label: "node-b")
@@ -228,8 +258,8 @@ final class CrossNodeEventTests: XCTestCase {
             let nodeB = try await KeywardRuntime.start(configuration: server.runtime.configuration, logger: logger, clock: server.clock)
             do {
                 try await Application(router: nodeB.makeRouter()).test(.router) { clientB in
-                    // Give LISTEN a moment to be registered: a stream that starts first must not depend on it.
-                    try await Task.sleep(for: .milliseconds(300))
+                    // A stream that starts before LISTEN is registered must not depend on it: wait until it is.
+                    try await server.waitUntilListening(beyond: baseline)
                     let stream = Task { try await client.events("/login/challenges/\(challenge.id)/events?secret=\(secret)") }
                     try await server.waitUntilWatched(challenge.id)
                     let approved = try await device.respond(clientB, token: token, challengeId: challenge.id)
@@ -247,9 +277,10 @@ final class CrossNodeEventTests: XCTestCase {
 
     /// The trigger names the new status, or DELETED, in the notification it sends for every node.
     func testTriggerAnnouncesTheNewStatus() async throws {
-        try await TestServer.forEachEngine { server, client in
-            guard server.runtime.database.isShared else { return }
+        try XCTSkipIf(TestDatabase.postgresURL == nil, "notifications are PostgreSQL's (KEYWARD_TEST_POSTGRES_URL)")
+        try await TestServer.forEachEngine(engines: [.postgres]) { server, client in
             try await server.settings { $0.maxPendingChallenges = 5 }
+            let baseline = try await server.listeningConnections()
             let (device, token) = try await server.enrolledDevice(client)
             let received = Mutex<[String]>([])
             let listening = Task {
@@ -258,7 +289,7 @@ final class CrossNodeEventTests: XCTestCase {
                 }
             }
             defer { listening.cancel() }
-            try await Task.sleep(for: .milliseconds(300))  // LISTEN registered
+            try await server.waitUntilListening(beyond: baseline)
             let (approved, _) = try await server.createdChallenge(session: "a")
             let (replaced, _) = try await server.createdChallenge(session: "b")
             let response = try await device.respond(client, token: token, challengeId: approved.id)

@@ -18,13 +18,15 @@ struct TestServer: Sendable {
     var tokenURL: String { Self.publicURL + "/realms/demo/protocol/openid-connect/token" }
     var whoamiURL: String { Self.publicURL + "/realms/demo/v1/whoami" }
 
-    /// Runs `body` once per engine (SQLite always; PostgreSQL when configured), each on a fresh database.
+    /// Runs `body` once per engine (SQLite always; PostgreSQL when configured), each on a fresh database;
+    /// `engines` narrows that to the engines a test is about.
     static func forEachEngine(
+        engines: Set<DatabaseEngine> = [.sqlite, .postgres],
         file: StaticString = #filePath, line: UInt = #line,
         configure: (inout KeywardConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (TestServer, any TestClientProtocol) async throws -> Void
     ) async throws {
-        for engine in try TestDatabase.enginesUnderTest() {
+        for engine in try TestDatabase.enginesUnderTest() where engines.contains(engine) {
             try await TestDatabase.withFreshDatabase(engine) { databaseURL, dataDirectory in
                 var configuration = KeywardConfiguration()
                 configuration.publicURL = publicURL
