@@ -39,6 +39,8 @@ public protocol AuditStore: Sendable {
     func append(_ events: [AuditEvent]) async throws
     /// Newest first.
     func events(realm: String, userId: String?, limit: Int) async throws -> [AuditEvent]
+    /// Deletes events written before `cutoff`; returns how many.
+    func deleteEvents(before cutoff: Date) async throws -> Int
 }
 
 /// Writes events to the audit table and the log. A failed table write is logged and never fails the request

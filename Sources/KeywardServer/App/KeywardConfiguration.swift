@@ -35,6 +35,8 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var sweepInterval = 60
     /// `shutdown.grace`: seconds a stopping server lets requests in flight finish before it cancels them.
     public var shutdownGrace = 30
+    /// `audit.retentionDays`: audit events older than this are deleted by the sweeper.
+    public var auditRetentionDays = 90
     /// `http.maxBodySize`: largest request body accepted, in bytes.
     public var maxBodySize = 64 * 1024
     /// `accounts.bcryptCost`: work factor of password hashes (4-31; each step doubles the cost).
@@ -226,6 +228,7 @@ private struct SettingReader {
         configuration.dpopRequireNonce = try boolean("dpop.requireNonce") ?? configuration.dpopRequireNonce
         configuration.sweepInterval = try integer("sweep.interval", in: 1...86400) ?? configuration.sweepInterval
         configuration.shutdownGrace = try integer("shutdown.grace", in: 1...3600) ?? configuration.shutdownGrace
+        configuration.auditRetentionDays = try integer("audit.retentionDays", in: 1...3650) ?? configuration.auditRetentionDays
         configuration.maxBodySize = try integer("http.maxBodySize", in: 1024...(16 * 1024 * 1024)) ?? configuration.maxBodySize
         configuration.bcryptCost = try integer("accounts.bcryptCost", in: 4...31) ?? configuration.bcryptCost
         configuration.pushMfaRequireAth = try boolean("pushMfa.requireAth") ?? configuration.pushMfaRequireAth

@@ -113,7 +113,8 @@ public final class KeywardRuntime: Sendable {
                 options: .init(
                     requireAth: configuration.pushMfaRequireAth, iatTolerance: TimeInterval(configuration.pushMfaDpopIatTolerance),
                     jtiLifetime: TimeInterval(configuration.pushMfaDpopJtiTTL)
-                )
+                ),
+                refusalAudit: RefusalAuditSampler()
             ),
             pusher: DispatchingChallengePusher(dispatcher: PushDispatcher(senders: pushSenders, logger: logger) { [metrics] type, outcome in
                 metrics.pushDelivered(providerType: type, outcome: outcome.rawValue)
@@ -163,6 +164,16 @@ public final class KeywardRuntime: Sendable {
         return router
     }
 
+    /// Deletes what has expired, every `sweep.interval`.
+    var sweeper: ExpiredRowSweeper {
+        ExpiredRowSweeper(
+            replayStore: replayStore, signingKeyStore: signingKeyStore, challengeStore: challengeStore,
+            browserSessionStore: browserSessionStore, loginAttemptStore: loginAttemptStore, auditStore: audit.store,
+            auditRetention: TimeInterval(configuration.auditRetentionDays) * 86400, clock: clock,
+            interval: .seconds(configuration.sweepInterval), logger: logger
+        )
+    }
+
     /// The HTTP application plus background services (the expired-row sweeper).
     /// Wakes this node's SSE streams when another node changes a challenge (PostgreSQL only).
     var challengeListener: ChallengeNotificationListener {
@@ -170,11 +181,6 @@ public final class KeywardRuntime: Sendable {
     }
 
     public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        let sweeper = ExpiredRowSweeper(
-            replayStore: replayStore, signingKeyStore: signingKeyStore, challengeStore: challengeStore,
-            browserSessionStore: browserSessionStore, loginAttemptStore: loginAttemptStore, clock: clock,
-            interval: .seconds(configuration.sweepInterval), logger: logger
-        )
         return Application(
             router: makeRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "keyward"),

@@ -37,6 +37,8 @@ struct DeviceAuthenticator: Sendable {
     let audit: AuditLog
     let metrics: KeywardMetrics
     let options: Options
+    /// One audit row per realm and reason a minute for refusals (metrics count them all).
+    let refusalAudit: RefusalAuditSampler
 
     static let algorithms: Set<JWSAlgorithm> = [.rs256, .rs384, .rs512, .es256, .es384, .es512]
 
@@ -218,10 +220,13 @@ struct DeviceAuthenticator: Sendable {
         let error = refusal.error
         guard (400..<500).contains(error.status) else { return error }
         metrics.dpopRejected(endpoint: .pushMFA, reason: refusal.reason)
-        await audit.record(
-            .dpopAuthenticationFailed, realm: request.realm.name, userId: nil,
-            details: ["status": String(error.status), "reason": error.message, "method": request.method, "path": URL(string: request.url)?.path ?? ""]
-        )
+        let key = RefusalAuditSampler.Key(realm: request.realm.name, reason: refusal.reason.label)
+        guard let folded = refusalAudit.admit(key, now: clock.now()) else { return error }
+        var details = [
+            "status": String(error.status), "reason": error.message, "method": request.method, "path": URL(string: request.url)?.path ?? "",
+        ]
+        if folded > 0 { details["suppressed"] = String(folded) }
+        await audit.record(.dpopAuthenticationFailed, realm: request.realm.name, userId: nil, details: details)
         return error
     }
 }

@@ -4,7 +4,7 @@ import ServiceLifecycle
 
 /// Background service that deletes expired replay entries and retired keys past their publication
 /// window, marks push challenges past their expiry EXPIRED and forgets finished ones after a day, and drops
-/// expired browser sessions and old login-attempt counts. It sweeps at start and then every `interval`; a failed
+/// expired browser sessions, old login-attempt counts and audit events past their retention. It sweeps at start and then every `interval`; a failed
 /// sweep is logged and retried at the next tick, so a database hiccup never stops the service. Stops on graceful
 /// shutdown or cancellation.
 public struct ExpiredRowSweeper: Service {
@@ -15,6 +15,7 @@ public struct ExpiredRowSweeper: Service {
         public var deletedChallenges = 0
         public var browserSessions = 0
         public var loginAttempts = 0
+        public var auditEvents = 0
     }
 
     /// How long a finished challenge is kept (the browser acts on its outcome within seconds; the audit table
@@ -29,6 +30,9 @@ public struct ExpiredRowSweeper: Service {
     let challengeStore: (any PushChallengeStore)?
     let browserSessionStore: (any BrowserSessionStore)?
     let loginAttemptStore: (any LoginAttemptStore)?
+    let auditStore: (any AuditStore)?
+    /// How long audit events are kept (`audit.retentionDays`).
+    let auditRetention: TimeInterval
     let clock: any KeywardClock
     let interval: Duration
     let logger: Logger
@@ -36,7 +40,7 @@ public struct ExpiredRowSweeper: Service {
     public init(
         replayStore: any ReplayStore, signingKeyStore: any SigningKeyStore, challengeStore: (any PushChallengeStore)? = nil,
         browserSessionStore: (any BrowserSessionStore)? = nil, loginAttemptStore: (any LoginAttemptStore)? = nil,
-        clock: any KeywardClock,
+        auditStore: (any AuditStore)? = nil, auditRetention: TimeInterval = 90 * 86400, clock: any KeywardClock,
         interval: Duration = .seconds(60), logger: Logger
     ) {
         precondition(interval > .zero, "the sweep interval must be positive")
@@ -45,6 +49,8 @@ public struct ExpiredRowSweeper: Service {
         self.challengeStore = challengeStore
         self.browserSessionStore = browserSessionStore
         self.loginAttemptStore = loginAttemptStore
+        self.auditStore = auditStore
+        self.auditRetention = auditRetention
         self.clock = clock
         self.interval = interval
         self.logger = logger
@@ -81,6 +87,9 @@ public struct ExpiredRowSweeper: Service {
         if let loginAttemptStore {
             counts.loginAttempts = try await loginAttemptStore.deleteAttempts(windowStartedBefore: now.addingTimeInterval(-Self.loginAttemptRetention))
         }
+        if let auditStore {
+            counts.auditEvents = try await auditStore.deleteEvents(before: now.addingTimeInterval(-auditRetention))
+        }
         return counts
     }
 
@@ -92,7 +101,7 @@ public struct ExpiredRowSweeper: Service {
                 metadata: [
                     "replayEntries": "\(counts.replayEntries)", "signingKeys": "\(counts.signingKeys)",
                     "expiredChallenges": "\(counts.expiredChallenges)", "deletedChallenges": "\(counts.deletedChallenges)",
-                    "browserSessions": "\(counts.browserSessions)", "loginAttempts": "\(counts.loginAttempts)",
+                    "browserSessions": "\(counts.browserSessions)", "loginAttempts": "\(counts.loginAttempts)", "auditEvents": "\(counts.auditEvents)",
                 ]
             )
         } catch {

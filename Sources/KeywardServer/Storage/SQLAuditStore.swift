@@ -23,6 +23,14 @@ public struct SQLAuditStore: AuditStore {
         }
     }
 
+    public func deleteEvents(before cutoff: Date) async throws -> Int {
+        try await StoreErrorMapping.mapping("delete old audit events") {
+            try await database.sql.countingRows("""
+                DELETE FROM audit_events WHERE created_at < \(bind: StorageTime.milliseconds(cutoff)) RETURNING 1 AS deleted
+                """)
+        }
+    }
+
     public func events(realm: String, userId: String?, limit: Int) async throws -> [AuditEvent] {
         try await StoreErrorMapping.mapping("audit events") {
             let userFilter: SQLQueryString = userId.map { "AND user_id = \(bind: $0)" } ?? ""

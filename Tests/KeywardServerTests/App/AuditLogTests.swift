@@ -83,4 +83,8 @@ private final class RefusingAuditStore: AuditStore {
     func events(realm: String, userId: String?, limit: Int) async throws -> [AuditEvent] {
         try await wrapped.events(realm: realm, userId: userId, limit: limit)
     }
+
+    func deleteEvents(before cutoff: Date) async throws -> Int {
+        try await wrapped.deleteEvents(before: cutoff)
+    }
 }
