@@ -26,6 +26,7 @@ struct Serve: AsyncParsableCommand {
               dpop.requireNonce             KEYWARD_DPOP_REQUIRE_NONCE               token endpoint demands server DPoP nonces (false)
               sweep.interval                KEYWARD_SWEEP_INTERVAL                   seconds between expired-row sweeps (60)
               shutdown.grace                KEYWARD_SHUTDOWN_GRACE                   seconds requests may finish after SIGTERM/SIGINT (30)
+              push.maxConcurrentSends       KEYWARD_PUSH_MAX_CONCURRENT_SENDS        login pushes in flight at once, 1-4096 (64; 16x as many queue)
               audit.retentionDays           KEYWARD_AUDIT_RETENTION_DAYS             days audit events are kept, 1-3650 (90)
               http.maxBodySize              KEYWARD_HTTP_MAX_BODY_SIZE               largest accepted request body, bytes (65536)
               accounts.bcryptCost           KEYWARD_ACCOUNTS_BCRYPT_COST             password hash work factor, 4-31 (12)

@@ -59,6 +59,9 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `sse.pollMillis`: how often a stream re-reads its challenge (100-10000). Changes made on this node, and with
     /// PostgreSQL on any node (LISTEN/NOTIFY), wake streams at once; the poll is the fallback.
     public var ssePollMillis = 500
+    /// `push.maxConcurrentSends`: login pushes in flight to push providers at once; 16 times as many may wait, and
+    /// a push beyond that is dropped (the phone still finds the challenge when it asks).
+    public var pushMaxConcurrentSends = 64
     /// `push.fcm.url`: FCM HTTP v1 send URL, `https://fcm.googleapis.com/v1/projects/<id>/messages:send`; enables `fcm` devices.
     public var fcmURL: String?
     /// `push.fcm.serviceAccountFile`: Google service-account JSON (default: `GOOGLE_APPLICATION_CREDENTIALS`).
@@ -239,6 +242,7 @@ private struct SettingReader {
         configuration.sseMaxConnectionLifetimeSeconds = try integer("sse.maxConnectionLifetimeSeconds", in: 15...1800) ?? configuration.sseMaxConnectionLifetimeSeconds
         configuration.sseReconnectDelayMillis = try integer("sse.reconnectDelayMillis", in: 250...30000) ?? configuration.sseReconnectDelayMillis
         configuration.ssePollMillis = try integer("sse.pollMillis", in: 100...10000) ?? configuration.ssePollMillis
+        configuration.pushMaxConcurrentSends = try integer("push.maxConcurrentSends", in: 1...4096) ?? configuration.pushMaxConcurrentSends
         configuration.fcmURL = try string("push.fcm.url")
         configuration.fcmServiceAccountFile = try string("push.fcm.serviceAccountFile") ?? environmentCredentials
         configuration.fcmTitle = try string("push.fcm.title") ?? configuration.fcmTitle

@@ -15,6 +15,7 @@ public final class KeywardMetrics: Sendable {
     private static var pushDeliveries: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "push_deliveries", unitName: "total", helpText: "Login pushes handed to a push provider, by provider type and outcome") }
     private static var eventStreams: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "challenge_event_streams", helpText: "Open challenge SSE streams on this node") }
     private static var eventStreamRereadFailures: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "challenge_event_stream_reread_failures", unitName: "total", helpText: "Times an open challenge SSE stream could not re-read its challenge from storage") }
+    private static var pushesDropped: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "push_dropped", unitName: "total", helpText: "Login pushes not sent because push.maxConcurrentSends were in flight and as many queued") }
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
         .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
@@ -55,6 +56,10 @@ public final class KeywardMetrics: Sendable {
 
     func eventStreamsChanged(by delta: Int) {
         registry.makeGauge(descriptor: Self.eventStreams).increment(by: Double(delta))
+    }
+
+    func pushDropped() {
+        registry.makeCounter(descriptor: Self.pushesDropped).increment()
     }
 
     func eventStreamRereadFailed() {

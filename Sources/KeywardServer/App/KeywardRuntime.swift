@@ -119,6 +119,10 @@ public final class KeywardRuntime: Sendable {
             pusher: DispatchingChallengePusher(dispatcher: PushDispatcher(senders: pushSenders, logger: logger) { [metrics] type, outcome in
                 metrics.pushDelivered(providerType: type, outcome: outcome.rawValue)
             }),
+            pushTasks: BoundedTasks(
+                maxRunning: configuration.pushMaxConcurrentSends, maxWaiting: 16 * configuration.pushMaxConcurrentSends,
+                onDrop: { [metrics] in metrics.pushDropped() }
+            ),
             signals: signals, audit: audit, clock: clock, logger: logger
         )
     }

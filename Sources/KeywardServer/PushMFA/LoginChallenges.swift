@@ -61,18 +61,26 @@ extension PushMFAService {
         return .created(challenge, watchSecret: watchSecret, sameDeviceLink: sameDeviceLink, confirmToken: firstToken)
     }
 
-    /// Hands the push to the sender without holding up the login page; a gone device token is remembered.
+    /// Hands the push to the sender without holding up the login page; a gone device token is remembered. When
+    /// the push provider is so slow that `pushTasks` is full, the push is dropped: the login still goes on, and
+    /// the phone finds the challenge when it next asks (`login/pending`).
     private func sendPush(
         realm: Realm, user: User, credential: PushCredential, challenge: PushChallenge, confirmToken: String, text: (title: String?, body: String?)
     ) async {
         let pusher = self.pusher
         let credentials = self.credentials
-        Task {
+        let accepted = pushTasks.submit {
             let unregistered = await pusher.push(
                 realm: realm, user: user, credential: credential, challenge: challenge, confirmToken: confirmToken,
                 title: text.title, body: text.body
             )
             if unregistered { try? await credentials.markPushTokenInvalid(realm: realm.name, id: credential.id) }
+        }
+        if !accepted {
+            logger.warning("push dropped: too many pushes in flight", metadata: [
+                "realm": "\(realm.name)", "challengeId": "\(challenge.id)", "credentialId": "\(credential.credentialId)",
+                "maxRunning": "\(pushTasks.maxRunning)", "maxWaiting": "\(pushTasks.maxWaiting)",
+            ])
         }
     }
 

@@ -20,6 +20,8 @@ public struct PushMFAService: Sendable {
     let tokens: PushMFATokens
     let authenticator: DeviceAuthenticator
     let pusher: any ChallengePusher
+    /// Login pushes run in the background, bounded (`push.maxConcurrentSends`).
+    let pushTasks: BoundedTasks
     let signals: ChallengeSignals
     let audit: AuditLog
     let clock: any KeywardClock
@@ -85,7 +87,7 @@ extension PushMFAService {
     func replacingChallenges(with store: any PushChallengeStore) -> PushMFAService {
         PushMFAService(
             realms: realms, users: users, credentials: credentials, challenges: store, state: state, tokens: tokens,
-            authenticator: authenticator, pusher: pusher, signals: signals, audit: audit, clock: clock, logger: logger
+            authenticator: authenticator, pusher: pusher, pushTasks: pushTasks, signals: signals, audit: audit, clock: clock, logger: logger
         )
     }
 }
