@@ -43,30 +43,24 @@ struct Users: AsyncParsableCommand {
 
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Disable a user: no sign-in, no device API, every browser session ended now.")
-        @OptionGroup var common: CommonOptions
-        @Option(help: "Realm name.") var realm: String
-        @Argument(help: "Username.") var username: String
+        @OptionGroup var target: UserTarget
 
         func run() async throws {
-            try await withRuntime(common) { runtime in
-                _ = try await requireRealm(runtime, realm)
-                let user = try await runtime.users.disable(realm: realm, username: username)
-                print("disabled user \(user.username) in realm \(realm); their browser sessions are ended")
+            try await target.run { runtime in
+                let user = try await runtime.users.disable(realm: target.realm, username: target.username)
+                print("disabled user \(user.username) in realm \(target.realm); their browser sessions are ended")
             }
         }
     }
 
     struct Enable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Enable a disabled user again (sessions ended by disabling stay ended).")
-        @OptionGroup var common: CommonOptions
-        @Option(help: "Realm name.") var realm: String
-        @Argument(help: "Username.") var username: String
+        @OptionGroup var target: UserTarget
 
         func run() async throws {
-            try await withRuntime(common) { runtime in
-                _ = try await requireRealm(runtime, realm)
-                let user = try await runtime.users.enable(realm: realm, username: username)
-                print("enabled user \(user.username) in realm \(realm)")
+            try await target.run { runtime in
+                let user = try await runtime.users.enable(realm: target.realm, username: target.username)
+                print("enabled user \(user.username) in realm \(target.realm)")
             }
         }
     }
@@ -76,29 +70,24 @@ struct Users: AsyncParsableCommand {
             commandName: "set-password",
             abstract: "Set a user's password from KEYWARD_NEW_PASSWORD or stdin; their browser sessions are ended."
         )
-        @OptionGroup var common: CommonOptions
-        @Option(help: "Realm name.") var realm: String
-        @Argument(help: "Username.") var username: String
+        @OptionGroup var target: UserTarget
 
         func run() async throws {
             let password = try newPassword()
-            try await withRuntime(common) { runtime in
-                _ = try await requireRealm(runtime, realm)
-                let user = try await runtime.users.setPassword(realm: realm, username: username, password: password)
-                print("set a new password for \(user.username) in realm \(realm); their browser sessions are ended")
+            try await target.run { runtime in
+                let user = try await runtime.users.setPassword(realm: target.realm, username: target.username, password: password)
+                print("set a new password for \(user.username) in realm \(target.realm); their browser sessions are ended")
             }
         }
     }
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a user, their push devices and their browser sessions.")
-        @OptionGroup var common: CommonOptions
-        @Option(help: "Realm name.") var realm: String
-        @Argument(help: "Username.") var username: String
+        @OptionGroup var target: UserTarget
 
         func run() async throws {
-            try await withRuntime(common) { runtime in
-                _ = try await requireRealm(runtime, realm)
+            try await target.run { runtime in
+                let (realm, username) = (target.realm, target.username)
                 guard let user = try await runtime.users.user(realm: realm, username: username) else {
                     throw CommandError("user '\(username)' does not exist in realm \(realm) (list them with `keyward users list --realm \(realm)`)")
                 }
@@ -107,6 +96,20 @@ struct Users: AsyncParsableCommand {
                 _ = try await runtime.users.delete(realm: realm, username: username)
                 print("deleted user \(user.username) from realm \(realm) with \(devices.count) push device\(devices.count == 1 ? "" : "s")")
             }
+        }
+    }
+}
+
+/// The user a command acts on: `--realm R USERNAME`, and the runtime to act through.
+struct UserTarget: ParsableArguments {
+    @OptionGroup var common: CommonOptions
+    @Option(help: "Realm name.") var realm: String
+    @Argument(help: "Username.") var username: String
+
+    func run(_ body: (KeywardRuntime) async throws -> Void) async throws {
+        try await withRuntime(common) { runtime in
+            _ = try await requireRealm(runtime, realm)
+            try await body(runtime)
         }
     }
 }

@@ -60,11 +60,9 @@ public final class UserService: Sendable {
     // MARK: - Administration (the `keyward users` commands); each is an audit event.
 
     public func disable(realm: String, username: String) async throws -> User {
-        let user = try await existing(realm: realm, username: username)
-        try await store.setEnabled(false, realm: realm, id: user.id)
-        let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
-        await audit.record(.userDisabled, realm: realm, userId: user.id, details: ["sessionsEnded": String(ended)])
-        return user
+        try await changeEndingSessions(.userDisabled, realm: realm, username: username) { user in
+            try await store.setEnabled(false, realm: realm, id: user.id)
+        }
     }
 
     public func enable(realm: String, username: String) async throws -> User {
@@ -78,11 +76,9 @@ public final class UserService: Sendable {
     /// password does not outlive it.
     public func setPassword(realm: String, username: String, password: String) async throws -> User {
         try Self.checkLength(password)
-        let user = try await existing(realm: realm, username: username)
-        try await store.setPasswordHash(hasher.hash(password), realm: realm, id: user.id)
-        let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
-        await audit.record(.passwordChanged, realm: realm, userId: user.id, details: ["sessionsEnded": String(ended)])
-        return user
+        return try await changeEndingSessions(.passwordChanged, realm: realm, username: username) { user in
+            try await store.setPasswordHash(hasher.hash(password), realm: realm, id: user.id)
+        }
     }
 
     /// Deletes the account and its browser sessions. The caller removes what other parts keep for the user
@@ -94,6 +90,17 @@ public final class UserService: Sendable {
         let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
         try await store.deleteUser(realm: realm, id: user.id)
         await audit.record(.userDeleted, realm: realm, userId: user.id, details: ["username": user.username, "sessionsEnded": String(ended)])
+        return user
+    }
+
+    /// Applies `change` to an existing user, then ends their browser sessions and records `event`.
+    private func changeEndingSessions(
+        _ event: AuditEvent.EventType, realm: String, username: String, _ change: (User) async throws -> Void
+    ) async throws -> User {
+        let user = try await existing(realm: realm, username: username)
+        try await change(user)
+        let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
+        await audit.record(event, realm: realm, userId: user.id, details: ["sessionsEnded": String(ended)])
         return user
     }
 
