@@ -28,6 +28,8 @@ struct Serve: AsyncParsableCommand {
               shutdown.grace                KEYWARD_SHUTDOWN_GRACE                   seconds requests may finish after SIGTERM/SIGINT (30)
               push.maxConcurrentSends       KEYWARD_PUSH_MAX_CONCURRENT_SENDS        login pushes in flight at once, 1-4096 (64; 16x as many queue)
               audit.retentionDays           KEYWARD_AUDIT_RETENTION_DAYS             days audit events are kept, 1-3650 (90)
+              http.trustedProxies           KEYWARD_HTTP_TRUSTED_PROXIES             CIDRs of proxies whose X-Forwarded-For/Forwarded is believed (none)
+              accounts.loginAttemptsPerAddress KEYWARD_ACCOUNTS_LOGIN_ATTEMPTS_PER_ADDRESS sign-in attempts per client address per 15 min (100)
               http.maxBodySize              KEYWARD_HTTP_MAX_BODY_SIZE               largest accepted request body, bytes (65536)
               accounts.bcryptCost           KEYWARD_ACCOUNTS_BCRYPT_COST             password hash work factor, 4-31 (12)
             A JSON config file nests dotted keys: {"port": 8080, "dpop": {"maxAge": 120}}.

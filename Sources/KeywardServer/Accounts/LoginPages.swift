@@ -11,7 +11,7 @@ struct LoginPages: Sendable {
     let pushMFA: PushMFAService
     let throttle: LoginThrottle
 
-    func register(on router: some RouterMethods<BasicRequestContext>) {
+    func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
         router.post("/realms/:realm/login") { request, context in try await submitLogin(request, context) }
         router.post("/realms/:realm/logout") { request, context in try await logout(request, context) }
@@ -23,13 +23,13 @@ struct LoginPages: Sendable {
     static func loginURL(_ realm: String) -> String { "/realms/\(realm)/login" }
     static func accountURL(_ realm: String) -> String { "/realms/\(realm)/account" }
 
-    private func realmName(_ context: BasicRequestContext) async throws -> String {
+    private func realmName(_ context: KeywardRequestContext) async throws -> String {
         let name = context.parameters.get("realm") ?? ""
         guard try await realms.realm(named: name) != nil else { throw APIError.realmNotFound(name) }
         return name
     }
 
-    private func showLogin(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func showLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realmName(context)
         let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return_to"))
         let clientId = request.uri.queryParameters.get("client_id").map { String($0.prefix(128)) }
@@ -71,7 +71,7 @@ struct LoginPages: Sendable {
         return renderer.page("login", title: "Sign in", realm: realm, context: context, status: status, headers: headers)
     }
 
-    private func submitLogin(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func submitLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realmName(context)
         let session = try await browser.session(request, realm: realm)
         let preLogin = session == nil ? browser.preLogin(request, realm: realm) : nil
@@ -89,7 +89,7 @@ struct LoginPages: Sendable {
         }
         guard let form else { return forbidden(realm) }
         let username = String((form["username"] ?? "").prefix(128))
-        if let seconds = try await throttle.admit(realm: realm, username: username) {
+        if let seconds = try await throttle.admit(realm: realm, username: username, address: browser.clientAddress(request, context)) {
             return loginPage(
                 realm: realm, csrf: csrf, username: username,
                 error: "Too many failed sign-ins. Try again in \(max(1, seconds / 60)) minute\(seconds > 60 ? "s" : "").", status: .tooManyRequests,
@@ -150,7 +150,7 @@ struct LoginPages: Sendable {
         return session.returnTo ?? accountURL(session.realm)
     }
 
-    private func logout(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func logout(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realmName(context)
         if let session = try await browser.session(request, realm: realm) {
             guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
@@ -159,7 +159,7 @@ struct LoginPages: Sendable {
         return renderer.redirect(to: Self.loginURL(realm) + "?notice=logged-out", headers: browser.clearCookie)
     }
 
-    private func account(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func account(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realmName(context)
         guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
             let user = try await users.user(realm: realm, id: userId)
@@ -184,7 +184,7 @@ struct LoginPages: Sendable {
         return renderer.page("account", title: "Your account", realm: realm, context: page)
     }
 
-    private func removeDevice(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func removeDevice(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realmName(context)
         guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
             return renderer.redirect(to: Self.loginURL(realm))

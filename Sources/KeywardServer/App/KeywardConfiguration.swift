@@ -37,6 +37,12 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var shutdownGrace = 30
     /// `audit.retentionDays`: audit events older than this are deleted by the sweeper.
     public var auditRetentionDays = 90
+    /// `http.trustedProxies`: networks (CIDR, comma-separated) of the proxies in front of Keyward; only from them
+    /// are `Forwarded` / `X-Forwarded-For` believed when telling who a client is. Empty: the socket peer is the client.
+    public var trustedProxies = TrustedProxies.none
+    /// `accounts.loginAttemptsPerAddress`: sign-in attempts one client address may make per 15 minutes, whatever
+    /// the usernames (behind a proxy set `http.trustedProxies`, or every user shares the proxy's address).
+    public var loginAttemptsPerAddress = 100
     /// `http.maxBodySize`: largest request body accepted, in bytes.
     public var maxBodySize = 64 * 1024
     /// `accounts.bcryptCost`: work factor of password hashes (4-31; each step doubles the cost).
@@ -232,6 +238,14 @@ private struct SettingReader {
         configuration.sweepInterval = try integer("sweep.interval", in: 1...86400) ?? configuration.sweepInterval
         configuration.shutdownGrace = try integer("shutdown.grace", in: 1...3600) ?? configuration.shutdownGrace
         configuration.auditRetentionDays = try integer("audit.retentionDays", in: 1...3650) ?? configuration.auditRetentionDays
+        if let proxies = try string("http.trustedProxies") {
+            do throws(ClientAddressError) {
+                configuration.trustedProxies = try TrustedProxies(parsing: proxies)
+            } catch {
+                throw ConfigurationError(setting: "http.trustedProxies", problem: error.description)
+            }
+        }
+        configuration.loginAttemptsPerAddress = try integer("accounts.loginAttemptsPerAddress", in: 1...100_000) ?? configuration.loginAttemptsPerAddress
         configuration.maxBodySize = try integer("http.maxBodySize", in: 1024...(16 * 1024 * 1024)) ?? configuration.maxBodySize
         configuration.bcryptCost = try integer("accounts.bcryptCost", in: 4...31) ?? configuration.bcryptCost
         configuration.pushMfaRequireAth = try boolean("pushMfa.requireAth") ?? configuration.pushMfaRequireAth

@@ -99,7 +99,7 @@ public final class KeywardRuntime: Sendable {
             store: browserSessionStore, clock: clock, preLoginKey: masterKey.derivedKey(purpose: PreLoginState.keyPurpose)
         )
         loginAttemptStore = SQLLoginAttemptStore(database: database)
-        loginThrottle = LoginThrottle(store: loginAttemptStore, clock: clock)
+        loginThrottle = LoginThrottle(store: loginAttemptStore, clock: clock, maxAttemptsPerAddress: configuration.loginAttemptsPerAddress)
         let signals = ChallengeSignals()
         challengeSignals = signals
         let pushCredentials = SQLPushCredentialStore(database: database)
@@ -139,8 +139,8 @@ public final class KeywardRuntime: Sendable {
         try await DemoSeed.apply(realms: realms, clients: clients, users: users)
     }
 
-    public func makeRouter() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    public func makeRouter() -> Router<KeywardRequestContext> {
+        let router = Router(context: KeywardRequestContext.self)
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
         router.add(middleware: ErrorMiddleware())
         OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping() }).register(on: router)
@@ -159,7 +159,7 @@ public final class KeywardRuntime: Sendable {
         ).register(on: router)
         let browser = BrowserRequests(
             sessions: browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
-            maxBodySize: configuration.maxBodySize
+            maxBodySize: configuration.maxBodySize, trustedProxies: configuration.trustedProxies
         )
         // Pages answer errors with an HTML page and the request id; the JSON APIs above keep ErrorMiddleware's bodies.
         let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))

@@ -6,7 +6,7 @@ struct OperationsRoutes {
     let metrics: KeywardMetrics
     let checkDatabase: @Sendable () async throws -> Void
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<KeywardRequestContext>) {
         router.get("/healthz") { _, _ in JSONResponse.make(["status": "ok"]) }
         router.get("/readyz") { _, context in
             do {

@@ -13,14 +13,14 @@ struct OAuthRoutes {
     let publicURL: String
     let maxBodySize: Int
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<KeywardRequestContext>) {
         router.get("/realms/:realm/.well-known/openid-configuration") { _, context in try await discovery(context) }
         router.get("/realms/:realm/protocol/openid-connect/certs") { _, context in try await certs(context) }
         router.post("/realms/:realm/protocol/openid-connect/token") { request, context in try await token(request, context) }
         router.get("/realms/:realm/v1/whoami") { request, context in try await whoami(request, context) }
     }
 
-    private func realm(_ context: BasicRequestContext) async throws -> Realm {
+    private func realm(_ context: KeywardRequestContext) async throws -> Realm {
         let name = context.parameters.get("realm") ?? ""
         guard let realm = try await realms.realm(named: name) else {
             throw APIError.realmNotFound(name)
@@ -28,7 +28,7 @@ struct OAuthRoutes {
         return realm
     }
 
-    private func discovery(_ context: BasicRequestContext) async throws -> Response {
+    private func discovery(_ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realm(context)
         let issuer = realms.issuer(of: realm.name)
         let metadata = ProviderMetadata(
@@ -46,14 +46,14 @@ struct OAuthRoutes {
         return JSONResponse.make(metadata, headers: [.cacheControl: "public, max-age=300"])
     }
 
-    private func certs(_ context: BasicRequestContext) async throws -> Response {
+    private func certs(_ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realm(context)
         let keySet = try await keys.publishedKeys(realm: realm.name)
         // Short max-age: a client that sees an unknown kid after a rotation refetches soon anyway.
         return JSONResponse.make(bytes: StrictJSON.serialize(keySet.jsonObject), headers: [.cacheControl: "public, max-age=60"], contentType: "application/jwk-set+json")
     }
 
-    private func token(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func token(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realmName = context.parameters.get("realm") ?? ""
         let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard mediaType == "application/x-www-form-urlencoded" else {
@@ -82,7 +82,7 @@ struct OAuthRoutes {
         }
     }
 
-    private func whoami(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    private func whoami(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realm(context)
         let caller = try await guardian.authenticate(
             .init(realm: realm, method: request.method.rawValue, url: publicURL + request.uri.path,

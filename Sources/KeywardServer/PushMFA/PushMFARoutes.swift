@@ -14,7 +14,7 @@ struct PushMFARoutes {
     /// For the HTML error page a browser gets when it prefers HTML (reference §2.1).
     let renderer: PageRenderer
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<KeywardRequestContext>) {
         let base = "/realms/:realm/push-mfa"
         router.get("\(base)/enroll/request-token/:handle") { request, context in
             try await answer(request, context) {
@@ -73,9 +73,9 @@ struct PushMFARoutes {
 
     static let noStore: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
 
-    private func realmName(_ context: BasicRequestContext) -> String { context.parameters.get("realm") ?? "" }
+    private func realmName(_ context: KeywardRequestContext) -> String { context.parameters.get("realm") ?? "" }
 
-    private func deviceRequest(_ request: Request, _ context: BasicRequestContext) async throws(PushMFAError) -> DeviceAuthenticator.Request {
+    private func deviceRequest(_ request: Request, _ context: KeywardRequestContext) async throws(PushMFAError) -> DeviceAuthenticator.Request {
         let realm = try await service.realm(named: realmName(context))
         return DeviceAuthenticator.Request(
             realm: realm, method: request.method.rawValue, url: publicURL + request.uri.path,
@@ -98,7 +98,7 @@ struct PushMFARoutes {
         JSONResponse.make(PushMFAStatusResponse(status: value), headers: Self.noStore)
     }
 
-    private func answer(_ request: Request, _ context: BasicRequestContext, _ body: () async throws -> Response) async throws -> Response {
+    private func answer(_ request: Request, _ context: KeywardRequestContext, _ body: () async throws -> Response) async throws -> Response {
         do {
             return try await body()
         } catch let error as PushMFAError {
@@ -108,8 +108,8 @@ struct PushMFARoutes {
     }
 
     /// The same refusal as a page, for a browser that opened a device URL; status and `WWW-Authenticate` as in JSON.
-    private func errorPage(_ error: PushMFAError, _ context: BasicRequestContext) -> Response {
-        var (status, heading, text) = PageErrorMiddleware<BasicRequestContext>.describe(error)
+    private func errorPage(_ error: PushMFAError, _ context: KeywardRequestContext) -> Response {
+        var (status, heading, text) = PageErrorMiddleware<KeywardRequestContext>.describe(error)
         if error.status < 500 {
             (status, heading, text) = (HTTPResponse.Status(code: error.status), "Request refused", error.message)
         }

@@ -12,7 +12,7 @@ struct PushPages: Sendable {
     let pushMFA: PushMFAService
     let throttle: LoginThrottle
 
-    func register(on router: some RouterMethods<BasicRequestContext>) {
+    func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login/push") { request, context in try await wait(request, context, form: nil) }
         router.post("/realms/:realm/login/push") { request, context in
             try await withForm(request, context) { form, session in try await wait(request, context, form: form, session: session) }
@@ -28,7 +28,7 @@ struct PushPages: Sendable {
 
     /// Checks the posted form's CSRF token against the browser's session and hands both on.
     private func withForm(
-        _ request: Request, _ context: BasicRequestContext, _ body: ([String: String], BrowserSession) async throws -> Response
+        _ request: Request, _ context: KeywardRequestContext, _ body: ([String: String], BrowserSession) async throws -> Response
     ) async throws -> Response {
         let realm = context.parameters.get("realm") ?? ""
         guard let session = try await browser.session(request, realm: realm) else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=expired") }
@@ -44,7 +44,7 @@ struct PushPages: Sendable {
     // MARK: - Login push step
 
     /// `session` is the one a form post was checked against; a GET reads it here.
-    private func wait(_ request: Request, _ context: BasicRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
+    private func wait(_ request: Request, _ context: KeywardRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
         let realm = context.parameters.get("realm") ?? ""
         guard let realmRecord = try await realms.realm(named: realm) else { throw APIError.realmNotFound(realm) }
         let current = if let posted { posted } else { try await browser.session(request, realm: realm) }
@@ -133,7 +133,7 @@ struct PushPages: Sendable {
 
     // MARK: - Enrollment
 
-    private func enroll(_ request: Request, _ context: BasicRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
+    private func enroll(_ request: Request, _ context: KeywardRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
         let realm = context.parameters.get("realm") ?? ""
         guard try await realms.realm(named: realm) != nil else { throw APIError.realmNotFound(realm) }
         let current = if let posted { posted } else { try await browser.session(request, realm: realm) }

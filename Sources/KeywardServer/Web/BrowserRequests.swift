@@ -7,6 +7,7 @@ struct BrowserRequests: Sendable {
     let sessions: BrowserSessionService
     let secureCookies: Bool
     let maxBodySize: Int
+    let trustedProxies: TrustedProxies
 
     /// `__Host-` pins the cookie to this origin, but browsers accept it only with `Secure`, i.e. over https.
     var cookieName: String { secureCookies ? "__Host-keyward-session" : "keyward-session" }
@@ -30,6 +31,11 @@ struct BrowserRequests: Sendable {
     func preLogin(_ request: Request, realm: String) -> PreLoginState? {
         guard let cookie = cookieValue(request) else { return nil }
         return sessions.preLogin(cookie: cookie, realm: realm)
+    }
+
+    /// Who sent the request (`ClientAddress`), for per-client limits.
+    func clientAddress(_ request: Request, _ context: KeywardRequestContext) -> String {
+        ClientAddress.resolve(peer: context.remoteAddress, headers: request.headers, trusted: trustedProxies)
     }
 
     func setCookie(_ value: String) -> HTTPFields {
