@@ -28,6 +28,8 @@ struct Serve: AsyncParsableCommand {
               shutdown.grace                KEYWARD_SHUTDOWN_GRACE                   seconds requests may finish after SIGTERM/SIGINT (30)
               push.maxConcurrentSends       KEYWARD_PUSH_MAX_CONCURRENT_SENDS        login pushes in flight at once, 1-4096 (64; 16x as many queue)
               audit.retentionDays           KEYWARD_AUDIT_RETENTION_DAYS             days audit events are kept, 1-3650 (90)
+              accounts.passwordThreads      KEYWARD_ACCOUNTS_PASSWORD_THREADS        threads running bcrypt for sign-ins (number of cores)
+              accounts.maxConcurrentPasswordChecks KEYWARD_ACCOUNTS_MAX_CONCURRENT_PASSWORD_CHECKS checks at once, then 503 (64)
               http.trustedProxies           KEYWARD_HTTP_TRUSTED_PROXIES             CIDRs of proxies whose X-Forwarded-For/Forwarded is believed (none)
               accounts.loginAttemptsPerAddress KEYWARD_ACCOUNTS_LOGIN_ATTEMPTS_PER_ADDRESS sign-in attempts per client address per 15 min (100)
               http.maxBodySize              KEYWARD_HTTP_MAX_BODY_SIZE               largest accepted request body, bytes (65536)

@@ -99,6 +99,11 @@ struct LoginPages: Sendable {
         switch try await users.authenticate(realm: realm, username: username, password: form["password"] ?? "") {
         case .invalidCredentials:
             return loginPage(realm: realm, csrf: csrf, username: username, error: "Wrong username or password.", status: .unauthorized)
+        case .busy:
+            return loginPage(
+                realm: realm, csrf: csrf, username: username, error: "Too many sign-ins at this moment. Please try again in a few seconds.",
+                status: .serviceUnavailable, headers: [.retryAfter: "2"]
+            )
         case .disabled:
             return loginPage(realm: realm, csrf: csrf, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
         case .authenticated(let user):

@@ -26,7 +26,7 @@ struct PasswordHasher: Sendable {
         self.cost = cost
     }
 
-    enum Verdict: Equatable {
+    enum Verdict: Equatable, Sendable {
         case matches
         /// Matches a hash stored the old way; store `hash(password)` in its place.
         case matchesLegacy

@@ -10,6 +10,8 @@ public final class UserService: Sendable {
     private let audit: AuditLog
     private let clock: any KeywardClock
     private let hasher: PasswordHasher
+    /// Sign-in checks run here, off the request threads.
+    let passwordWork: PasswordWork
     /// A hash of a random password at the configured cost, checked when the username is unknown.
     private let decoyHash: String
 
@@ -17,8 +19,9 @@ public final class UserService: Sendable {
     /// on every node.
     init(
         store: any UserStore, sessions: any BrowserSessionStore, audit: AuditLog, clock: any KeywardClock, passwordKey: SymmetricKey,
-        bcryptCost: UInt8 = 12
+        bcryptCost: UInt8 = 12, passwordWork: PasswordWork
     ) {
+        self.passwordWork = passwordWork
         self.store = store
         self.sessions = sessions
         self.audit = audit
@@ -117,11 +120,19 @@ public final class UserService: Sendable {
     /// exist. A hash stored the old way is replaced on a successful check.
     public func authenticate(realm: String, username: String, password: String) async throws -> PasswordCheck {
         let user = try await store.user(realm: realm, username: username)
-        let verdict = hasher.verify(password, against: user?.passwordHash ?? decoyHash)
-        guard let user, user.passwordHash != nil, verdict != .doesNotMatch else { return .invalidCredentials }
-        if verdict == .matchesLegacy {
-            try await store.setPasswordHash(hasher.hash(password), realm: realm, id: user.id)
+        let (hasher, stored) = (self.hasher, user?.passwordHash ?? decoyHash)
+        let verdict: PasswordHasher.Verdict
+        let upgrade: String?
+        do throws(PasswordWork.Busy) {
+            (verdict, upgrade) = try await passwordWork.run {
+                let verdict = hasher.verify(password, against: stored)
+                return (verdict, verdict == .matchesLegacy ? hasher.hash(password) : nil)
+            }
+        } catch {
+            return .busy
         }
+        guard let user, user.passwordHash != nil, verdict != .doesNotMatch else { return .invalidCredentials }
+        if let upgrade { try await store.setPasswordHash(upgrade, realm: realm, id: user.id) }
         return user.enabled ? .authenticated(user) : .disabled(user)
     }
 
@@ -129,6 +140,8 @@ public final class UserService: Sendable {
         case authenticated(User)
         case disabled(User)
         case invalidCredentials
+        /// `PasswordWork` is full: try again in a moment.
+        case busy
     }
 
 }

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import NIOCore
 
 /// Every setting of `keyward serve`. Each one is read from (highest precedence first) a command-line flag,
 /// the environment (`KEYWARD_` + the key in upper snake case, e.g. `KEYWARD_PUBLIC_URL`), and the JSON
@@ -40,6 +41,11 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `http.trustedProxies`: networks (CIDR, comma-separated) of the proxies in front of Keyward; only from them
     /// are `Forwarded` / `X-Forwarded-For` believed when telling who a client is. Empty: the socket peer is the client.
     public var trustedProxies = TrustedProxies.none
+    /// `accounts.passwordThreads`: threads that run bcrypt for sign-ins, apart from the request threads.
+    public var passwordThreads = System.coreCount
+    /// `accounts.maxConcurrentPasswordChecks`: sign-in password checks running or waiting at once; beyond this a
+    /// sign-in is answered 503 with Retry-After.
+    public var maxConcurrentPasswordChecks = 64
     /// `accounts.loginAttemptsPerAddress`: sign-in attempts one client address may make per 15 minutes, whatever
     /// the usernames (behind a proxy set `http.trustedProxies`, or every user shares the proxy's address).
     public var loginAttemptsPerAddress = 100
@@ -245,6 +251,8 @@ private struct SettingReader {
                 throw ConfigurationError(setting: "http.trustedProxies", problem: error.description)
             }
         }
+        configuration.passwordThreads = try integer("accounts.passwordThreads", in: 1...256) ?? configuration.passwordThreads
+        configuration.maxConcurrentPasswordChecks = try integer("accounts.maxConcurrentPasswordChecks", in: 1...100_000) ?? configuration.maxConcurrentPasswordChecks
         configuration.loginAttemptsPerAddress = try integer("accounts.loginAttemptsPerAddress", in: 1...100_000) ?? configuration.loginAttemptsPerAddress
         configuration.maxBodySize = try integer("http.maxBodySize", in: 1024...(16 * 1024 * 1024)) ?? configuration.maxBodySize
         configuration.bcryptCost = try integer("accounts.bcryptCost", in: 4...31) ?? configuration.bcryptCost

@@ -16,6 +16,7 @@ public final class KeywardMetrics: Sendable {
     private static var eventStreams: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "challenge_event_streams", helpText: "Open challenge SSE streams on this node") }
     private static var eventStreamRereadFailures: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "challenge_event_stream_reread_failures", unitName: "total", helpText: "Times an open challenge SSE stream could not re-read its challenge from storage") }
     private static var pushesDropped: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "push_dropped", unitName: "total", helpText: "Login pushes not sent because push.maxConcurrentSends were in flight and as many queued") }
+    private static var passwordChecks: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "password_checks", unitName: "total", helpText: "Sign-in password checks run on the password threads (checked) or refused because accounts.maxConcurrentPasswordChecks were under way (busy)") }
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
         .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
@@ -56,6 +57,10 @@ public final class KeywardMetrics: Sendable {
 
     func eventStreamsChanged(by delta: Int) {
         registry.makeGauge(descriptor: Self.eventStreams).increment(by: Double(delta))
+    }
+
+    func passwordChecked(ran: Bool) {
+        registry.makeCounter(descriptor: Self.passwordChecks, labels: [("outcome", ran ? "checked" : "busy")]).increment()
     }
 
     func pushDropped() {

@@ -81,7 +81,11 @@ public final class KeywardRuntime: Sendable {
         self.audit = audit
         users = UserService(
             store: stores.users, sessions: browserSessionStore, audit: audit, clock: clock,
-            passwordKey: masterKey.derivedKey(purpose: PasswordHasher.keyPurpose), bcryptCost: UInt8(configuration.bcryptCost)
+            passwordKey: masterKey.derivedKey(purpose: PasswordHasher.keyPurpose), bcryptCost: UInt8(configuration.bcryptCost),
+            passwordWork: PasswordWork(
+                threads: configuration.passwordThreads, maxInFlight: configuration.maxConcurrentPasswordChecks,
+                record: { [metrics] ran in metrics.passwordChecked(ran: ran) }
+            )
         )
         accessTokens = AccessTokenIssuer(realms: realms, keys: keys)
         tokens = TokenService(
@@ -221,6 +225,7 @@ public final class KeywardRuntime: Sendable {
 
     public func shutdown() async throws {
         for sender in pushSenders { await sender.shutdown() }
+        await users.passwordWork.shutdown()
         try await database.close()
     }
 }
