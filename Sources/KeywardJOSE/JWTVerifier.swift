@@ -22,6 +22,9 @@ public struct JWTVerificationPolicy: Sendable {
     /// `aud` in the token may be a string or an array of strings.
     public var audience: String?
     public var leeway: TimeInterval
+    /// The leeway `exp` gets when it must differ from `leeway` (a protocol whose peers check `exp` exactly);
+    /// nil: `leeway`.
+    public var expiryLeeway: TimeInterval?
     /// Upper bound for exp - (nbf ?? iat).
     public var maxLifetime: TimeInterval?
     public var maxSize: Int
@@ -34,6 +37,7 @@ public struct JWTVerificationPolicy: Sendable {
         issuer: String? = nil,
         audience: String? = nil,
         leeway: TimeInterval = 30,
+        expiryLeeway: TimeInterval? = nil,
         maxLifetime: TimeInterval? = nil,
         maxSize: Int = JWS.defaultMaxSize
     ) {
@@ -44,6 +48,7 @@ public struct JWTVerificationPolicy: Sendable {
         self.issuer = issuer
         self.audience = audience
         self.leeway = leeway
+        self.expiryLeeway = expiryLeeway
         self.maxLifetime = maxLifetime
         self.maxSize = maxSize
     }
@@ -149,7 +154,7 @@ public enum JWTVerifier {
         let exp = try timestamp(claims, "exp")
         let nbf = try timestamp(claims, "nbf")
         let iat = try timestamp(claims, "iat")
-        if let exp, now >= exp + policy.leeway {
+        if let exp, now >= exp + (policy.expiryLeeway ?? policy.leeway) {
             throw JOSEError(.expired, "JWT expired at \(Int64(exp))")
         }
         if let nbf, nbf > now + policy.leeway {

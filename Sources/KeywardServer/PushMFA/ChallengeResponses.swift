@@ -52,7 +52,7 @@ extension PushMFAService {
 
         let compact = try PushMFAInput.required(body, "token", maxLength: PushMFALimits.jwtLength)
         let token = try DeviceJWT(compact, name: "authentication token")
-        let (jws, claims, algorithm) = (token.jws, token.claims, token.algorithm)
+        let (claims, algorithm) = (token.claims, token.algorithm)
         let action = (claims["action"]?.stringValue ?? "approve").lowercased()
         guard let tokenChallenge = claims["cid"]?.stringValue, (try? PushMFAInput.uuid(tokenChallenge, "cid")) == challenge.id else {
             throw PushMFAError.forbidden("Challenge mismatch")
@@ -60,13 +60,7 @@ extension PushMFAService {
         guard device.key.isCompatible(with: algorithm), device.key.alg == nil || device.key.alg == algorithm else {
             throw PushMFAError.badRequest("JWK algorithm mismatch")
         }
-        guard device.key.verify(signature: jws.signature, over: jws.signingInput, algorithm: algorithm) else {
-            await invalidResponse(challenge, reason: "Invalid authentication token signature")
-            throw PushMFAError.forbidden("Invalid authentication token signature")
-        }
-        if let exp = claims["exp"] {
-            guard let seconds = exp.numberValue, now.timeIntervalSince1970 <= seconds else { throw PushMFAError.badRequest("authentication token expired") }
-        }
+        try await verifyLoginToken(compact, key: device.key, challenge: challenge, now: now)
         guard let credId = claims["credId"]?.stringValue else { throw PushMFAError.missingField("credId") }
         guard credId == device.credential.credentialId else { throw PushMFAError.forbidden("Authentication token credential mismatch") }
 
@@ -87,6 +81,28 @@ extension PushMFAService {
             return try await finish(challenge, to: .approved, now: now)
         default:
             throw PushMFAError.badRequest("Unsupported action: \(action.prefix(32))")
+        }
+    }
+
+    /// The login token's signature and `exp`, through `JWTVerifier` like every other JWT. The policy keeps the
+    /// original's rules: `exp` optional and checked exactly, the stored key used whatever `kid` the token names,
+    /// no `typ` required; `iat` / `nbf`, which the original ignores, get the device-proof tolerance.
+    private func verifyLoginToken(_ compact: String, key: JWK, challenge: PushChallenge, now: Date) async throws(PushMFAError) {
+        var storedKey = key
+        storedKey.kid = nil
+        let policy = JWTVerificationPolicy(
+            allowedAlgorithms: DeviceAuthenticator.algorithms, keys: .single(storedKey), requiredClaims: [],
+            leeway: 120, expiryLeeway: 0, maxSize: PushMFALimits.jwtLength
+        )
+        do {
+            _ = try JWTVerifier.verify(compact, policy: policy, now: now)
+        } catch where error.code == .badSignature {
+            await invalidResponse(challenge, reason: "Invalid authentication token signature")
+            throw PushMFAError.forbidden("Invalid authentication token signature")
+        } catch where error.code == .expired || error.code == .invalidClaim {
+            throw PushMFAError.badRequest("authentication token expired")
+        } catch {
+            throw PushMFAError.badRequest("Invalid authentication token")
         }
     }
 
