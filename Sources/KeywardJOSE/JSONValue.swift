@@ -1,3 +1,4 @@
+// The JSON value model KeywardJOSE parses into and serializes from (objects, arrays, strings, numbers, booleans, null).
 public typealias JSONObject = [String: JSONValue]
 
 /// A parsed JSON value. Numbers are kept as `Double`, which is exact for the integers JOSE uses

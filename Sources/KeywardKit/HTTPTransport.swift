@@ -1,3 +1,4 @@
+// KeywardKit's HTTP calls: URLSession with Keyward's error mapping (unreachable server, non-HTTP answers).
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

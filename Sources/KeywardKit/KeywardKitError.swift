@@ -1,3 +1,4 @@
+// Every error KeywardKit throws, each naming the input or server answer at fault.
 import KeywardWire
 
 public enum KeywardKitError: Error, CustomStringConvertible, Equatable {

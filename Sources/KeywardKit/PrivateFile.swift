@@ -1,3 +1,4 @@
+// Files only their owner can read (mode 0600, directories 0700), written atomically: where the file key store keeps keys.
 import Foundation
 #if canImport(Glibc)
 import Glibc

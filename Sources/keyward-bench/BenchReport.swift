@@ -1,3 +1,4 @@
+// What a benchmark run reports: per-scenario throughput, latency and CPU, as a table and as JSON.
 import Foundation
 
 struct ScenarioResult: Codable {

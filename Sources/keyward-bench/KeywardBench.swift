@@ -1,3 +1,4 @@
+// keyward-bench's entry point: its options, the server it starts, the scenarios it runs.
 import ArgumentParser
 import Foundation
 

@@ -1,3 +1,4 @@
+// keyward-device pending, approve and deny: answering login challenges.
 import ArgumentParser
 import Foundation
 import KeywardKit

@@ -1,3 +1,4 @@
+// keyward-device rotate-key, push-provider and lockout: what a phone does to its own enrollment.
 import ArgumentParser
 import Foundation
 import KeywardKit

@@ -1,3 +1,4 @@
+// keyward-device enroll: enrolling this command-line phone from an enrollment link.
 import ArgumentParser
 import Foundation
 import KeywardKit

@@ -1,3 +1,4 @@
+// keyward-device's entry point: a phone on the command line, built on KeywardKit.
 import ArgumentParser
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// keyward realms, clients and keys: the operator's commands for the OAuth core.
 import ArgumentParser
 import Foundation
 import KeywardServer

@@ -1,3 +1,4 @@
+// keyward's entry point: serve, migrate and the operator commands.
 import ArgumentParser
 
 @main

@@ -1,3 +1,4 @@
+// keyward enrollment-link and push-mfa settings: the operator's push-MFA commands.
 import ArgumentParser
 import Foundation
 import KeywardServer

@@ -1,3 +1,4 @@
+// keyward serve: every setting, start-up, and the URLs it prints.
 import ArgumentParser
 import Foundation
 import Hummingbird

@@ -1,3 +1,4 @@
+// Checks a number-match or PIN answer on the device before it is sent.
 import KeywardWire
 
 extension UserVerificationPrompt {

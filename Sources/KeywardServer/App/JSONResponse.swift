@@ -1,3 +1,4 @@
+// JSON responses and the error bodies every JSON route answers with (Keyward's own and RFC 6749's).
 import Foundation
 import HTTPTypes
 import Hummingbird

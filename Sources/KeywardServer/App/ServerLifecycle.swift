@@ -1,3 +1,4 @@
+// Running and stopping a server: graceful shutdown with a grace period, and bounded waits for what closes after it.
 import Hummingbird
 import Logging
 import ServiceLifecycle

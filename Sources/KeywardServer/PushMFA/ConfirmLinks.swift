@@ -1,3 +1,4 @@
+// The confirm token and same-device link of a pending login, for the waiting page and the push.
 import Foundation
 
 extension PushMFAService {

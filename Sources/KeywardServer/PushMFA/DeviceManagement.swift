@@ -1,3 +1,4 @@
+// What a device does to itself: the panic button (lockout), a new push token, key rotation with optional proof of possession.
 import Foundation
 import KeywardJOSE
 

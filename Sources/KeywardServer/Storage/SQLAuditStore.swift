@@ -1,3 +1,4 @@
+// The audit_events table: grouped inserts, reads newest first, deletion past the retention.
 import Foundation
 import SQLKit
 

@@ -1,3 +1,4 @@
+// The oauth_clients table: confidential clients of a realm, their secret digests and DPoP requirement.
 import Foundation
 import SQLKit
 

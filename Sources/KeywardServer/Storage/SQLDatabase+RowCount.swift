@@ -1,3 +1,4 @@
+// Counting the rows a statement touched through its RETURNING rows, the same way on SQLite and PostgreSQL.
 import Synchronization
 import SQLKit
 

@@ -1,3 +1,4 @@
+// The login_attempts table: sign-in attempt windows per username hash or client address key.
 import Foundation
 import SQLKit
 

@@ -1,3 +1,4 @@
+// The push_challenges table: enrollment and login challenges, created, resolved and expired atomically.
 import Foundation
 import SQLKit
 

@@ -1,3 +1,4 @@
+// The push_credentials table: enrolled devices and their keys. Reads join users (Accounts' table) to authenticate a device in one statement.
 import Foundation
 import SQLKit
 

@@ -1,3 +1,4 @@
+// Push MFA's per-realm settings and per-user wait-challenge state.
 import Foundation
 import KeywardJOSE
 import SQLKit

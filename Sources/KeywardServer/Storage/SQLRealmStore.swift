@@ -1,3 +1,4 @@
+// The realms table.
 import Foundation
 import SQLKit
 

@@ -1,3 +1,4 @@
+// The replay_entries table: single-use keys (DPoP jti, nonces) with an expiry, recorded atomically.
 import Foundation
 import SQLKit
 

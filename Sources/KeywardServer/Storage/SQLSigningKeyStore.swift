@@ -1,3 +1,4 @@
+// The signing_keys table: realm keys, sealed private halves, activation and publication windows.
 import Foundation
 import SQLKit
 

@@ -1,3 +1,4 @@
+// The users table: local accounts, their password hashes and whether they are enabled.
 import Foundation
 import SQLKit
 

@@ -1,3 +1,4 @@
+// A QR code as an SVG image: one path of dark modules, with an accessible label.
 extension QRCode {
     /// Standalone SVG of the symbol with its 4-module quiet zone. Coordinates are in modules so the drawing
     /// stays sharp at any scale; `crispEdges` stops anti-aliasing seams between adjacent modules; the white

@@ -1,3 +1,4 @@
+// Templates of the sign-in, message and account pages.
 extension PageTemplates {
     static let login = #"""
     <h1>Sign in to {{realmName}}</h1>

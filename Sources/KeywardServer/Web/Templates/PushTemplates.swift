@@ -1,3 +1,4 @@
+// Templates of the push waiting, outcome and enrollment pages.
 extension PageTemplates {
     /// The push step: the number or PIN to match, Resend and Cancel; follows the challenge over SSE and submits
     /// the form by itself when the phone answers. Without JavaScript the page refreshes and has a Check button.
