@@ -21,14 +21,8 @@ struct DeviceAuthenticator: Sendable {
         let accessTokenClaims: JSONObject
     }
 
-    /// The headers and URL of one request, as the route saw them.
-    struct Request: Sendable {
-        var realm: Realm
-        var method: String
-        var url: String
-        var authorization: [String]
-        var dpopProofs: [String]
-    }
+    /// The headers and URL of one request, as the route saw them: the same as the resource guard's.
+    typealias Request = DPoPResourceGuard.Request
 
     let accessTokens: AccessTokenIssuer
     let replayStore: any ReplayStore
