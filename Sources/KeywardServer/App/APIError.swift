@@ -17,3 +17,9 @@ struct APIError: Error {
         APIError(.notFound, .realmNotFound, "realm '\(name.prefix(64))' does not exist")
     }
 }
+
+/// A part's own error type, seen from outside the part: only the HTTP status it stands for. Pages describe
+/// such errors by status without knowing which part threw them.
+protocol StatusBearingError: Error {
+    var httpStatus: Int { get }
+}

@@ -4,7 +4,7 @@ import KeywardJOSE
 /// A refusal of the push-MFA API, in the original's shape: `{"error": message}` with the status, except
 /// 401, whose body is `{"error":"HTTP 401 Unauthorized"}` with the message in `WWW-Authenticate`
 /// (reference §2.1). Messages are part of the wire contract: apps match on some of them.
-public struct PushMFAError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct PushMFAError: Error, Equatable, Sendable, CustomStringConvertible, StatusBearingError {
     public let status: Int
     public let message: String
 
@@ -14,6 +14,8 @@ public struct PushMFAError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 
     public var description: String { "\(status) \(message)" }
+
+    var httpStatus: Int { status }
 
     static func badRequest(_ message: String) -> PushMFAError { PushMFAError(400, message) }
     static func unauthorized(_ message: String) -> PushMFAError { PushMFAError(401, message) }

@@ -30,9 +30,9 @@ struct PageErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return (.contentTooLarge, "Request too large", "The form sent more data than this page accepts.")
         case let error as HTTPError where error.status.code < 500:
             return (error.status, "Request refused", error.status.reasonPhrase)
-        case let error as PushMFAError where error.status == 404:
+        case let error as any StatusBearingError where error.httpStatus == 404:
             return (.notFound, "Not found", "There is no such page here. Check the address.")
-        case let error as PushMFAError where error.status == 503:
+        case let error as any StatusBearingError where error.httpStatus == 503:
             return (.serviceUnavailable, "Temporarily unavailable", "Keyward cannot complete this step right now. Please try again in a moment.")
         case let error as StoreError:
             if case .notFound = error { return (.notFound, "Not found", "There is no such page here. Check the address.") }
