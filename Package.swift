@@ -46,11 +46,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "KeywardWire", swiftSettings: swiftSettings),
+        // QR codes (byte mode, versions 1-40, SVG), with no dependency: the enrollment page draws its own.
+        .target(name: "KeywardQR", swiftSettings: swiftSettings),
         .target(
             name: "KeywardServer",
             dependencies: [
                 "KeywardJOSE",
                 "KeywardWire",
+                "KeywardQR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -107,6 +110,7 @@ let package = Package(
         ),
         .testTarget(name: "KeywardJOSETests", dependencies: ["KeywardJOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardWireTests", dependencies: ["KeywardWire"], swiftSettings: swiftSettings),
+        .testTarget(name: "KeywardQRTests", dependencies: ["KeywardQR"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KeywardKitTests",
             dependencies: [
@@ -136,6 +140,7 @@ let package = Package(
                 "KeywardServer",
                 "KeywardJOSE",
                 "KeywardWire",
+                "KeywardQR",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

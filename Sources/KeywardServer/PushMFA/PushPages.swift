@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KeywardQR
 
 /// The browser side of push MFA: the waiting page of the login's push step (reference §5.1) and the enrollment
 /// page with Keyward's own QR code (§5.2). Thin: session and form in, service call, page out.

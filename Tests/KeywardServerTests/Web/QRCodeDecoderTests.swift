@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import KeywardServer
+@testable import KeywardQR
 
 /// Round trips through decoders that share no code with the encoder: zbar (Debian zbar-tools) reads a PNG
 /// rendered here, and librsvg (Debian librsvg2-bin) rasterises the SVG output for zbar to read.

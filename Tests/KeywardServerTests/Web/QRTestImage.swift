@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import KeywardServer
+@testable import KeywardQR
 
 /// Minimal PNG writer for decoder tests: 8-bit greyscale, zlib with stored (uncompressed) deflate blocks,
 /// so the test depends on no image or compression library.

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import KeywardServer
+@testable import KeywardQR
 
 /// Checks the encoder against published facts of ISO/IEC 18004: sizes, function patterns, format and version
 /// information, Reed–Solomon output and capacities.
