@@ -1,5 +1,6 @@
 /// Migration 2: push MFA — device credentials, challenges, enrollment request handles, wait-challenge state,
-/// per-realm settings — and the audit table every part writes its security events to.
+/// per-realm settings — and the audit table every part writes its security events to (App's `SQLAuditStore`;
+/// created here because push MFA was its first writer).
 enum PushMFASchemaMigration {
     static let migration = SchemaMigration(version: 2, name: "push MFA and audit events") { _ in
         [

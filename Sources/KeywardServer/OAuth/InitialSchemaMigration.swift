@@ -1,4 +1,6 @@
-/// Migration 1: realms, signing keys, OAuth clients, users and the replay cache.
+/// Migration 1: realms, signing keys, OAuth clients, users and the replay cache. It lives with the OAuth core
+/// although `users` is Accounts' table: the first schema was written before the parts had folders, and a
+/// migration that has run is never split.
 ///
 /// Conventions: timestamps are BIGINT epoch milliseconds; booleans are BOOLEAN (PostgreSQL's bool,
 /// SQLite stores 0/1); binary values are BLOB/BYTEA; every child row belongs to a realm and goes with it.
