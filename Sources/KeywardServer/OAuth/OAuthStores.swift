@@ -1,14 +1,5 @@
+// The OAuth core's store protocols: realms, signing keys, clients and the replay cache.
 import Foundation
-
-/// Errors every store may throw. Implementations map engine errors to these.
-public enum StoreError: Error, Equatable, Sendable {
-    /// A row with the same unique key exists already.
-    case conflict(String)
-    /// The row to update or delete does not exist.
-    case notFound(String)
-    /// The database could not be reached or the statement failed for a reason other than the above.
-    case unavailable(String)
-}
 
 public protocol RealmStore: Sendable {
     /// Inserts a realm; throws `.conflict` when the name is taken.
