@@ -42,7 +42,7 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
         from axe_selenium_python import Axe
     except ImportError:
         _missing("axe-selenium-python (axe-core for Selenium) is not installed in the venv")
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as EC
@@ -74,11 +74,17 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
                 findings.setdefault(name, []).append(f"{violation['id']} ({violation['impact']}): {nodes}")
 
         def heading() -> str:
-            # The waiting pages move on by themselves: the element found can be gone before its text is read.
+            # The waiting pages move on by themselves: the element found can be gone before its text is read
+            # (Chromium then reports a stale element, or, mid-navigation, a node that "does not belong to the
+            # document"); the wait reads again.
             try:
                 return browser.find_element(By.TAG_NAME, "h1").text
             except (NoSuchElementException, StaleElementReferenceException):
                 return ""
+            except WebDriverException as error:
+                if "does not belong to the document" in str(error):
+                    return ""
+                raise
 
         def sign_in(password: str = "test") -> None:
             browser.get(f"{server.issuer}/login")
