@@ -129,6 +129,28 @@ public struct DPoPVerifier: Sendable {
         let checked = try check(proof: proof, method: method, url: url, accessToken: accessToken,
                                 expectedThumbprint: expectedThumbprint, expectedNonce: expectedNonce,
                                 verificationKey: verificationKey, now: now)
+        return try await recordFresh(checked, now: now)
+    }
+
+    /// The same checks for a proof the caller has parsed already (the resource gate reads its claims to find a
+    /// stored key first), so it is parsed once. The caller has checked its size against `maxProofSize`.
+    public func verify(
+        parsed jws: JWS,
+        method: String,
+        url: String,
+        accessToken: String? = nil,
+        expectedThumbprint: String? = nil,
+        expectedNonce: String? = nil,
+        verificationKey: JWK? = nil,
+        now: Date
+    ) async throws(DPoPError) -> Verified {
+        let checked = try check(jws: jws, method: method, url: url, accessToken: accessToken,
+                                expectedThumbprint: expectedThumbprint, expectedNonce: expectedNonce,
+                                verificationKey: verificationKey, now: now)
+        return try await recordFresh(checked, now: now)
+    }
+
+    private func recordFresh(_ checked: Verified, now: Date) async throws(DPoPError) -> Verified {
         let fresh: Bool
         do {
             fresh = try await replayCache.recordOnce(
@@ -163,6 +185,20 @@ public struct DPoPVerifier: Sendable {
         } catch {
             throw Self.map(error)
         }
+        return try check(jws: jws, method: method, url: url, accessToken: accessToken, expectedThumbprint: expectedThumbprint,
+                         expectedNonce: expectedNonce, verificationKey: verificationKey, now: now)
+    }
+
+    func check(
+        jws: JWS,
+        method: String,
+        url: String,
+        accessToken: String?,
+        expectedThumbprint: String?,
+        expectedNonce: String?,
+        verificationKey: JWK?,
+        now: Date
+    ) throws(DPoPError) -> Verified {
         let header = jws.header
 
         guard header["typ"]?.stringValue == "dpop+jwt" else {

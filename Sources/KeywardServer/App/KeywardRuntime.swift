@@ -96,7 +96,7 @@ public final class KeywardRuntime: Sendable {
         )
         resourceGuard = DPoPResourceGuard(
             issuer: accessTokens, replayStore: stores.replay,
-            options: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew),
+            options: .init(proof: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew)),
             clock: clock, metrics: metrics
         )
         browserSessions = BrowserSessionService(
@@ -112,13 +112,15 @@ public final class KeywardRuntime: Sendable {
             realms: realms, users: users, credentials: pushCredentials, challenges: challengeStore,
             state: SQLPushMFAStateStore(database: database), tokens: PushMFATokens(realms: realms, keys: keys),
             authenticator: DeviceAuthenticator(
-                accessTokens: accessTokens, replayStore: stores.replay, credentials: pushCredentials, clock: clock,
-                audit: audit, metrics: metrics,
-                options: .init(
-                    requireAth: configuration.pushMfaRequireAth, iatTolerance: TimeInterval(configuration.pushMfaDpopIatTolerance),
-                    jtiLifetime: TimeInterval(configuration.pushMfaDpopJtiTTL)
+                gate: DPoPResourceGuard(
+                    issuer: accessTokens, replayStore: stores.replay,
+                    options: DeviceAuthenticator.gateOptions(
+                        requireAth: configuration.pushMfaRequireAth, iatTolerance: TimeInterval(configuration.pushMfaDpopIatTolerance),
+                        jtiLifetime: TimeInterval(configuration.pushMfaDpopJtiTTL)
+                    ),
+                    clock: clock, metrics: metrics
                 ),
-                refusalAudit: RefusalAuditSampler()
+                credentials: pushCredentials, clock: clock, audit: audit, metrics: metrics, refusalAudit: RefusalAuditSampler()
             ),
             pusher: DispatchingChallengePusher(dispatcher: PushDispatcher(senders: pushSenders, logger: logger) { [metrics] type, outcome in
                 metrics.pushDelivered(providerType: type, outcome: outcome.rawValue)

@@ -3,8 +3,12 @@ import KeywardJOSE
 /// Why a DPoP-protected request or a DPoP token request was refused, as metrics count it. A closed set:
 /// a label never carries request text, so unauthenticated callers cannot add metric series.
 public enum DPoPRejection: Sendable, Equatable {
-    /// No `Authorization` header, or not one usable token in it.
+    /// No `Authorization` header.
     case tokenMissing
+    /// More than one `Authorization` header, another scheme than DPoP (or Bearer where tolerated), no token.
+    case authorizationMalformed
+    /// The access token is larger than any Keyward issues.
+    case tokenTooLarge
     /// The access token does not verify (signature, issuer, audience, lifetime, form).
     case tokenInvalid
     /// The access token carries no `cnf.jkt`.
@@ -23,6 +27,8 @@ public enum DPoPRejection: Sendable, Equatable {
     public var label: String {
         switch self {
         case .tokenMissing: "token_missing"
+        case .authorizationMalformed: "authorization_malformed"
+        case .tokenTooLarge: "token_too_large"
         case .tokenInvalid: "invalid_token"
         case .tokenNotBound: "token_not_bound"
         case .proofMissing: "missing"

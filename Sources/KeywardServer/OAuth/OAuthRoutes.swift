@@ -84,10 +84,15 @@ struct OAuthRoutes {
 
     private func whoami(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realm(context)
-        let caller = try await guardian.authenticate(
-            .init(realm: realm, method: request.method.rawValue, url: publicURL + request.uri.path,
-                  authorization: request.headers.values(.authorization), dpopProofs: request.headers.dpopProofs)
-        )
+        let caller: DPoPResourceGuard.Caller
+        do {
+            caller = try await guardian.authenticate(
+                .init(realm: realm, method: request.method.rawValue, url: publicURL + request.uri.path,
+                      authorization: request.headers.values(.authorization), dpopProofs: request.headers.dpopProofs)
+            )
+        } catch {
+            throw error.oauthFailure(algorithms: guardian.options.proof.allowedAlgorithms)
+        }
         let claims = caller.claims
         let response = WhoAmIResponse(
             sub: caller.subject,

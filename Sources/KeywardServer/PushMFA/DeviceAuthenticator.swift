@@ -1,18 +1,11 @@
 import Foundation
 import KeywardJOSE
 
-/// DPoP device authentication of the push-MFA API (reference §2.3): a realm-signed, DPoP-bound access token plus
-/// a proof whose `sub` + `deviceId` name the enrolled credential, verified with the **stored** key.
+/// DPoP device authentication of the push-MFA API (reference §2.3), through the one DPoP gate: a realm-signed,
+/// DPoP-bound access token plus a proof whose `sub` + `deviceId` name the enrolled credential, verified with the
+/// **stored** key. What is push MFA's own stays here: the original's checks of the unverified proof and their
+/// order, finding the device and its user, and the original's status and message for every refusal.
 struct DeviceAuthenticator: Sendable {
-    struct Options: Sendable {
-        /// `dpop-require-ath`: when false, `ath` is checked only if the proof carries one (older simulators).
-        var requireAth = true
-        /// `dpop-iat-tolerance-seconds`.
-        var iatTolerance: TimeInterval = 120
-        /// `dpop-jti-ttl-seconds`.
-        var jtiLifetime: TimeInterval = 300
-    }
-
     /// An authenticated device.
     struct Device: Sendable {
         let user: User
@@ -23,66 +16,79 @@ struct DeviceAuthenticator: Sendable {
 
     /// The headers and URL of one request, as the route saw them: the same as the resource guard's.
     typealias Request = DPoPResourceGuard.Request
+    private typealias Refusal = DPoPResourceGuard.Refusal
 
-    let accessTokens: AccessTokenIssuer
-    let replayStore: any ReplayStore
+    /// The gate, configured for the device API (`DeviceAuthenticator.gateOptions`).
+    let gate: DPoPResourceGuard
     let credentials: any PushCredentialStore
     let clock: any KeywardClock
     let audit: AuditLog
     let metrics: KeywardMetrics
-    let options: Options
     /// One audit row per realm and reason a minute for refusals (metrics count them all).
     let refusalAudit: RefusalAuditSampler
 
     static let algorithms: Set<JWSAlgorithm> = [.rs256, .rs384, .rs512, .es256, .es384, .es512]
 
-    /// A refusal and the closed reason metrics count it under.
-    private struct Refusal: Error {
-        let error: PushMFAError
-        let reason: DPoPRejection
-
-        init(_ error: PushMFAError, _ reason: DPoPRejection) {
-            self.error = error
-            self.reason = reason
-        }
+    /// The device API's settings of the gate: `Bearer` tolerated for the original's older clients,
+    /// `dpop-require-ath`, `iat` within ±`dpop-iat-tolerance-seconds`, `jti` remembered `dpop-jti-ttl-seconds`.
+    static func gateOptions(requireAth: Bool, iatTolerance: TimeInterval, jtiLifetime: TimeInterval) -> DPoPResourceGuard.Options {
+        var options = DPoPResourceGuard.Options(proof: DPoPVerifier.Options(
+            allowedAlgorithms: algorithms, maxAge: iatTolerance, maxFutureSkew: iatTolerance,
+            maxProofSize: PushMFALimits.jwtLength, maxJTILength: PushMFALimits.dpopJTILength, replayLifetime: jtiLifetime
+        ))
+        options.acceptsBearerScheme = true
+        options.requiresAth = requireAth
+        options.replayScope = "push-mfa:dpop"
+        options.endpoint = .pushMFA
+        options.maxTokenSize = PushMFALimits.jwtLength
+        return options
     }
 
     /// Authenticates an enrolled device.
     func authenticate(_ request: Request) async throws(PushMFAError) -> Device {
+        let credentials = self.credentials
+        let caller: DPoPResourceGuard.Caller
         do throws(Refusal) {
-            let token = try await verifiedAccessToken(request)
-            let proof = try parsedProof(request)
-            guard let owner = try await lookup({
-                try await credentials.userAndCredential(realm: request.realm.name, userId: proof.subject, deviceId: proof.deviceId)
-            }) else {
-                throw Refusal(.notFound("User not found"), .unknownDevice)
-            }
-            guard let credential = owner.credential else { throw Refusal(.forbidden("Device not registered for user"), .unknownDevice) }
-            let user = owner.user
-            let key: JWK
-            do {
-                key = try JWK(jsonString: credential.publicKeyJWK)
-            } catch {
-                throw Refusal(.forbidden("Device not registered for user"), .unknownDevice)
-            }
-            try await verifyProof(proof.compact, request: request, token: token, key: key)
-            // Checked once the device has proven itself, so it tells a stranger nothing about the account.
-            guard user.enabled else { throw Refusal(.forbidden("User is disabled"), .userDisabled) }
-            return Device(user: user, credential: credential, key: key, accessTokenClaims: token.claims)
+            caller = try await gate.authenticate(request, keys: .stored { proof, claims async throws(Refusal) in
+                let named = try Self.preChecked(proof, claims)
+                let owner: (user: User, credential: PushCredential?)?
+                do {
+                    owner = try await credentials.userAndCredential(realm: request.realm.name, userId: named.subject, deviceId: named.deviceId)
+                } catch {
+                    throw Refusal(.unavailable, "device lookup failed", partError: PushMFAError.unavailable)
+                }
+                guard let owner else { throw Refusal(.unknownDevice, "no such user", partError: PushMFAError.notFound("User not found")) }
+                guard let credential = owner.credential, let key = try? JWK(jsonString: credential.publicKeyJWK) else {
+                    throw Refusal(.unknownDevice, "no such device", partError: PushMFAError.forbidden("Device not registered for user"))
+                }
+                return DPoPResourceGuard.StoredKey(key: key, owner: Device(user: owner.user, credential: credential, key: key, accessTokenClaims: [:]))
+            })
         } catch {
             throw await reported(error, request: request)
         }
+        guard let found = caller.owner as? Device else { throw PushMFAError.unavailable }
+        // Checked once the device has proven itself, so it tells a stranger nothing about the account.
+        guard found.user.enabled else {
+            metrics.dpopRejected(endpoint: .pushMFA, reason: .userDisabled)
+            throw await reported(Refusal(.userDisabled, "user disabled", partError: PushMFAError.forbidden("User is disabled")), request: request)
+        }
+        return Device(user: found.user, credential: found.credential, key: found.key, accessTokenClaims: caller.claims)
     }
 
     /// Authentication for `/enroll/complete`, where no key is stored yet: the proof must be signed by the key
     /// being enrolled, and name the same user and device as the enrollment token (reference §2.5 step 10).
     func authenticateEnrollment(_ request: Request, enrollingKey: JWK, subject: String, deviceId: String) async throws(PushMFAError) {
         do throws(Refusal) {
-            let token = try await verifiedAccessToken(request)
-            let proof = try parsedProof(request)
-            guard proof.subject == subject else { throw Refusal(.forbidden("DPoP proof sub mismatch"), .proof(.invalidClaim)) }
-            guard proof.deviceId == deviceId else { throw Refusal(.forbidden("DPoP proof deviceId mismatch"), .proof(.invalidClaim)) }
-            try await verifyProof(proof.compact, request: request, token: token, key: enrollingKey)
+            _ = try await gate.authenticate(request, keys: .stored { proof, claims async throws(Refusal) in
+                let named = try Self.preChecked(proof, claims)
+                guard named.subject == subject else {
+                    throw Refusal(.proof(.invalidClaim), "sub mismatch", partError: PushMFAError.forbidden("DPoP proof sub mismatch"))
+                }
+                guard named.deviceId == deviceId else {
+                    throw Refusal(.proof(.invalidClaim), "deviceId mismatch", partError: PushMFAError.forbidden("DPoP proof deviceId mismatch"))
+                }
+                return DPoPResourceGuard.StoredKey(key: enrollingKey, owner: subject)
+            })
         } catch {
             throw await reported(error, request: request)
         }
@@ -91,129 +97,74 @@ struct DeviceAuthenticator: Sendable {
     /// The original's legacy path: DPoP not required and only `Authorization` sent, so only the token is checked.
     func authenticateEnrollmentToken(_ request: Request) async throws(PushMFAError) {
         do throws(Refusal) {
-            _ = try await verifiedAccessToken(request)
+            _ = try await gate.verifiedToken(request)
         } catch {
             throw await reported(error, request: request)
         }
     }
 
-    // MARK: - Steps
-
-    private func verifiedAccessToken(_ request: Request) async throws(Refusal) -> VerifiedJWT {
-        let required = Refusal(.unauthorized("DPoP access token required"), .tokenMissing)
-        guard request.authorization.count == 1 else { throw required }
-        let parts = request.authorization[0].split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        let scheme = parts.first?.lowercased()
-        // `Bearer` is accepted for the original's older clients; the proof is required either way.
-        guard parts.count == 2, scheme == "dpop" || scheme == "bearer" else { throw required }
-        let token = String(parts[1].trimmingBlanks)
-        guard token.utf8.count <= PushMFALimits.jwtLength else { throw Refusal(.fieldTooLong("access_token"), .tokenInvalid) }
-        do {
-            // Closes a gap of the original: the issuer is the configured public URL (not the request's Host),
-            // and the audience is checked.
-            return try await accessTokens.verify(token, realm: request.realm, now: clock.now())
+    /// The original's checks of the proof before the device is looked up, with its messages and in its order.
+    private static func preChecked(_ proof: JWS, _ claims: JSONObject) throws(Refusal) -> (subject: String, deviceId: String) {
+        func refuse(_ reason: DPoPError.Reason, _ error: PushMFAError) -> Refusal {
+            Refusal(.proof(reason), error.message, partError: error)
+        }
+        guard let algorithm = JWSAlgorithm(rawValue: proof.algorithmName), algorithms.contains(algorithm) else {
+            throw refuse(.alg, .badRequest("Unsupported DPoP proof algorithm: \(proof.algorithmName.prefix(16))"))
+        }
+        guard proof.header["typ"]?.stringValue?.lowercased() == "dpop+jwt" else { throw refuse(.typ, .badRequest("Invalid DPoP proof typ")) }
+        guard claims["htm"]?.stringValue != nil else { throw refuse(.missingClaim, .missingField("htm")) }
+        guard claims["htu"]?.stringValue != nil else { throw refuse(.missingClaim, .missingField("htu")) }
+        guard claims["iat"]?.numberValue != nil else { throw refuse(.missingClaim, .badRequest("DPoP proof missing iat")) }
+        do throws(PushMFAError) {
+            _ = try PushMFAInput.required(claims, "jti", maxLength: PushMFALimits.dpopJTILength)
         } catch {
-            throw Refusal(.unauthorized("Invalid access token"), .tokenInvalid)
+            throw refuse(.jti, error)
         }
-    }
-
-    private struct ParsedProof {
-        let compact: String
-        let subject: String
-        let deviceId: String
-    }
-
-    /// Reads what the credential lookup needs from the (not yet verified) proof, with the original's messages.
-    private func parsedProof(_ request: Request) throws(Refusal) -> ParsedProof {
-        guard let compact = request.dpopProofs.first, request.dpopProofs.count == 1 else {
-            throw request.dpopProofs.isEmpty
-                ? Refusal(.unauthorized("DPoP proof required"), .proofMissing) : Refusal(.badRequest("Invalid DPoP proof"), .multipleProofs)
-        }
-        guard compact.utf8.count <= PushMFALimits.jwtLength else { throw Refusal(.fieldTooLong("DPoP"), .proof(.tooLarge)) }
-        let proof = try refusing(.proof(.malformed)) { () throws(PushMFAError) in try DeviceJWT(compact, name: "DPoP proof") }
-        let (jws, claims) = (proof.jws, proof.claims)
-        guard jws.header["typ"]?.stringValue?.lowercased() == "dpop+jwt" else { throw Refusal(.badRequest("Invalid DPoP proof typ"), .proof(.typ)) }
-        guard claims["htm"]?.stringValue != nil else { throw Refusal(.missingField("htm"), .proof(.missingClaim)) }
-        guard claims["htu"]?.stringValue != nil else { throw Refusal(.missingField("htu"), .proof(.missingClaim)) }
-        guard claims["iat"]?.numberValue != nil else { throw Refusal(.badRequest("DPoP proof missing iat"), .proof(.missingClaim)) }
-        _ = try refusing(.proof(.jti)) { () throws(PushMFAError) in try PushMFAInput.required(claims, "jti", maxLength: PushMFALimits.dpopJTILength) }
-        if let ath = claims["ath"], (ath.stringValue?.count ?? 0) > 128 { throw Refusal(.fieldTooLong("ath"), .proof(.invalidClaim)) }
-        let subject = try refusing(.proof(.invalidClaim)) { () throws(PushMFAError) in
-            try PushMFAInput.required(claims, "sub", maxLength: PushMFALimits.userIdLength)
-        }
-        let deviceId = try refusing(.proof(.invalidClaim)) { () throws(PushMFAError) in
-            try PushMFAInput.required(claims, "deviceId", maxLength: PushMFALimits.deviceIdLength)
-        }
-        return ParsedProof(compact: compact, subject: subject, deviceId: deviceId)
-    }
-
-    private func refusing<T>(_ reason: DPoPRejection, _ body: () throws(PushMFAError) -> T) throws(Refusal) -> T {
-        do {
-            return try body()
+        if let ath = claims["ath"], (ath.stringValue?.count ?? 0) > 128 { throw refuse(.invalidClaim, .fieldTooLong("ath")) }
+        do throws(PushMFAError) {
+            let subject = try PushMFAInput.required(claims, "sub", maxLength: PushMFALimits.userIdLength)
+            let deviceId = try PushMFAInput.required(claims, "deviceId", maxLength: PushMFALimits.deviceIdLength)
+            return (subject, deviceId)
         } catch {
-            throw Refusal(error, reason)
+            throw refuse(.invalidClaim, error)
         }
     }
 
-    /// Signature with the given key, `htm`/`htu`/`iat`, `cnf.jkt` binding, `ath`, then the replay cache (last, so
-    /// rejected proofs never fill it).
-    private func verifyProof(_ compact: String, request: Request, token: VerifiedJWT, key: JWK) async throws(Refusal) {
-        guard case .object(let confirmation)? = token.claims["cnf"], let jkt = confirmation["jkt"]?.stringValue else {
-            throw Refusal(.forbidden("Access token missing DPoP binding"), .tokenNotBound)
-        }
-        guard jkt == key.thumbprint() else { throw Refusal(.forbidden("Access token DPoP binding mismatch"), .proof(.jktMismatch)) }
-        let accessToken = request.authorization.first.map { String($0.split(separator: " ", maxSplits: 1)[1].trimmingBlanks) }
-        let proofHasAth = (try? JWS.parse(compact, maxSize: PushMFALimits.jwtLength).claims()["ath"]) != nil
-        let verifier = DPoPVerifier(
-            options: DPoPVerifier.Options(
-                allowedAlgorithms: Self.algorithms, maxAge: options.iatTolerance, maxFutureSkew: options.iatTolerance,
-                maxProofSize: PushMFALimits.jwtLength, maxJTILength: PushMFALimits.dpopJTILength, replayLifetime: options.jtiLifetime
-            ),
-            replayCache: DPoPReplayAdapter(store: replayStore, scope: "push-mfa:dpop:" + request.realm.name)
-        )
-        do throws(DPoPError) {
-            _ = try await verifier.verify(
-                proof: compact, method: request.method, url: request.url,
-                accessToken: options.requireAth || proofHasAth ? accessToken : nil,
-                expectedThumbprint: jkt, verificationKey: key, now: clock.now()
-            )
-        } catch {
-            throw Refusal(Self.map(error), .proof(error.reason))
-        }
-    }
-
-    /// The original's status and message for each DPoP check.
-    static func map(_ error: DPoPError) -> PushMFAError {
-        switch error.reason {
-        case .htmMismatch: .forbidden("DPoP proof htm mismatch")
-        case .htuMismatch: .forbidden("DPoP proof htu mismatch")
-        case .iatWindow: .badRequest("DPoP proof expired")
-        case .athMissing: .missingField("ath")
-        case .athMismatch: .forbidden("DPoP proof ath mismatch")
-        case .jktMismatch: .forbidden("Access token DPoP binding mismatch")
-        case .badSignature: .forbidden("Invalid DPoP proof signature")
-        case .replayed: .forbidden("DPoP proof replay detected")
-        case .alg: .badRequest("JWK algorithm mismatch")
-        case .tooLarge: .fieldTooLong("DPoP")
-        case .jti: .fieldTooLong("jti")
-        case .replayCheckFailed: .unavailable
-        default: .badRequest("Invalid DPoP proof")
+    /// The original's status and message for a refusal of the gate.
+    static func pushMFAError(_ refusal: DPoPResourceGuard.Refusal) -> PushMFAError {
+        if let own = refusal.partError as? PushMFAError { return own }
+        switch refusal.reason {
+        case .tokenMissing, .authorizationMalformed: return .unauthorized("DPoP access token required")
+        case .tokenTooLarge: return .fieldTooLong("access_token")
+        case .tokenInvalid: return .unauthorized("Invalid access token")
+        case .tokenNotBound: return .forbidden("Access token missing DPoP binding")
+        case .proofMissing: return .unauthorized("DPoP proof required")
+        case .multipleProofs: return .badRequest("Invalid DPoP proof")
+        case .unavailable: return .unavailable
+        case .unknownDevice, .userDisabled: return .forbidden("Device not registered for user")
+        case .proof(let reason):
+            switch reason {
+            case .htmMismatch: return .forbidden("DPoP proof htm mismatch")
+            case .htuMismatch: return .forbidden("DPoP proof htu mismatch")
+            case .iatWindow: return .badRequest("DPoP proof expired")
+            case .athMissing: return .missingField("ath")
+            case .athMismatch: return .forbidden("DPoP proof ath mismatch")
+            case .jktMismatch: return .forbidden("Access token DPoP binding mismatch")
+            case .badSignature: return .forbidden("Invalid DPoP proof signature")
+            case .replayed: return .forbidden("DPoP proof replay detected")
+            case .alg: return .badRequest("JWK algorithm mismatch")
+            case .tooLarge: return .fieldTooLong("DPoP")
+            case .jti: return .fieldTooLong("jti")
+            case .replayCheckFailed: return .unavailable
+            default: return .badRequest("Invalid DPoP proof")
+            }
         }
     }
 
-    private func lookup<T>(_ body: () async throws -> T) async throws(Refusal) -> T {
-        do {
-            return try await body()
-        } catch {
-            throw Refusal(.unavailable, .unavailable)
-        }
-    }
-
-    /// Counts and audits a refusal of the caller (not an outage), and returns the error to answer with.
-    private func reported(_ refusal: Refusal, request: Request) async -> PushMFAError {
-        let error = refusal.error
+    /// Audits a refusal of the caller (not an outage) and returns the error to answer with. The gate has counted it.
+    private func reported(_ refusal: DPoPResourceGuard.Refusal, request: Request) async -> PushMFAError {
+        let error = Self.pushMFAError(refusal)
         guard (400..<500).contains(error.status) else { return error }
-        metrics.dpopRejected(endpoint: .pushMFA, reason: refusal.reason)
         let key = RefusalAuditSampler.Key(realm: request.realm.name, reason: refusal.reason.label)
         guard let folded = refusalAudit.admit(key, now: clock.now()) else { return error }
         var details = [
