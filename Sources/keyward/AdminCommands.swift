@@ -15,8 +15,8 @@ struct Realms: AsyncParsableCommand {
 
         func run() async throws {
             try await withRuntime(common) { runtime in
-                let realm = try await runtime.realms.createRealm(name: name, signingAlgorithm: algorithm, accessTokenLifetime: tokenLifetime)
-                print("created realm \(realm.name) (\(realm.signingAlgorithm), tokens live \(realm.accessTokenLifetime) s), issuer \(runtime.realms.issuer(of: realm.name))")
+                let realm = try await runtime.oauth.realms.createRealm(name: name, signingAlgorithm: algorithm, accessTokenLifetime: tokenLifetime)
+                print("created realm \(realm.name) (\(realm.signingAlgorithm), tokens live \(realm.accessTokenLifetime) s), issuer \(runtime.oauth.realms.issuer(of: realm.name))")
             }
         }
     }
@@ -27,7 +27,7 @@ struct Realms: AsyncParsableCommand {
 
         func run() async throws {
             try await withRuntime(common) { runtime in
-                for realm in try await runtime.realms.listRealms() {
+                for realm in try await runtime.oauth.realms.listRealms() {
                     print("\(realm.name)\t\(realm.signingAlgorithm)\ttoken-lifetime=\(realm.accessTokenLifetime)s\(realm.demo ? "\tdemo" : "")")
                 }
             }
@@ -49,7 +49,7 @@ struct Clients: AsyncParsableCommand {
         func run() async throws {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
-                let (client, secret) = try await runtime.clients.createClient(realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope)
+                let (client, secret) = try await runtime.oauth.clients.createClient(realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope)
                 print("created client \(client.clientId) in realm \(realm)\(client.requireDPoP ? " (DPoP required)" : "")")
                 print("secret: \(secret)")
                 print("store the secret now: only its digest is kept")
@@ -65,7 +65,7 @@ struct Clients: AsyncParsableCommand {
         func run() async throws {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
-                for client in try await runtime.clients.listClients(realm: realm) {
+                for client in try await runtime.oauth.clients.listClients(realm: realm) {
                     print("\(client.clientId)\tdpop=\(client.requireDPoP ? "required" : "optional")\tscope=\(client.scope)")
                 }
             }
@@ -80,7 +80,7 @@ struct Clients: AsyncParsableCommand {
 
         func run() async throws {
             try await withRuntime(common) { runtime in
-                try await runtime.clients.deleteClient(realm: realm, clientId: clientId)
+                try await runtime.oauth.clients.deleteClient(realm: realm, clientId: clientId)
                 print("deleted client \(clientId) from realm \(realm)")
             }
         }
@@ -100,7 +100,7 @@ struct Keys: AsyncParsableCommand {
         func run() async throws {
             try await withRuntime(common) { runtime in
                 let realm = try await requireRealm(runtime, realm)
-                let key = try await runtime.keys.rotate(realm: realm)
+                let key = try await runtime.oauth.keys.rotate(realm: realm)
                 print("realm \(realm.name): new active key \(key.kid) (\(key.algorithm)); the previous key stays published for \(realm.accessTokenLifetime + 30) s")
             }
         }
@@ -114,7 +114,7 @@ struct Keys: AsyncParsableCommand {
         func run() async throws {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
-                for key in try await runtime.keys.listKeys(realm: realm) {
+                for key in try await runtime.oauth.keys.listKeys(realm: realm) {
                     let until = key.publishUntil.map { " until \($0.ISO8601Format())" } ?? ""
                     print("\(key.kid)\t\(key.algorithm)\t\(key.status.rawValue)\(until)")
                 }

@@ -48,7 +48,7 @@ func withRuntime<T>(_ options: CommonOptions, _ body: (KeywardRuntime) async thr
 }
 
 func requireRealm(_ runtime: KeywardRuntime, _ name: String) async throws -> Realm {
-    guard let realm = try await runtime.realms.realm(named: name) else {
+    guard let realm = try await runtime.oauth.realms.realm(named: name) else {
         throw CommandError("realm '\(name)' does not exist (list them with `keyward realms list`)")
     }
     return realm

@@ -16,12 +16,12 @@ struct EnrollmentLink: AsyncParsableCommand {
     func run() async throws {
         try await withRuntime(common) { runtime in
             _ = try await requireRealm(runtime, realm)
-            guard let user = try await runtime.users.user(realm: realm, username: username) else {
+            guard let user = try await runtime.accounts.users.user(realm: realm, username: username) else {
                 throw CommandError("user '\(username)' does not exist in realm '\(realm)' (list them with `keyward users list --realm \(realm)`)")
             }
             let start: EnrollmentStart
             do {
-                start = try await runtime.pushMFA.startEnrollment(realm: realm, user: user)
+                start = try await runtime.pushMFA.service.startEnrollment(realm: realm, user: user)
             } catch let error as PushMFAError {
                 throw CommandError("cannot start enrollment: \(error.message)")
             }
@@ -48,7 +48,7 @@ struct PushMFA: AsyncParsableCommand {
         func run() async throws {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
-                var settings = try await runtime.pushMFA.settings(realm: realm)
+                var settings = try await runtime.pushMFA.service.settings(realm: realm)
                 for assignment in assignments {
                     let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
                     guard parts.count == 2 else { throw CommandError("'\(assignment)' is not KEY=VALUE") }
@@ -58,7 +58,7 @@ struct PushMFA: AsyncParsableCommand {
                         throw CommandError(error.description)
                     }
                 }
-                if !assignments.isEmpty { try await runtime.pushMFA.saveSettings(settings, realm: realm) }
+                if !assignments.isEmpty { try await runtime.pushMFA.service.saveSettings(settings, realm: realm) }
                 for (key, value) in settings.jsonObject.sorted(by: { $0.key < $1.key }) {
                     print("\(key)=\(value.stringValue ?? value.numberValue.map { String(Int($0)) } ?? value.boolValue.map { String($0) } ?? "")")
                 }
@@ -74,11 +74,11 @@ struct PushMFA: AsyncParsableCommand {
 
         func run() async throws {
             try await withRuntime(common) { runtime in
-                guard let user = try await runtime.users.user(realm: realm, username: username) else {
+                guard let user = try await runtime.accounts.users.user(realm: realm, username: username) else {
                     throw CommandError("user '\(username)' does not exist in realm '\(realm)'")
                 }
                 let formatter = ISO8601DateFormatter()
-                for device in try await runtime.pushMFA.devices(realm: realm, userId: user.id) {
+                for device in try await runtime.pushMFA.service.devices(realm: realm, userId: user.id) {
                     print([device.deviceLabel, device.deviceType, device.deviceId, device.credentialId, device.effectivePushProviderType,
                            "created=\(formatter.string(from: device.createdAt))", "lastUsed=\(device.lastUsedAt.map(formatter.string(from:)) ?? "never")"].joined(separator: "\t"))
                 }

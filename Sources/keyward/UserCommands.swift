@@ -20,7 +20,7 @@ struct Users: AsyncParsableCommand {
             let password = try newPassword()
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
-                let user = try await runtime.users.createUser(realm: realm, username: username, password: password)
+                let user = try await runtime.accounts.users.createUser(realm: realm, username: username, password: password)
                 print("created user \(user.username) (\(user.id)) in realm \(realm)")
             }
         }
@@ -34,7 +34,7 @@ struct Users: AsyncParsableCommand {
         func run() async throws {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
-                for user in try await runtime.users.listUsers(realm: realm) {
+                for user in try await runtime.accounts.users.listUsers(realm: realm) {
                     print("\(user.username)\t\(user.id)\t\(user.enabled ? "enabled" : "disabled")")
                 }
             }
@@ -47,7 +47,7 @@ struct Users: AsyncParsableCommand {
 
         func run() async throws {
             try await target.run { runtime in
-                let user = try await runtime.users.disable(realm: target.realm, username: target.username)
+                let user = try await runtime.accounts.users.disable(realm: target.realm, username: target.username)
                 print("disabled user \(user.username) in realm \(target.realm); their browser sessions are ended")
             }
         }
@@ -59,7 +59,7 @@ struct Users: AsyncParsableCommand {
 
         func run() async throws {
             try await target.run { runtime in
-                let user = try await runtime.users.enable(realm: target.realm, username: target.username)
+                let user = try await runtime.accounts.users.enable(realm: target.realm, username: target.username)
                 print("enabled user \(user.username) in realm \(target.realm)")
             }
         }
@@ -75,7 +75,7 @@ struct Users: AsyncParsableCommand {
         func run() async throws {
             let password = try newPassword()
             try await target.run { runtime in
-                let user = try await runtime.users.setPassword(realm: target.realm, username: target.username, password: password)
+                let user = try await runtime.accounts.users.setPassword(realm: target.realm, username: target.username, password: password)
                 print("set a new password for \(user.username) in realm \(target.realm); their browser sessions are ended")
             }
         }
@@ -88,12 +88,12 @@ struct Users: AsyncParsableCommand {
         func run() async throws {
             try await target.run { runtime in
                 let (realm, username) = (target.realm, target.username)
-                guard let user = try await runtime.users.user(realm: realm, username: username) else {
+                guard let user = try await runtime.accounts.users.user(realm: realm, username: username) else {
                     throw CommandError("user '\(username)' does not exist in realm \(realm) (list them with `keyward users list --realm \(realm)`)")
                 }
-                let devices = try await runtime.pushMFA.devices(realm: realm, userId: user.id)
-                for device in devices { try await runtime.pushMFA.removeDevice(realm: realm, userId: user.id, credentialId: device.id) }
-                _ = try await runtime.users.delete(realm: realm, username: username)
+                let devices = try await runtime.pushMFA.service.devices(realm: realm, userId: user.id)
+                for device in devices { try await runtime.pushMFA.service.removeDevice(realm: realm, userId: user.id, credentialId: device.id) }
+                _ = try await runtime.accounts.users.delete(realm: realm, username: username)
                 print("deleted user \(user.username) from realm \(realm) with \(devices.count) push device\(devices.count == 1 ? "" : "s")")
             }
         }

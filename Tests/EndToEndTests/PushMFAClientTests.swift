@@ -11,14 +11,14 @@ final class PushMFAClientTests: XCTestCase {
     func testEveryKeyTypeEnrollsAndApproves() async throws {
         try await LiveServer.run { baseURL, runtime in
             let issuer = baseURL + "/realms/demo"
-            var settings = try await runtime.pushMFA.settings(realm: "demo")
+            var settings = try await runtime.pushMFA.service.settings(realm: "demo")
             settings.userVerification = .numberMatch
             settings.maxPendingChallenges = 10
-            try await runtime.pushMFA.saveSettings(settings, realm: "demo")
-            let found = try await runtime.users.user(realm: "demo", username: "test")
+            try await runtime.pushMFA.service.saveSettings(settings, realm: "demo")
+            let found = try await runtime.accounts.users.user(realm: "demo", username: "test")
             let user = try XCTUnwrap(found)
             for (index, spec) in try [DeviceKeySpec(algorithm: .rs256), DeviceKeySpec(algorithm: .es256), DeviceKeySpec(algorithm: .es384), DeviceKeySpec(algorithm: .es512)].enumerated() {
-                let start = try await runtime.pushMFA.startEnrollment(realm: "demo", user: user)
+                let start = try await runtime.pushMFA.service.startEnrollment(realm: "demo", user: user)
                 var options = PushMFAClient.EnrollmentOptions()
                 options.useDPoP = index % 2 == 0
                 let device = try await PushMFAClient.enroll(
@@ -26,7 +26,7 @@ final class PushMFAClientTests: XCTestCase {
                     key: try SigningKey.generate(spec.algorithm), options: options
                 )
                 XCTAssertEqual(device.key.algorithm, spec.algorithm)
-                guard case .created(let challenge, _, _, _) = try await runtime.pushMFA.startLogin(realm: "demo", user: user, clientId: "web", sessionId: "s\(index)") else {
+                guard case .created(let challenge, _, _, _) = try await runtime.pushMFA.service.startLogin(realm: "demo", user: user, clientId: "web", sessionId: "s\(index)") else {
                     return XCTFail("no challenge")
                 }
                 let pending = try await device.pendingChallenges()
@@ -41,12 +41,12 @@ final class PushMFAClientTests: XCTestCase {
     func testRotationPushProviderLockoutAndRefusedTokens() async throws {
         try await LiveServer.run { baseURL, runtime in
             let issuer = baseURL + "/realms/demo"
-            let found = try await runtime.users.user(realm: "demo", username: "test")
+            let found = try await runtime.accounts.users.user(realm: "demo", username: "test")
             let user = try XCTUnwrap(found)
-            let start = try await runtime.pushMFA.startEnrollment(realm: "demo", user: user)
+            let start = try await runtime.pushMFA.service.startEnrollment(realm: "demo", user: user)
 
             // A token checked against another realm's issuer and keys is refused before anything is sent.
-            _ = try await runtime.realms.createRealm(name: "other")
+            _ = try await runtime.oauth.realms.createRealm(name: "other")
             do {
                 _ = try await PushMFAClient.enroll(
                     link: .token(start.enrollmentToken), issuer: baseURL + "/realms/other", clientId: "push-device-client",
@@ -68,7 +68,7 @@ final class PushMFAClientTests: XCTestCase {
             let rotated = try await device.rotateKey(to: try DeviceKeySpec(algorithm: .es256), in: store, keyName: "push-mfa", nextKeyName: "push-mfa-next")
             XCTAssertEqual(try store.key(named: "push-mfa")?.publicJWK.thumbprint(), rotated.key.publicJWK.thumbprint())
             XCTAssertNil(try store.key(named: "push-mfa-next"))
-            guard case .created(let challenge, _, _, let confirmToken) = try await runtime.pushMFA.startLogin(realm: "demo", user: user, clientId: nil, sessionId: "s") else {
+            guard case .created(let challenge, _, _, let confirmToken) = try await runtime.pushMFA.service.startLogin(realm: "demo", user: user, clientId: nil, sessionId: "s") else {
                 return XCTFail("no challenge")
             }
             let cid = try await rotated.challengeId(fromConfirmToken: confirmToken)
@@ -84,7 +84,7 @@ final class PushMFAClientTests: XCTestCase {
             let updated = try await rotated.updatePushProvider(id: "fcm-token", type: "fcm")
             XCTAssertEqual(updated, "updated")
             try await rotated.lockout()
-            let locked = try await runtime.users.user(realm: "demo", username: "test")
+            let locked = try await runtime.accounts.users.user(realm: "demo", username: "test")
             XCTAssertEqual(locked?.enabled, false)
         }
     }

@@ -9,7 +9,7 @@ import XCTest
 final class PasswordLengthTests: XCTestCase {
     func testBytesPastTheSeventySecondCount() async throws {
         try await TestServer.forEachEngine { server, _ in
-            let users = server.runtime.users
+            let users = server.runtime.accounts.users
             let shared = String(repeating: "a", count: 72)
             _ = try await users.createUser(realm: "demo", username: "long", password: shared + "-the-real-ending")
             let truncated = try await users.authenticate(realm: "demo", username: "long", password: shared + "-another-ending")
@@ -29,22 +29,22 @@ final class PasswordLengthTests: XCTestCase {
             try await store.createUser(User(
                 id: UUID().uuidString, realm: "demo", username: "legacy", passwordHash: legacyHash, enabled: true, createdAt: server.clock.now()
             ))
-            let wrong = try await server.runtime.users.authenticate(realm: "demo", username: "legacy", password: "not-it")
+            let wrong = try await server.runtime.accounts.users.authenticate(realm: "demo", username: "legacy", password: "not-it")
             XCTAssertEqual(wrong, .invalidCredentials)
             let unchanged = try await store.user(realm: "demo", username: "legacy")
             XCTAssertEqual(unchanged?.passwordHash, legacyHash, "a failed sign-in changes nothing")
 
-            guard case .authenticated = try await server.runtime.users.authenticate(realm: "demo", username: "legacy", password: "legacy-password") else {
+            guard case .authenticated = try await server.runtime.accounts.users.authenticate(realm: "demo", username: "legacy", password: "legacy-password") else {
                 return XCTFail("the legacy hash no longer verifies")
             }
             let upgradedUser = try await store.user(realm: "demo", username: "legacy")
             let upgraded = try XCTUnwrap(upgradedUser?.passwordHash)
             XCTAssertNotEqual(upgraded, legacyHash, "upgraded to the pre-hashed form on a successful sign-in")
             XCTAssertFalse(Bcrypt.verify("legacy-password", hash: upgraded), "the stored hash is no longer of the raw password")
-            guard case .authenticated = try await server.runtime.users.authenticate(realm: "demo", username: "legacy", password: "legacy-password") else {
+            guard case .authenticated = try await server.runtime.accounts.users.authenticate(realm: "demo", username: "legacy", password: "legacy-password") else {
                 return XCTFail("the upgraded hash does not verify")
             }
-            let again = try await server.runtime.users.authenticate(realm: "demo", username: "legacy", password: "legacy-passwordX")
+            let again = try await server.runtime.accounts.users.authenticate(realm: "demo", username: "legacy", password: "legacy-passwordX")
             XCTAssertEqual(again, .invalidCredentials)
         }
     }

@@ -13,9 +13,9 @@ final class KeyRotationTests: XCTestCase {
             let oldToken = try await client.demoToken(server, key: key)
             let oldKid = try XCTUnwrap(try JWS.parse(oldToken).header["kid"]?.stringValue)
 
-            let found = try await server.runtime.realms.realm(named: "demo")
+            let found = try await server.runtime.oauth.realms.realm(named: "demo")
             let realm = try XCTUnwrap(found)
-            let newKey = try await server.runtime.keys.rotate(realm: realm)
+            let newKey = try await server.runtime.oauth.keys.rotate(realm: realm)
             XCTAssertNotEqual(newKey.kid, oldKid)
 
             let kids = try await client.execute(uri: "/realms/demo/protocol/openid-connect/certs", method: .get) { response in
@@ -31,7 +31,7 @@ final class KeyRotationTests: XCTestCase {
 
             // Once every token of the old key has expired, the key leaves the JWKS and the sweeper deletes it.
             server.clock.advance(by: TimeInterval(realm.accessTokenLifetime) + 31)
-            let remaining = try await server.runtime.keys.listKeys(realm: "demo")
+            let remaining = try await server.runtime.oauth.keys.listKeys(realm: "demo")
             XCTAssertEqual(remaining.map(\.kid), [newKey.kid])
         }
     }

@@ -96,7 +96,7 @@ final class ResourceGuardTests: XCTestCase {
 
     func testBearerTokenWithoutBindingIsRefused() async throws {
         try await TestServer.forEachEngine { server, client in
-            let (_, secret) = try await server.runtime.clients.createClient(realm: "demo", clientId: "batch-job", requireDPoP: false)
+            let (_, secret) = try await server.runtime.oauth.clients.createClient(realm: "demo", clientId: "batch-job", requireDPoP: false)
             let answer = try await client.requestToken(body: "grant_type=client_credentials&client_id=batch-job&client_secret=\(secret)", proofs: [])
             let token = try XCTUnwrap(answer.json["access_token"]?.stringValue)
             let key = try SigningKey.generate(.es256)

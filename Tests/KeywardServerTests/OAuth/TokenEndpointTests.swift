@@ -32,7 +32,7 @@ final class TokenEndpointTests: XCTestCase {
             XCTAssertEqual(claims["cnf"]?.objectValue?["jkt"]?.stringValue, key.publicJWK.thumbprint())
 
             // The signature verifies against the published JWKS under the header's kid.
-            let keySet = try await server.runtime.keys.publishedKeys(realm: "demo")
+            let keySet = try await server.runtime.oauth.keys.publishedKeys(realm: "demo")
             let verified = try JWTVerifier.verify(token, policy: .init(allowedAlgorithms: [.es256], keys: .set(keySet), expectedType: "at+jwt", issuer: issuer), now: server.clock.now())
             XCTAssertEqual(verified.claims["azp"]?.stringValue, "push-device-client")
         }
@@ -115,7 +115,7 @@ final class TokenEndpointTests: XCTestCase {
 
     func testClientWithoutDPoPRequirementGetsBearerToken() async throws {
         try await TestServer.forEachEngine { server, client in
-            let (_, secret) = try await server.runtime.clients.createClient(realm: "demo", clientId: "batch-job", requireDPoP: false, scope: "read write")
+            let (_, secret) = try await server.runtime.oauth.clients.createClient(realm: "demo", clientId: "batch-job", requireDPoP: false, scope: "read write")
             let answer = try await client.requestToken(body: "grant_type=client_credentials&client_id=batch-job&client_secret=\(secret)&scope=read", proofs: [])
             XCTAssertEqual(answer.status, .ok, "\(answer.json)")
             XCTAssertEqual(answer.json["token_type"]?.stringValue, "Bearer")

@@ -95,10 +95,10 @@ final class ChallengeEventStreamTests: XCTestCase {
                 let (challenge, secret) = try await server.createdChallenge(session: session)
                 let stream = Task { try await client.events("/login/challenges/\(challenge.id)/events?secret=\(secret)") }
                 try await server.waitUntilWatched(challenge.id)
-                server.runtime.challengeSignals.notify(challenge.id, change)
+                server.runtime.pushMFA.signals.notify(challenge.id, change)
                 let events = try await stream.value
                 XCTAssertEqual(events.statuses, ["PENDING", expected])
-                let stored = try await server.runtime.pushMFA.challenge(id: challenge.id)
+                let stored = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
                 XCTAssertEqual(stored?.status, .pending)
             }
         }
@@ -234,7 +234,7 @@ extension TestServer {
 
     func waitUntilWatched(_ challengeId: String) async throws {
         for _ in 0..<400 {
-            if runtime.challengeSignals.isWatched(challengeId) { return }
+            if runtime.pushMFA.signals.isWatched(challengeId) { return }
             try await Task.sleep(for: .milliseconds(5))
         }
         XCTFail("no stream started watching \(challengeId)")

@@ -10,7 +10,7 @@ final class DeviceAuthenticationRefusalTests: XCTestCase {
         try await TestServer.forEachEngine { server, client in
             let (device, token) = try await server.enrolledDevice(client)
             let (other, otherToken) = try await server.enrolledDevice(client)
-            let stranger = try await server.runtime.users.createUser(realm: "demo", username: "stranger", password: "pw")
+            let stranger = try await server.runtime.accounts.users.createUser(realm: "demo", username: "stranger", password: "pw")
             let path = "/login/pending?userId=\(device.userId)"
             let url = device.base + "/login/pending"
             let dpop = HTTPField.Name("DPoP")!
@@ -47,7 +47,7 @@ final class DeviceAuthenticationRefusalTests: XCTestCase {
                 ("long jti", [.authorization: "DPoP " + token, dpop: try proof(["jti": .string(String(repeating: "j", count: 129))])], .badRequest, "Field too long: jti"),
             ]
             // A token from the client-credentials grant without a DPoP binding.
-            let unbound = try await server.runtime.clients.createClient(realm: "demo", clientId: "plain", secret: "plain-secret", requireDPoP: false)
+            let unbound = try await server.runtime.oauth.clients.createClient(realm: "demo", clientId: "plain", secret: "plain-secret", requireDPoP: false)
             _ = unbound
             let plain = try await client.requestToken(body: "grant_type=client_credentials&client_id=plain&client_secret=plain-secret", proofs: [])
             let plainToken = try XCTUnwrap(plain.json["access_token"]?.stringValue)

@@ -9,7 +9,7 @@ final class DeviceManagementTests: XCTestCase {
     /// Every login reads the realm's settings and the user's devices in one statement; either may be missing.
     func testSettingsAndDevicesAreReadTogether() async throws {
         try await TestServer.forEachEngine { server, client in
-            let store = server.runtime.pushMFA.credentials
+            let store = server.runtime.pushMFA.service.credentials
             let user = try await server.demoUser()
             try await server.runtime.database.sql.raw("DELETE FROM push_mfa_settings WHERE realm = 'demo'").run()
             var read = try await store.settingsAndCredentials(realm: "demo", userId: user.id)
@@ -137,7 +137,7 @@ final class DeviceManagementTests: XCTestCase {
             XCTAssertEqual(updated.json, ["status": "updated"])
             let keepType = try await device.call(client, .put, "/device/push-provider", token: token, json: ["pushProviderId": "newer-token", "pushProviderType": " "])
             XCTAssertEqual(keepType.json, ["status": "updated"])
-            let stored = try await server.runtime.pushMFA.devices(realm: "demo", userId: device.userId)
+            let stored = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: device.userId)
             XCTAssertEqual(stored.first?.pushProviderId, "newer-token")
             XCTAssertEqual(stored.first?.pushProviderType, "fcm")
             let missing = try await device.call(client, .put, "/device/push-provider", token: token, json: ["pushProviderType": "fcm"])
@@ -179,7 +179,7 @@ final class DeviceManagementTests: XCTestCase {
             let (device, token) = try await server.enrolledDevice(client)
             let (challenge, _) = try await server.createdChallenge()
             let barrier = ResolveBarrier(parties: 2)
-            let service = server.runtime.pushMFA.replacingChallenges(with: BarrierChallengeStore(inner: server.runtime.challengeStore, barrier: barrier))
+            let service = server.runtime.pushMFA.service.replacingChallenges(with: BarrierChallengeStore(inner: server.runtime.pushMFA.challengeStore, barrier: barrier))
             let url = device.base + "/login/challenges/\(challenge.id)/respond"
             func request() throws -> DeviceAuthenticator.Request {
                 DeviceAuthenticator.Request(
@@ -187,7 +187,7 @@ final class DeviceManagementTests: XCTestCase {
                     authorization: ["DPoP " + token], dpopProofs: [try device.proof(method: "POST", url: url, accessToken: token)]
                 )
             }
-            let realm = try await server.runtime.realms.realm(named: "demo")!
+            let realm = try await server.runtime.oauth.realms.realm(named: "demo")!
             var approve = try request(); approve.realm = realm
             var deny = try request(); deny.realm = realm
             let approveBody: JSONObject = ["token": .string(try device.loginJWT(challengeId: challenge.id))]
@@ -307,7 +307,7 @@ final class DeviceSettingsTests: XCTestCase {
             let refused = try await third.enroll(client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken)
             XCTAssertEqual(refused.status, .conflict, refused.body)
             XCTAssertEqual(refused.error, "Too many devices: at most 2 per user; remove one first")
-            let count = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id).count
+            let count = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id).count
             XCTAssertEqual(count, 2)
 
             // The same device enrolling again replaces itself.

@@ -15,7 +15,7 @@ final class EnrollmentTests: XCTestCase {
                 let enrolled = try await device.enroll(client, enrollmentToken: enrollment.enrollmentToken, dpop: dpop)
                 XCTAssertEqual(enrolled.status, .ok, "\(algorithm): \(enrolled.body)")
                 XCTAssertEqual(enrolled.json, ["status": "enrolled"])
-                let stored = try await server.runtime.pushMFA.challenge(id: enrollment.challenge.id)
+                let stored = try await server.runtime.pushMFA.service.challenge(id: enrollment.challenge.id)
                 XCTAssertEqual(stored?.status, .approved)
 
                 let token = try await device.accessToken(client)
@@ -24,7 +24,7 @@ final class EnrollmentTests: XCTestCase {
                 XCTAssertEqual(answer.status, .ok, "\(algorithm): \(answer.body)")
                 XCTAssertEqual(answer.json, ["status": "approved"])
             }
-            let devices = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id)
+            let devices = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id)
             XCTAssertEqual(devices.count, 5)
             let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
             XCTAssertTrue(metrics.contains(#"keyward_security_events_total{type="EnrollmentCompleted"} 5"#), metrics)
@@ -123,7 +123,7 @@ final class EnrollmentTests: XCTestCase {
             let second = try TestDevice(server: server, userId: user.id, algorithm: .es256, deviceId: "phone-1")
             let answer = try await second.enroll(client, enrollmentToken: try await server.startEnrollment(user).enrollmentToken)
             XCTAssertEqual(answer.status, .ok, answer.body)
-            let devices = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id)
+            let devices = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id)
             XCTAssertEqual(devices.count, 1)
             XCTAssertEqual(try JWK(jsonString: devices[0].publicKeyJWK).thumbprint(), second.key.publicJWK.thumbprint())
         }

@@ -48,7 +48,7 @@ final class LoginChallengeTests: XCTestCase {
             let answer = try await device.respond(client, token: token, challengeId: challenge.id, userVerification: .string(wrong))
             XCTAssertEqual(answer.status, .forbidden)
             XCTAssertEqual(answer.error, "User verification mismatch")
-            let denied = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            let denied = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
             XCTAssertEqual(denied?.status, .denied)
             let late = try await device.respond(client, token: token, challengeId: challenge.id, userVerification: .string(expected))
             XCTAssertEqual(late.status, .badRequest)
@@ -69,11 +69,11 @@ final class LoginChallengeTests: XCTestCase {
                 XCTAssertEqual(answer.status, .forbidden, "attempt \(attempt)")
                 XCTAssertEqual(answer.error, "User verification mismatch")
             }
-            let stillPending = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            let stillPending = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
             XCTAssertEqual(stillPending?.status, .pending)
             let third = try await device.respond(client, token: token, challengeId: challenge.id, userVerification: .string(wrong))
             XCTAssertEqual(third.error, "User verification mismatch")
-            let denied = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            let denied = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
             XCTAssertEqual(denied?.status, .denied)
             let late = try await device.respond(client, token: token, challengeId: challenge.id, userVerification: .string(pin))
             XCTAssertEqual(late.error, "Challenge already resolved or expired")
@@ -128,7 +128,7 @@ final class LoginChallengeTests: XCTestCase {
             let denied = try await device.respond(client, token: token, challengeId: challenge.id, action: "DENY")
             XCTAssertEqual(denied.status, .ok, denied.body)
             XCTAssertEqual(denied.json, ["status": "denied"])
-            let stored = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            let stored = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
             XCTAssertEqual(stored?.status, .denied)
         }
     }
@@ -153,7 +153,7 @@ final class LoginChallengeTests: XCTestCase {
             let late = try await device.respond(client, token: freshToken, challengeId: challenge.id)
             XCTAssertEqual(late.status, .badRequest)
             XCTAssertEqual(late.error, "Challenge already resolved or expired")
-            let stored = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            let stored = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
             XCTAssertEqual(stored?.status, .expired)
             let pending = try await device.pending(client, token: freshToken)
             XCTAssertEqual(pending.json, ["challenges": .array([])])
@@ -166,7 +166,7 @@ final class LoginChallengeTests: XCTestCase {
             let (first, _) = try await server.createdChallenge(session: "browser-1")
             let (second, _) = try await server.createdChallenge(session: "browser-1")
             XCTAssertNotEqual(first.id, second.id)
-            let gone = try await server.runtime.pushMFA.challenge(id: first.id)
+            let gone = try await server.runtime.pushMFA.service.challenge(id: first.id)
             XCTAssertNil(gone, "resend deletes the replaced challenge")
             let pending = try await device.pending(client, token: token)
             XCTAssertEqual(pending.json["challenges"]?.arrayValue?.compactMap { $0.objectValue?["cid"]?.stringValue }, [second.id])
@@ -193,9 +193,9 @@ final class LoginChallengeTests: XCTestCase {
                 }
                 XCTAssertEqual(created, limit, "maxPendingChallenges=\(limit)")
                 let user = try await server.demoUser()
-                let pending = try await server.runtime.challengeStore.pendingChallenges(realm: "demo", userId: user.id, kind: .authentication, now: server.clock.now())
+                let pending = try await server.runtime.pushMFA.challengeStore.pendingChallenges(realm: "demo", userId: user.id, kind: .authentication, now: server.clock.now())
                 XCTAssertEqual(pending.count, limit)
-                _ = try await server.runtime.challengeStore.resolveAllPending(realm: "demo", userId: user.id, to: .denied, now: server.clock.now())
+                _ = try await server.runtime.pushMFA.challengeStore.resolveAllPending(realm: "demo", userId: user.id, to: .denied, now: server.clock.now())
             }
         }
     }
@@ -204,11 +204,11 @@ final class LoginChallengeTests: XCTestCase {
         try await TestServer.forEachEngine { server, client in
             let (device, token) = try await server.enrolledDevice(client)
             let (challenge, _) = try await server.createdChallenge(session: "browser-1")
-            try await server.runtime.pushMFA.cancelLogin(challengeId: challenge.id, sessionId: "another-session")
-            let untouched = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            try await server.runtime.pushMFA.service.cancelLogin(challengeId: challenge.id, sessionId: "another-session")
+            let untouched = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
             XCTAssertEqual(untouched?.status, .pending, "only the session that created it can cancel it")
-            try await server.runtime.pushMFA.cancelLogin(challengeId: challenge.id, sessionId: "browser-1")
-            let cancelled = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            try await server.runtime.pushMFA.service.cancelLogin(challengeId: challenge.id, sessionId: "browser-1")
+            let cancelled = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
             XCTAssertEqual(cancelled?.status, .denied)
             let answer = try await device.respond(client, token: token, challengeId: challenge.id)
             XCTAssertEqual(answer.status, .badRequest)
@@ -225,12 +225,12 @@ final class LoginChallengeTests: XCTestCase {
             XCTAssertEqual(answer.status, .ok, answer.body)
             XCTAssertEqual(answer.json, ["status": "locked_out"])
             for id in [first.id, second.id] {
-                let stored = try await server.runtime.pushMFA.challenge(id: id)
+                let stored = try await server.runtime.pushMFA.service.challenge(id: id)
                 XCTAssertEqual(stored?.status, .userLockedOut)
             }
             let user = try await server.demoUser()
             XCTAssertFalse(user.enabled)
-            let login = try await server.runtime.users.authenticate(realm: "demo", username: "test", password: "test")
+            let login = try await server.runtime.accounts.users.authenticate(realm: "demo", username: "test", password: "test")
             XCTAssertEqual(login, .disabled(user))
             let events = try await server.runtime.audit.events(realm: "demo", userId: user.id)
             XCTAssertTrue(events.contains { $0.type == .userLockedOut })
@@ -289,8 +289,8 @@ final class LoginChallengeTests: XCTestCase {
             _ = try await server.enrolledDevice(client)
             let (challenge, _) = try await server.createdChallenge()
             let sweeper = ExpiredRowSweeper(
-                replayStore: server.runtime.replayStore, signingKeyStore: server.runtime.signingKeyStore,
-                challengeStore: server.runtime.challengeStore, clock: server.clock, logger: .init(label: "test")
+                replayStore: server.runtime.oauth.replayStore, signingKeyStore: server.runtime.oauth.signingKeyStore,
+                challengeStore: server.runtime.pushMFA.challengeStore, clock: server.clock, logger: .init(label: "test")
             )
             server.clock.advance(by: 241)
             let first = try await sweeper.sweepOnce()
@@ -299,7 +299,7 @@ final class LoginChallengeTests: XCTestCase {
             let second = try await sweeper.sweepOnce()
             XCTAssertEqual(second.expiredChallenges, 0)
             XCTAssertGreaterThanOrEqual(second.deletedChallenges, 2)
-            let gone = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            let gone = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
             XCTAssertNil(gone)
         }
     }

@@ -17,7 +17,7 @@ final class LoginPushDeliveryTests: XCTestCase {
             var marked = false
             for _ in 0..<200 where !marked {
                 try await Task.sleep(for: .milliseconds(25))
-                marked = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id).first { $0.deviceId == device.deviceId }?.pushTokenValid == false
+                marked = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id).first { $0.deviceId == device.deviceId }?.pushTokenValid == false
             }
             XCTAssertTrue(marked, "410 Unregistered must mark the device's push token invalid")
             let record = try XCTUnwrap(try double.records().last { $0.path == "/3/device/\(deviceToken)" })
@@ -34,7 +34,7 @@ final class LoginPushDeliveryTests: XCTestCase {
             // A new push-provider registration makes the token valid again.
             let token = try await device.accessToken(client)
             _ = try await device.call(client, .put, "/device/push-provider", token: token, json: ["pushProviderId": "fresh-token"])
-            let refreshed = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id).first { $0.deviceId == device.deviceId }
+            let refreshed = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id).first { $0.deviceId == device.deviceId }
             XCTAssertEqual(refreshed?.pushTokenValid, true)
         }
     }

@@ -54,8 +54,8 @@ final class ShortCoordinateKeyTests: XCTestCase {
                 let afterRotation = try await rotated.pending(client, token: newToken)
                 XCTAssertEqual(afterRotation.status, .ok, "\(algorithm) after rotation: \(afterRotation.body)")
 
-                for stored in try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id) {
-                    try await server.runtime.pushMFA.removeDevice(realm: "demo", userId: user.id, credentialId: stored.id)
+                for stored in try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id) {
+                    try await server.runtime.pushMFA.service.removeDevice(realm: "demo", userId: user.id, credentialId: stored.id)
                 }
             }
         }

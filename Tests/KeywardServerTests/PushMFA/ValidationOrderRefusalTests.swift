@@ -12,8 +12,8 @@ final class ValidationOrderRefusalTests: XCTestCase {
             let device = try TestDevice(server: server, userId: user.id)
             let enrollment = try await server.startEnrollment(user)
             let token = enrollment.enrollmentToken
-            let other = try await server.runtime.users.createUser(realm: "demo", username: "other", password: "pw")
-            let othersEnrollment = try await server.runtime.pushMFA.startEnrollment(realm: "demo", user: other)
+            let other = try await server.runtime.accounts.users.createUser(realm: "demo", username: "other", password: "pw")
+            let othersEnrollment = try await server.runtime.pushMFA.service.startEnrollment(realm: "demo", user: other)
             let (loginChallenge, _) = try await { () async throws -> (PushChallenge, String) in
                 _ = try await server.enrolledDevice(client)
                 return try await server.createdChallenge()
@@ -84,7 +84,7 @@ final class ValidationOrderRefusalTests: XCTestCase {
             let looseJWT = try loose.enrollmentJWT(for: looseEnrollment.enrollmentToken, overrides: ["exp": .null, "pushProviderType": " ", "pushProviderId": .null])
             let accepted = try await client.push("/enroll/complete", method: .post, json: ["token": .string(looseJWT)])
             XCTAssertEqual(accepted.status, .ok, accepted.body)
-            let stored = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id).first { $0.deviceId == loose.deviceId }
+            let stored = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id).first { $0.deviceId == loose.deviceId }
             XCTAssertEqual(stored?.pushProviderType, "none")
             XCTAssertEqual(stored?.deviceLabel, "Test phone")
         }
@@ -119,10 +119,10 @@ final class ValidationOrderRefusalTests: XCTestCase {
             try await server.settings { $0.maxPendingChallenges = 5 }
             let (device, _) = try await server.enrolledDevice(client)
             let (challenge, _) = try await server.createdChallenge(session: "a")
-            let other = try await server.runtime.users.createUser(realm: "demo", username: "other", password: "pw")
+            let other = try await server.runtime.accounts.users.createUser(realm: "demo", username: "other", password: "pw")
             let otherDevice = try TestDevice(server: server, userId: other.id)
-            _ = try await otherDevice.enroll(client, enrollmentToken: try await server.runtime.pushMFA.startEnrollment(realm: "demo", user: other).enrollmentToken)
-            guard case .created(let othersChallenge, _, _, _) = try await server.runtime.pushMFA.startLogin(realm: "demo", user: other, clientId: nil, sessionId: "x") else { return XCTFail() }
+            _ = try await otherDevice.enroll(client, enrollmentToken: try await server.runtime.pushMFA.service.startEnrollment(realm: "demo", user: other).enrollmentToken)
+            guard case .created(let othersChallenge, _, _, _) = try await server.runtime.pushMFA.service.startLogin(realm: "demo", user: other, clientId: nil, sessionId: "x") else { return XCTFail() }
             let enrollment = try await server.startEnrollment(try await server.demoUser())
             let path = "/login/challenges/\(challenge.id)/respond"
             func respond(_ body: JSONObject?, path target: String = path) async throws -> PushAnswer {
@@ -156,7 +156,7 @@ final class ValidationOrderRefusalTests: XCTestCase {
                 XCTAssertEqual(answer.status, status, "\(message): \(answer.body)")
                 XCTAssertEqual(answer.error, message)
             }
-            let stillPending = try await server.runtime.pushMFA.challenge(id: challenge.id)
+            let stillPending = try await server.runtime.pushMFA.service.challenge(id: challenge.id)
             XCTAssertEqual(stillPending?.status, .pending, "no refusal resolved the challenge")
             let events = try await server.runtime.audit.events(realm: "demo", limit: 500)
             XCTAssertEqual(events.filter { $0.type == .challengeResponseInvalid }.count, 1)

@@ -168,13 +168,13 @@ extension TestClientProtocol {
 extension TestServer {
     /// The demo user `test`.
     func demoUser() async throws -> User {
-        let user = try await runtime.users.user(realm: "demo", username: "test")
+        let user = try await runtime.accounts.users.user(realm: "demo", username: "test")
         return try XCTUnwrap(user)
     }
 
     /// A fresh enrollment for `user`.
     func startEnrollment(_ user: User) async throws -> EnrollmentStart {
-        try await runtime.pushMFA.startEnrollment(realm: "demo", user: user)
+        try await runtime.pushMFA.service.startEnrollment(realm: "demo", user: user)
     }
 
     /// A device enrolled for the demo user (without DPoP, like the original's demo clients) and its access token.
@@ -189,7 +189,7 @@ extension TestServer {
 
     /// A login challenge for the demo user from browser session `session`.
     func startLogin(session: String = "browser-1") async throws -> LoginChallengeStart {
-        try await runtime.pushMFA.startLogin(realm: "demo", user: try await demoUser(), clientId: "test-app", sessionId: session)
+        try await runtime.pushMFA.service.startLogin(realm: "demo", user: try await demoUser(), clientId: "test-app", sessionId: session)
     }
 
     func createdChallenge(session: String = "browser-1") async throws -> (PushChallenge, String) {
@@ -201,8 +201,8 @@ extension TestServer {
     }
 
     func settings(_ change: (inout PushMFASettings) throws -> Void) async throws {
-        var settings = try await runtime.pushMFA.settings(realm: "demo")
+        var settings = try await runtime.pushMFA.service.settings(realm: "demo")
         try change(&settings)
-        try await runtime.pushMFA.saveSettings(settings, realm: "demo")
+        try await runtime.pushMFA.service.saveSettings(settings, realm: "demo")
     }
 }

@@ -33,7 +33,7 @@ final class CookielessLoginTests: XCTestCase {
 
     func testAForgedOrForeignPreLoginStateIsRefused() async throws {
         try await TestServer.forEachEngine { server, client in
-            _ = try await server.runtime.realms.createRealm(name: "other")
+            _ = try await server.runtime.oauth.realms.createRealm(name: "other")
             let page = try await client.execute(uri: "/realms/other/login", method: .get) { response in
                 (response.headers[.setCookie] ?? "", String(buffer: response.body))
             }

@@ -46,7 +46,7 @@ final class DisabledUserSessionTests: XCTestCase {
             XCTAssertEqual(deviceCall.status, .forbidden, deviceCall.body)
 
             // Enabling the account again does not bring the old sessions back.
-            try await server.runtime.users.setEnabled(true, realm: "demo", id: user.id)
+            try await server.runtime.accounts.users.setEnabled(true, realm: "demo", id: user.id)
             let afterEnable = try await signedIn.get("/realms/demo/account")
             XCTAssertEqual(afterEnable.status, .seeOther)
         }
@@ -62,13 +62,13 @@ final class DisabledUserSessionTests: XCTestCase {
             _ = try await other.signIn()
 
             let user = try await server.demoUser()
-            try await server.runtime.users.setEnabled(false, realm: "demo", id: user.id)
+            try await server.runtime.accounts.users.setEnabled(false, realm: "demo", id: user.id)
             for session in [browser, other] {
                 let account = try await session.get("/realms/demo/account")
                 XCTAssertEqual(account.status, .seeOther)
                 XCTAssertTrue(account.location?.hasPrefix("/realms/demo/login") ?? false)
             }
-            try await server.runtime.users.setEnabled(true, realm: "demo", id: user.id)
+            try await server.runtime.accounts.users.setEnabled(true, realm: "demo", id: user.id)
             let afterEnable = try await browser.get("/realms/demo/account")
             XCTAssertEqual(afterEnable.status, .seeOther, "a session ended by disabling stays ended")
         }

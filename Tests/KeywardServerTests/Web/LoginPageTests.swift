@@ -65,7 +65,7 @@ final class LoginPageTests: XCTestCase {
             let account = try await browser.get("/realms/demo/account")
             XCTAssertEqual(account.status, .seeOther, "no session after a failed login")
             let user = try await server.demoUser()
-            try await server.runtime.users.setEnabled(false, realm: "demo", id: user.id)
+            try await server.runtime.accounts.users.setEnabled(false, realm: "demo", id: user.id)
             let disabled = try await TestBrowser(client).signIn()
             XCTAssertEqual(disabled.status, .forbidden)
         }

@@ -56,7 +56,7 @@ final class LoginThrottleTests: XCTestCase {
 
     func testDeniedPushesCountSuccessClearsAndTheSweeperForgetsOldWindows() async throws {
         try await TestServer.forEachEngine { server, _ in
-            let throttle = server.runtime.loginThrottle
+            let throttle = server.runtime.accounts.loginThrottle
             for _ in 1...5 { try await throttle.recordFailure(realm: "demo", username: "Test") }
             let wait = try await throttle.admit(realm: "demo", username: "test")
             XCTAssertEqual(wait, 900, "usernames are counted case-insensitively, from the first failure")
@@ -72,8 +72,8 @@ final class LoginThrottleTests: XCTestCase {
             XCTAssertNotNil(sixth, "success cleared the count, so five more were allowed, and no more")
 
             let sweeper = ExpiredRowSweeper(
-                replayStore: server.runtime.replayStore, signingKeyStore: server.runtime.signingKeyStore,
-                loginAttemptStore: server.runtime.loginAttemptStore, clock: server.clock, logger: .init(label: "test")
+                replayStore: server.runtime.oauth.replayStore, signingKeyStore: server.runtime.oauth.signingKeyStore,
+                loginAttemptStore: server.runtime.accounts.loginAttemptStore, clock: server.clock, logger: .init(label: "test")
             )
             let kept = try await sweeper.sweepOnce()
             XCTAssertEqual(kept.loginAttempts, 0)
@@ -88,7 +88,7 @@ final class LoginThrottleTests: XCTestCase {
     func testAttemptsForAnUnknownRealmAreAStorageRefusalNotAWrite() async throws {
         try await TestServer.forEachEngine { server, _ in
             do {
-                _ = try await server.runtime.loginThrottle.admit(realm: "no-such-realm", username: "x")
+                _ = try await server.runtime.accounts.loginThrottle.admit(realm: "no-such-realm", username: "x")
                 XCTFail("an attempt needs its realm")
             } catch let error as StoreError {
                 guard case .notFound = error else { return XCTFail("\(error)") }

@@ -42,7 +42,7 @@ final class PageFlowTests: XCTestCase {
             XCTAssertEqual(secondWait.status, .ok, secondWait.html)
             let secondChallenge = try XCTUnwrap(secondWait.field("challengeId"))
             XCTAssertNotEqual(secondChallenge, firstChallenge)
-            let replaced = try await server.runtime.pushMFA.challenge(id: firstChallenge)
+            let replaced = try await server.runtime.pushMFA.service.challenge(id: firstChallenge)
             XCTAssertEqual(replaced?.status, .denied, "the first push was cancelled")
 
             // Another browser still counts against the cap: only this browser's own push gives way.
@@ -63,8 +63,8 @@ final class PageFlowTests: XCTestCase {
                 let browser = TestBrowser(client)
                 let afterPassword = try await browser.signIn()
                 XCTAssertEqual(afterPassword.location, "/realms/demo/login/push")
-                for device in try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id) {
-                    try await server.runtime.pushMFA.removeDevice(realm: "demo", userId: user.id, credentialId: device.id)
+                for device in try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id) {
+                    try await server.runtime.pushMFA.service.removeDevice(realm: "demo", userId: user.id, credentialId: device.id)
                 }
                 let next = try await browser.get("/realms/demo/login/push")
                 let account = try await browser.get("/realms/demo/account")
@@ -95,7 +95,7 @@ final class PageFlowTests: XCTestCase {
                 _ = try await browser.signIn()
                 let waiting = try await browser.get("/realms/demo/login/push")
                 let challengeId = try XCTUnwrap(waiting.field("challengeId"))
-                let stored = try await server.runtime.pushMFA.challenge(id: challengeId)
+                let stored = try await server.runtime.pushMFA.service.challenge(id: challengeId)
                 let expected = try XCTUnwrap(stored?.userVerification.expectedValue)
                 XCTAssertEqual(waiting.capture(#"id="verification-code"[^>]*>([0-9]+)<"#), expected, "\(mode)")
                 if mode == .pin { XCTAssertEqual(expected.count, 6) }
@@ -114,11 +114,11 @@ final class PageFlowTests: XCTestCase {
     /// A realm that is not a demo never shows the confirm token.
     func testProductionRealmHidesTheConfirmToken() async throws {
         try await TestServer.forEachEngine { server, client in
-            _ = try await server.runtime.realms.createRealm(name: "acme")
-            let user = try await server.runtime.users.createUser(realm: "acme", username: "alice", password: "s3cret")
+            _ = try await server.runtime.oauth.realms.createRealm(name: "acme")
+            let user = try await server.runtime.accounts.users.createUser(realm: "acme", username: "alice", password: "s3cret")
             var device = try TestDevice(server: server, userId: user.id)
             device.realm = "acme"
-            let enrollment = try await server.runtime.pushMFA.startEnrollment(realm: "acme", user: user)
+            let enrollment = try await server.runtime.pushMFA.service.startEnrollment(realm: "acme", user: user)
             let enrolled = try await device.enroll(client, enrollmentToken: enrollment.enrollmentToken)
             XCTAssertEqual(enrolled.status, .ok, enrolled.body)
             let browser = TestBrowser(client)

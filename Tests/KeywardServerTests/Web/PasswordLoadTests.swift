@@ -12,7 +12,7 @@ final class PasswordLoadTests: XCTestCase {
         try await TestServer.forEachEngine(configure: { $0.bcryptCost = 10; $0.passwordThreads = 1 }) { server, client in
             let count = 50
             for index in 0..<count {
-                _ = try await server.runtime.users.createUser(realm: "demo", username: "load-\(index)", password: "password-\(index)")
+                _ = try await server.runtime.accounts.users.createUser(realm: "demo", username: "load-\(index)", password: "password-\(index)")
             }
             let key = try SigningKey.generate(.es256)
             let token = try await client.demoToken(server, key: key)
@@ -83,8 +83,8 @@ final class PasswordWorkTests: XCTestCase {
     func testTheSignInPageAnswers503WhenThePasswordThreadsAreFull() async throws {
         try await TestServer.forEachEngine(configure: { $0.maxConcurrentPasswordChecks = 1 }) { server, client in
             let release = DispatchSemaphore(value: 0)
-            let blocker = Task { try await server.runtime.users.passwordWork.run { release.wait() } }
-            while server.runtime.users.passwordWork.load < 1 { await Task.yield() }
+            let blocker = Task { try await server.runtime.accounts.users.passwordWork.run { release.wait() } }
+            while server.runtime.accounts.users.passwordWork.load < 1 { await Task.yield() }
             let answer = try await TestBrowser(client).signIn()
             release.signal()
             try await blocker.value

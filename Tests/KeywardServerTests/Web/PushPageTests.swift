@@ -85,13 +85,13 @@ final class PushPageTests: XCTestCase {
             // Resend replaces the challenge.
             let resent = try await browser.post("/realms/demo/login/push", ["csrf": waiting.field("csrf")!, "refresh": "true"])
             XCTAssertNotEqual(resent.field("challengeId"), retried.field("challengeId"))
-            let replaced = try await server.runtime.pushMFA.challenge(id: retried.field("challengeId")!)
+            let replaced = try await server.runtime.pushMFA.service.challenge(id: retried.field("challengeId")!)
             XCTAssertNil(replaced)
 
             // Cancel.
             let cancelled = try await browser.post("/realms/demo/login/push", ["csrf": waiting.field("csrf")!, "cancel": "true"])
             XCTAssertEqual(cancelled.location, "/realms/demo/login?notice=cancelled")
-            let cancelledChallenge = try await server.runtime.pushMFA.challenge(id: resent.field("challengeId")!)
+            let cancelledChallenge = try await server.runtime.pushMFA.service.challenge(id: resent.field("challengeId")!)
             XCTAssertEqual(cancelledChallenge?.status, .denied)
 
             // Locked out from the phone: the session ended with the lockout, so the browser is back at the sign-in page.
@@ -160,7 +160,7 @@ final class PushPageTests: XCTestCase {
             let removeAction = try XCTUnwrap(account.capture(#"action="(/realms/demo/account/devices/[^"]+/remove)""#))
             let removed = try await browser.post(removeAction, ["csrf": account.field("csrf")!])
             XCTAssertEqual(removed.location, "/realms/demo/account?notice=removed")
-            let devices = try await server.runtime.pushMFA.devices(realm: "demo", userId: user.id)
+            let devices = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id)
             XCTAssertTrue(devices.isEmpty)
             let foreign = try await browser.post("/realms/demo/account/devices/\(UUID().uuidString)/remove", ["csrf": account.field("csrf")!])
             XCTAssertEqual(foreign.status, .notFound)

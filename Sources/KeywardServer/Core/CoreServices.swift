@@ -1,0 +1,13 @@
+// What every part is assembled from: the configuration, the database, the master key, the clock, metrics, the
+// audit log and the logger.
+import Logging
+
+struct CoreServices: Sendable {
+    let configuration: KeywardConfiguration
+    let database: KeywardDatabase
+    let masterKey: MasterKey
+    let clock: any KeywardClock
+    let metrics: KeywardMetrics
+    let audit: AuditLog
+    let logger: Logger
+}

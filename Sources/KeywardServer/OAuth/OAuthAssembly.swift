@@ -1,0 +1,59 @@
+// The OAuth core, assembled: realms, signing keys, clients, the token endpoint and the one DPoP gate, and its routes.
+import Foundation
+import Hummingbird
+import KeywardJOSE
+
+public struct OAuthAssembly: Sendable {
+    public let realms: RealmService
+    public let keys: RealmKeyService
+    public let clients: ClientService
+    public let tokens: TokenService
+    public let resourceGuard: DPoPResourceGuard
+    let accessTokens: AccessTokenIssuer
+    let replayStore: any ReplayStore
+    let signingKeyStore: any SigningKeyStore
+    private let core: CoreServices
+
+    init(_ core: CoreServices) {
+        self.core = core
+        let configuration = core.configuration
+        replayStore = SQLReplayStore(database: core.database)
+        signingKeyStore = SQLSigningKeyStore(database: core.database)
+        keys = RealmKeyService(store: signingKeyStore, masterKey: core.masterKey, clock: core.clock)
+        realms = RealmService(store: SQLRealmStore(database: core.database), keys: keys, clock: core.clock, publicURL: configuration.resolvedPublicURL)
+        clients = ClientService(store: SQLClientStore(database: core.database), clock: core.clock)
+        accessTokens = AccessTokenIssuer(realms: realms, keys: keys)
+        tokens = TokenService(
+            realms: realms, clients: clients, issuer: accessTokens, replayStore: replayStore,
+            dpopOptions: Self.dpopOptions(maxAge: configuration.dpopTokenEndpointMaxAge, futureSkew: configuration.dpopTokenEndpointFutureSkew),
+            nonces: configuration.dpopRequireNonce ? DPoPNonces(masterKey: core.masterKey) : nil,
+            clock: core.clock, metrics: core.metrics
+        )
+        resourceGuard = DPoPResourceGuard(
+            issuer: accessTokens, replayStore: replayStore,
+            options: .init(proof: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew)),
+            clock: core.clock, metrics: core.metrics
+        )
+    }
+
+    /// A gate for another part's resources with options of its own, on this part's tokens and replay cache.
+    func gate(_ options: DPoPResourceGuard.Options) -> DPoPResourceGuard {
+        DPoPResourceGuard(issuer: accessTokens, replayStore: replayStore, options: options, clock: core.clock, metrics: core.metrics)
+    }
+
+    func register(on router: Router<KeywardRequestContext>) {
+        OAuthRoutes(
+            realms: realms, keys: keys, tokens: tokens, guardian: resourceGuard,
+            publicURL: core.configuration.resolvedPublicURL, maxBodySize: core.configuration.maxBodySize
+        ).register(on: router)
+    }
+
+    /// The proof window (`maxAge` back, `futureSkew` ahead) and a replay memory that covers all of it.
+    static func dpopOptions(maxAge: Int, futureSkew: Int) -> DPoPVerifier.Options {
+        var options = DPoPVerifier.Options()
+        options.maxAge = TimeInterval(maxAge)
+        options.maxFutureSkew = TimeInterval(futureSkew)
+        options.replayLifetime = TimeInterval(maxAge + futureSkew)
+        return options
+    }
+}

@@ -1,0 +1,58 @@
+// Push MFA, assembled from the OAuth core (realms, keys, the DPoP gate), Accounts (users) and the push senders:
+// its service, the challenge signals, and its device API, event streams and pages.
+import Foundation
+import Hummingbird
+
+public struct PushMFAAssembly: Sendable {
+    public let service: PushMFAService
+    let signals: ChallengeSignals
+    let challengeStore: any PushChallengeStore
+    private let core: CoreServices
+
+    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, senders: [any PushSender]) {
+        self.core = core
+        let configuration = core.configuration
+        let metrics = core.metrics
+        signals = ChallengeSignals()
+        challengeStore = SQLPushChallengeStore(database: core.database)
+        let credentials = SQLPushCredentialStore(database: core.database)
+        service = PushMFAService(
+            realms: oauth.realms, users: accounts.users, credentials: credentials, challenges: challengeStore,
+            state: SQLPushMFAStateStore(database: core.database), tokens: PushMFATokens(realms: oauth.realms, keys: oauth.keys),
+            authenticator: DeviceAuthenticator(
+                gate: oauth.gate(DeviceAuthenticator.gateOptions(
+                    requireAth: configuration.pushMfaRequireAth, iatTolerance: TimeInterval(configuration.pushMfaDpopIatTolerance),
+                    jtiLifetime: TimeInterval(configuration.pushMfaDpopJtiTTL)
+                )),
+                credentials: credentials, clock: core.clock, audit: core.audit, metrics: metrics, refusalAudit: RefusalAuditSampler()
+            ),
+            pusher: DispatchingChallengePusher(dispatcher: PushDispatcher(senders: senders, logger: core.logger) { type, outcome in
+                metrics.pushDelivered(providerType: type, outcome: outcome.rawValue)
+            }),
+            pushTasks: BoundedTasks(
+                maxRunning: configuration.pushMaxConcurrentSends, maxWaiting: 16 * configuration.pushMaxConcurrentSends,
+                onDrop: { metrics.pushDropped() }
+            ),
+            signals: signals, audit: core.audit, clock: core.clock, logger: core.logger
+        )
+    }
+
+    /// The device API and the challenge event streams (JSON errors).
+    func registerAPI(on router: Router<KeywardRequestContext>, renderer: PageRenderer) {
+        let configuration = core.configuration
+        PushMFARoutes(
+            service: service,
+            events: ChallengeEventStream(service: service, signals: signals, metrics: core.metrics, options: .init(
+                maxConnections: configuration.sseMaxConnections, heartbeat: .seconds(configuration.sseHeartbeatSeconds),
+                maxLifetime: .seconds(configuration.sseMaxConnectionLifetimeSeconds), reconnectDelayMillis: configuration.sseReconnectDelayMillis,
+                pollInterval: .milliseconds(configuration.ssePollMillis)
+            )),
+            publicURL: configuration.resolvedPublicURL, maxBodySize: configuration.maxBodySize, renderer: renderer
+        ).register(on: router)
+    }
+
+    /// Wakes this node's event streams when another node changes a challenge (PostgreSQL only).
+    var listener: ChallengeNotificationListener {
+        ChallengeNotificationListener(database: core.database, signals: signals, logger: core.logger)
+    }
+}
