@@ -132,10 +132,12 @@ public struct DPoPVerifier: Sendable {
         return try await recordFresh(checked, now: now)
     }
 
-    /// The same checks for a proof the caller has parsed already (the resource gate reads its claims to find a
-    /// stored key first), so it is parsed once. The caller has checked its size against `maxProofSize`.
+    /// The same checks for a proof the caller has parsed already, header and claims (the resource gate reads the
+    /// claims to find a stored key first), so it is parsed once. The caller has checked its size against
+    /// `maxProofSize`, and `claims` must be `jws.claims()`.
     public func verify(
         parsed jws: JWS,
+        claims: JSONObject,
         method: String,
         url: String,
         accessToken: String? = nil,
@@ -144,7 +146,7 @@ public struct DPoPVerifier: Sendable {
         verificationKey: JWK? = nil,
         now: Date
     ) async throws(DPoPError) -> Verified {
-        let checked = try check(jws: jws, method: method, url: url, accessToken: accessToken,
+        let checked = try check(jws: jws, parsedClaims: claims, method: method, url: url, accessToken: accessToken,
                                 expectedThumbprint: expectedThumbprint, expectedNonce: expectedNonce,
                                 verificationKey: verificationKey, now: now)
         return try await recordFresh(checked, now: now)
@@ -185,12 +187,13 @@ public struct DPoPVerifier: Sendable {
         } catch {
             throw Self.map(error)
         }
-        return try check(jws: jws, method: method, url: url, accessToken: accessToken, expectedThumbprint: expectedThumbprint,
+        return try check(jws: jws, parsedClaims: nil, method: method, url: url, accessToken: accessToken, expectedThumbprint: expectedThumbprint,
                          expectedNonce: expectedNonce, verificationKey: verificationKey, now: now)
     }
 
     func check(
         jws: JWS,
+        parsedClaims: JSONObject?,
         method: String,
         url: String,
         accessToken: String?,
@@ -227,10 +230,14 @@ public struct DPoPVerifier: Sendable {
         }
 
         let claims: JSONObject
-        do throws(JOSEError) {
-            claims = try jws.claims()
-        } catch {
-            throw Self.map(error)
+        if let parsedClaims {
+            claims = parsedClaims
+        } else {
+            do throws(JOSEError) {
+                claims = try jws.claims()
+            } catch {
+                throw Self.map(error)
+            }
         }
 
         guard let jtiValue = claims["jti"] else { throw .invalid(.missingClaim, "DPoP proof has no \"jti\"") }

@@ -152,7 +152,7 @@ public final class DPoPResourceGuard: Sendable {
         let checksAth = options.requiresAth || proofClaims["ath"] != nil
         do throws(DPoPError) {
             let proof = try await verifier.verify(
-                parsed: jws, method: request.method, url: request.url, accessToken: checksAth ? compactToken : nil,
+                parsed: jws, claims: proofClaims, method: request.method, url: request.url, accessToken: checksAth ? compactToken : nil,
                 expectedThumbprint: jkt, verificationKey: storedKey?.key, now: clock.now()
             )
             return Caller(claims: token.claims, proof: proof, owner: storedKey?.owner)
