@@ -20,8 +20,6 @@ struct LoginPages: Sendable {
         router.get(RouterPath(StaticScript.path)) { _, _ in PageRenderer.scriptResponse() }
     }
 
-    static func loginURL(_ realm: String) -> String { "/realms/\(realm)/login" }
-    static func accountURL(_ realm: String) -> String { "/realms/\(realm)/account" }
 
     private func realmName(_ context: KeywardRequestContext) async throws -> String {
         let name = context.parameters.get("realm") ?? ""
@@ -36,7 +34,7 @@ struct LoginPages: Sendable {
         let notice = request.uri.queryParameters.get("notice").flatMap(Self.notices)
         if var session = try await browser.session(request, realm: realm) {
             if session.stage == .authenticated {
-                return renderer.redirect(to: returnTo ?? session.returnTo ?? Self.accountURL(realm))
+                return renderer.redirect(to: returnTo ?? session.returnTo ?? PageURLs.account(realm))
             }
             // Back from the push step: keep this browser's session. The push it may have pending is still its
             // own, so the next password entry replaces it (submitLogin).
@@ -65,7 +63,7 @@ struct LoginPages: Sendable {
     }
 
     private func loginPage(realm: String, csrf: String, username: String = "", error: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        var context: [String: Any] = ["realmName": realm, "action": Self.loginURL(realm), "csrf": csrf, "username": username]
+        var context: [String: Any] = ["realmName": realm, "action": PageURLs.login(realm), "csrf": csrf, "username": username]
         if let error { context["error"] = error }
         if let notice { context["notice"] = notice }
         return renderer.page("login", title: "Sign in", realm: realm, context: context, status: status, headers: headers)
@@ -76,7 +74,7 @@ struct LoginPages: Sendable {
         let session = try await browser.session(request, realm: realm)
         let preLogin = session == nil ? browser.preLogin(request, realm: realm) : nil
         guard session != nil || preLogin != nil else {
-            return renderer.redirect(to: Self.loginURL(realm) + "?notice=expired")
+            return renderer.redirect(to: PageURLs.login(realm) + "?notice=expired")
         }
         let form = try await browser.form(request)
         let csrf: String
@@ -128,31 +126,10 @@ struct LoginPages: Sendable {
                 )
             }
             let before = signedIn
-            let next = Self.continueAfterPassword(&signedIn, hasDevice: hasDevice, settings: settings)
+            let next = LoginFlow.continueAfterPassword(&signedIn, hasDevice: hasDevice, settings: settings)
             if signedIn != before || session != nil { try await browser.sessions.save(signedIn) }
             return renderer.redirect(to: next, headers: browser.setCookie(cookie))
         }
-    }
-
-    /// Where a login goes once the password is verified: the push step when the user has a device, else
-    /// enrollment or done by the realm's rule. Sets the session's stage; returns where to send the browser.
-    static func continueAfterPassword(_ session: inout BrowserSession, hasDevice: Bool, settings: PushMFASettings) -> String {
-        guard !hasDevice else {
-            session.stage = .passwordVerified
-            return PushPages.waitURL(session.realm)
-        }
-        return continueWithoutDevice(&session, settings: settings)
-    }
-
-    /// A password-verified login whose user has no push device: enrollment comes next when the realm requires push
-    /// MFA, otherwise the login is complete. Returns where to send the browser.
-    static func continueWithoutDevice(_ session: inout BrowserSession, settings: PushMFASettings) -> String {
-        if settings.requirePushMfa {
-            session.stage = .enrollmentRequired
-            return PushPages.enrollURL(session.realm)
-        }
-        session.stage = .authenticated
-        return session.returnTo ?? accountURL(session.realm)
     }
 
     private func logout(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
@@ -161,7 +138,7 @@ struct LoginPages: Sendable {
             guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
             try await browser.sessions.end(session)
         }
-        return renderer.redirect(to: Self.loginURL(realm) + "?notice=logged-out", headers: browser.clearCookie)
+        return renderer.redirect(to: PageURLs.login(realm) + "?notice=logged-out", headers: browser.clearCookie)
     }
 
     private func account(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
@@ -169,7 +146,7 @@ struct LoginPages: Sendable {
         guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
             let user = try await users.user(realm: realm, id: userId)
         else {
-            return renderer.redirect(to: Self.loginURL(realm) + "?return_to=" + Self.accountURL(realm))
+            return renderer.redirect(to: PageURLs.login(realm) + "?return_to=" + PageURLs.account(realm))
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]
@@ -177,13 +154,13 @@ struct LoginPages: Sendable {
             [
                 "label": device.deviceLabel, "type": device.deviceType, "created": formatter.string(from: device.createdAt),
                 "lastUsed": device.lastUsedAt.map(formatter.string(from:)) ?? "never", "csrf": session.csrfToken,
-                "removeAction": Self.accountURL(realm) + "/devices/\(device.id)/remove",
+                "removeAction": PageURLs.account(realm) + "/devices/\(device.id)/remove",
             ]
         }
         let notice = request.uri.queryParameters.get("notice") == "removed" ? "The device was removed." : nil
         var page: [String: Any] = [
             "username": user.username, "devices": devices, "hasDevices": !devices.isEmpty, "csrf": session.csrfToken,
-            "enrollURL": PushPages.enrollURL(realm), "logoutAction": "/realms/\(realm)/logout",
+            "enrollURL": PageURLs.enroll(realm), "logoutAction": "/realms/\(realm)/logout",
         ]
         if let notice { page["notice"] = notice }
         return renderer.page("account", title: "Your account", realm: realm, context: page)
@@ -192,7 +169,7 @@ struct LoginPages: Sendable {
     private func removeDevice(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realmName(context)
         guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
-            return renderer.redirect(to: Self.loginURL(realm))
+            return renderer.redirect(to: PageURLs.login(realm))
         }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
         do {
@@ -200,16 +177,16 @@ struct LoginPages: Sendable {
         } catch StoreError.notFound {
             return renderer.page("message", title: "Not found", realm: realm, context: [
                 "heading": "Device not found", "text": "That device is not one of yours, or it was removed already.", "isError": true,
-                "link": ["href": Self.accountURL(realm), "label": "Back to your account"],
+                "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
             ], status: .notFound)
         }
-        return renderer.redirect(to: Self.accountURL(realm) + "?notice=removed")
+        return renderer.redirect(to: PageURLs.account(realm) + "?notice=removed")
     }
 
     func forbidden(_ realm: String) -> Response {
         renderer.page("message", title: "Form expired", realm: realm, context: [
             "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.", "isError": true,
-            "link": ["href": Self.loginURL(realm), "label": "Sign in"],
+            "link": ["href": PageURLs.login(realm), "label": "Sign in"],
         ], status: .forbidden)
     }
 }

@@ -24,19 +24,17 @@ struct PushPages: Sendable {
         }
     }
 
-    static func waitURL(_ realm: String) -> String { "/realms/\(realm)/login/push" }
-    static func enrollURL(_ realm: String) -> String { "/realms/\(realm)/account/enroll" }
 
     /// Checks the posted form's CSRF token against the browser's session and hands both on.
     private func withForm(
         _ request: Request, _ context: KeywardRequestContext, _ body: ([String: String], BrowserSession) async throws -> Response
     ) async throws -> Response {
         let realm = context.parameters.get("realm") ?? ""
-        guard let session = try await browser.session(request, realm: realm) else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=expired") }
+        guard let session = try await browser.session(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm) + "?notice=expired") }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
             return renderer.page("message", title: "Form expired", realm: realm, context: [
                 "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.", "isError": true,
-                "link": ["href": LoginPages.loginURL(realm), "label": "Sign in"],
+                "link": ["href": PageURLs.login(realm), "label": "Sign in"],
             ], status: .forbidden)
         }
         return try await body(form, session)
@@ -51,12 +49,12 @@ struct PushPages: Sendable {
         let current = if let posted { posted } else { try await browser.session(request, realm: realm) }
         guard var session = current, session.stage == .passwordVerified,
             let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
-        else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=expired") }
+        else { return renderer.redirect(to: PageURLs.login(realm) + "?notice=expired") }
 
         if form?["cancel"] != nil {
             if let id = session.challengeId { try await pushMFA.cancelLogin(challengeId: id, sessionId: session.idHash) }
             try await browser.sessions.end(session)
-            return renderer.redirect(to: LoginPages.loginURL(realm) + "?notice=cancelled", headers: browser.clearCookie)
+            return renderer.redirect(to: PageURLs.login(realm) + "?notice=cancelled", headers: browser.clearCookie)
         }
         if form?["refresh"] != nil || form?["retry"] != nil || session.challengeId == nil {
             let languages = AcceptLanguage.preferences(request.headers[.acceptLanguage])
@@ -68,7 +66,7 @@ struct PushPages: Sendable {
                 return waitingPage(realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink)
             case .noDevice:
                 // The device was removed after the password step: the realm's rule decides, as it did there.
-                let next = LoginPages.continueWithoutDevice(&session, settings: try await pushMFA.settings(realm: realm))
+                let next = LoginFlow.continueWithoutDevice(&session, settings: try await pushMFA.settings(realm: realm))
                 try await browser.sessions.save(session)
                 return renderer.redirect(to: next)
             case .tooManyPending:
@@ -90,7 +88,7 @@ struct PushPages: Sendable {
             session.challengeId = nil
             session.challengeSecret = nil
             try await browser.sessions.save(session)
-            return renderer.redirect(to: session.returnTo ?? LoginPages.accountURL(realm))
+            return renderer.redirect(to: session.returnTo ?? PageURLs.account(realm))
         case .denied:
             await pushMFA.discardChallenge(id: challenge.id)
             try await throttle.recordFailure(realm: realm, username: user.username)
@@ -106,7 +104,7 @@ struct PushPages: Sendable {
 
     private func waitingPage(_ realm: Realm, _ session: BrowserSession, _ challenge: PushChallenge, demoToken: String?, sameDeviceLink: String?) -> Response {
         var page: [String: Any] = [
-            "action": Self.waitURL(realm.name), "csrf": session.csrfToken, "challengeId": challenge.id,
+            "action": PageURLs.pushWait(realm.name), "csrf": session.csrfToken, "challengeId": challenge.id,
             "eventsURL": "/realms/\(realm.name)/push-mfa/login/challenges/\(challenge.id)/events?secret=\(session.challengeSecret ?? "")",
             "hasVerification": challenge.userVerification != .none,
         ]
@@ -126,7 +124,7 @@ struct PushPages: Sendable {
         _ realm: String, _ session: BrowserSession?, heading: String, text: String, retry: Bool, waitSeconds: Int? = nil,
         status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
     ) -> Response {
-        var page: [String: Any] = ["heading": heading, "text": text, "isError": status.code >= 400, "loginURL": LoginPages.loginURL(realm), "action": Self.waitURL(realm)]
+        var page: [String: Any] = ["heading": heading, "text": text, "isError": status.code >= 400, "loginURL": PageURLs.login(realm), "action": PageURLs.pushWait(realm)]
         if retry, let session { page["retry"] = true; page["csrf"] = session.csrfToken }
         if let waitSeconds { page["waitSeconds"] = waitSeconds }
         return renderer.page("push-outcome", title: heading, realm: realm, context: page, status: status, headers: headers)
@@ -140,7 +138,7 @@ struct PushPages: Sendable {
         let current = if let posted { posted } else { try await browser.session(request, realm: realm) }
         guard var session = current, session.stage == .authenticated || session.stage == .enrollmentRequired,
             let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
-        else { return renderer.redirect(to: LoginPages.loginURL(realm) + "?return_to=" + Self.enrollURL(realm)) }
+        else { return renderer.redirect(to: PageURLs.login(realm) + "?return_to=" + PageURLs.enroll(realm)) }
 
         let existing = try await session.enrollmentId.asyncMap { try await pushMFA.challenge(id: $0) } ?? nil
         if let existing, existing.status == .approved, form?["refresh"] == nil {
@@ -150,7 +148,7 @@ struct PushPages: Sendable {
             let wasRequired = session.stage == .enrollmentRequired
             session.stage = .authenticated
             try await browser.sessions.save(session)
-            return renderer.redirect(to: wasRequired ? (session.returnTo ?? LoginPages.accountURL(realm)) : LoginPages.accountURL(realm))
+            return renderer.redirect(to: wasRequired ? (session.returnTo ?? PageURLs.account(realm)) : PageURLs.account(realm))
         }
         var error: String?
         if form?["confirm"] != nil { error = "No Push MFA credential found yet. Scan the code with your phone first." }
@@ -177,10 +175,10 @@ struct PushPages: Sendable {
         // the stylesheet shrinks it only to fit a narrow window.
         let moduleSize = max(4, Int((300.0 / Double(qr.size + 8)).rounded(.up)))
         var page: [String: Any] = [
-            "qrSVG": qr.svg(moduleSize: moduleSize, label: "Enrollment QR code"), "link": link, "csrf": session.csrfToken, "action": Self.enrollURL(realm),
+            "qrSVG": qr.svg(moduleSize: moduleSize, label: "Enrollment QR code"), "link": link, "csrf": session.csrfToken, "action": PageURLs.enroll(realm),
             "eventsURL": "/realms/\(realm)/push-mfa/enroll/challenges/\(challenge.id)/events?secret=\(session.enrollmentSecret ?? "")",
             "ttlMinutes": max(1, Int(challenge.expiresAt.timeIntervalSince(challenge.createdAt) / 60)),
-            "required": session.stage == .enrollmentRequired, "canSkip": session.stage == .authenticated, "accountURL": LoginPages.accountURL(realm),
+            "required": session.stage == .enrollmentRequired, "canSkip": session.stage == .authenticated, "accountURL": PageURLs.account(realm),
         ]
         if let error { page["error"] = error }
         return renderer.page("enroll", title: "Add a device", realm: realm, context: page, refreshSeconds: 10)
