@@ -126,10 +126,10 @@ public struct DPoPVerifier: Sendable {
         verificationKey: JWK? = nil,
         now: Date
     ) async throws(DPoPError) -> Verified {
-        let checked = try check(proof: proof, method: method, url: url, accessToken: accessToken,
+        let (jws, claims) = try parse(proof)
+        return try await verify(parsed: jws, claims: claims, method: method, url: url, accessToken: accessToken,
                                 expectedThumbprint: expectedThumbprint, expectedNonce: expectedNonce,
                                 verificationKey: verificationKey, now: now)
-        return try await recordFresh(checked, now: now)
     }
 
     /// The same checks for a proof the caller has parsed already, header and claims (the resource gate reads the
@@ -146,13 +146,9 @@ public struct DPoPVerifier: Sendable {
         verificationKey: JWK? = nil,
         now: Date
     ) async throws(DPoPError) -> Verified {
-        let checked = try check(jws: jws, parsedClaims: claims, method: method, url: url, accessToken: accessToken,
+        let checked = try check(jws: jws, claims: claims, method: method, url: url, accessToken: accessToken,
                                 expectedThumbprint: expectedThumbprint, expectedNonce: expectedNonce,
                                 verificationKey: verificationKey, now: now)
-        return try await recordFresh(checked, now: now)
-    }
-
-    private func recordFresh(_ checked: Verified, now: Date) async throws(DPoPError) -> Verified {
         let fresh: Bool
         do {
             fresh = try await replayCache.recordOnce(
@@ -164,6 +160,19 @@ public struct DPoPVerifier: Sendable {
         }
         guard fresh else { throw .invalid(.replayed, "DPoP proof jti has already been used") }
         return checked
+    }
+
+    /// The proof's JWS and claims, within `maxProofSize`.
+    private func parse(_ proof: String) throws(DPoPError) -> (JWS, JSONObject) {
+        guard proof.utf8.count <= options.maxProofSize else {
+            throw .invalid(.tooLarge, "DPoP proof is larger than \(options.maxProofSize) bytes")
+        }
+        do throws(JOSEError) {
+            let jws = try JWS.parse(proof, maxSize: options.maxProofSize)
+            return (jws, try jws.claims())
+        } catch {
+            throw Self.map(error)
+        }
     }
 
     /// Everything except the replay check. Internal on purpose: a caller that skipped the replay cache would
@@ -178,22 +187,14 @@ public struct DPoPVerifier: Sendable {
         verificationKey: JWK? = nil,
         now: Date
     ) throws(DPoPError) -> Verified {
-        guard proof.utf8.count <= options.maxProofSize else {
-            throw .invalid(.tooLarge, "DPoP proof is larger than \(options.maxProofSize) bytes")
-        }
-        let jws: JWS
-        do throws(JOSEError) {
-            jws = try JWS.parse(proof, maxSize: options.maxProofSize)
-        } catch {
-            throw Self.map(error)
-        }
-        return try check(jws: jws, parsedClaims: nil, method: method, url: url, accessToken: accessToken, expectedThumbprint: expectedThumbprint,
+        let (jws, claims) = try parse(proof)
+        return try check(jws: jws, claims: claims, method: method, url: url, accessToken: accessToken, expectedThumbprint: expectedThumbprint,
                          expectedNonce: expectedNonce, verificationKey: verificationKey, now: now)
     }
 
     func check(
         jws: JWS,
-        parsedClaims: JSONObject?,
+        claims: JSONObject,
         method: String,
         url: String,
         accessToken: String?,
@@ -229,16 +230,6 @@ public struct DPoPVerifier: Sendable {
             throw .invalid(.alg, "DPoP proof alg \(algorithm.rawValue) does not fit its \(key.material.keyTypeDescription) key")
         }
 
-        let claims: JSONObject
-        if let parsedClaims {
-            claims = parsedClaims
-        } else {
-            do throws(JOSEError) {
-                claims = try jws.claims()
-            } catch {
-                throw Self.map(error)
-            }
-        }
 
         guard let jtiValue = claims["jti"] else { throw .invalid(.missingClaim, "DPoP proof has no \"jti\"") }
         guard let htmValue = claims["htm"] else { throw .invalid(.missingClaim, "DPoP proof has no \"htm\"") }
