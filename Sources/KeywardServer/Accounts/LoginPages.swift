@@ -119,11 +119,12 @@ struct LoginPages: Sendable {
                 (fresh.challengeId, fresh.challengeSecret, fresh.enrollmentId, fresh.enrollmentSecret) = (nil, nil, nil, nil)
                 (cookie, signedIn) = try await browser.sessions.rotate(fresh)
                 signedIn.userId = user.id
-            } else {
-                let state = preLogin!
+            } else if let state = preLogin {
                 (cookie, signedIn) = try await browser.sessions.create(
                     realm: realm, userId: user.id, stage: .passwordVerified, returnTo: state.returnTo, clientId: state.clientId
                 )
+            } else {
+                return forbidden(realm)  // not reached: one of the two was checked above
             }
             let before = signedIn
             let next = LoginFlow.continueAfterPassword(&signedIn, hasDevice: hasDevice, settings: settings)
