@@ -69,21 +69,31 @@ struct LoginPages: Sendable {
         return renderer.page("login", title: "Sign in", realm: realm, context: context, status: status, headers: headers)
     }
 
+    /// What a sign-in form is posted under: a stored session (back from the push step), or a pre-login state.
+    private enum SignInHolder {
+        case session(BrowserSession)
+        case preLogin(PreLoginState)
+    }
+
     private func submitLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realmName(context)
-        let session = try await browser.session(request, realm: realm)
-        let preLogin = session == nil ? browser.preLogin(request, realm: realm) : nil
-        guard session != nil || preLogin != nil else {
+        let holder: SignInHolder
+        if let session = try await browser.session(request, realm: realm) {
+            holder = .session(session)
+        } else if let state = browser.preLogin(request, realm: realm) {
+            holder = .preLogin(state)
+        } else {
             return renderer.redirect(to: PageURLs.login(realm) + "?notice=expired")
         }
         let form = try await browser.form(request)
         let csrf: String
-        if let session {
+        switch holder {
+        case .session(let session):
             guard BrowserSessionService.csrfMatches(form?["csrf"], session) else { return forbidden(realm) }
             csrf = session.csrfToken
-        } else {
-            guard let preLogin, browser.sessions.csrfMatches(form?["csrf"], preLogin) else { return forbidden(realm) }
-            csrf = browser.sessions.csrfToken(for: preLogin)
+        case .preLogin(let state):
+            guard browser.sessions.csrfMatches(form?["csrf"], state) else { return forbidden(realm) }
+            csrf = browser.sessions.csrfToken(for: state)
         }
         guard let form else { return forbidden(realm) }
         let username = String((form["username"] ?? "").prefix(128))
@@ -109,26 +119,25 @@ struct LoginPages: Sendable {
             let hasDevice = try await !pushMFA.devices(realm: realm, userId: user.id).isEmpty
             let settings = try await pushMFA.settings(realm: realm)
             let cookie: String
-            var signedIn: BrowserSession
-            if let session {
+            let next: String
+            switch holder {
+            case .session(let session):
                 // This browser came back to the login page with a push still pending: the new login replaces it, as a
                 // resend would (otherwise it would count against maxPendingChallenges until it expired). Best effort:
                 // if the cancel fails, the push simply expires.
                 if let pending = session.challengeId { try? await pushMFA.cancelLogin(challengeId: pending, sessionId: session.idHash) }
                 var fresh = session
                 (fresh.challengeId, fresh.challengeSecret, fresh.enrollmentId, fresh.enrollmentSecret) = (nil, nil, nil, nil)
-                (cookie, signedIn) = try await browser.sessions.rotate(fresh)
-                signedIn.userId = user.id
-            } else if let state = preLogin {
-                (cookie, signedIn) = try await browser.sessions.create(
-                    realm: realm, userId: user.id, stage: .passwordVerified, returnTo: state.returnTo, clientId: state.clientId
-                )
-            } else {
-                return forbidden(realm)  // not reached: one of the two was checked above
+                fresh.userId = user.id
+                (fresh.stage, next) = LoginFlow.afterPassword(realm: realm, returnTo: session.returnTo, hasDevice: hasDevice, settings: settings)
+                cookie = try await browser.sessions.rotate(fresh).cookie
+            case .preLogin(let state):
+                let stage: BrowserSession.Stage
+                (stage, next) = LoginFlow.afterPassword(realm: realm, returnTo: state.returnTo, hasDevice: hasDevice, settings: settings)
+                cookie = try await browser.sessions.create(
+                    realm: realm, userId: user.id, stage: stage, returnTo: state.returnTo, clientId: state.clientId
+                ).cookie
             }
-            let before = signedIn
-            let next = LoginFlow.continueAfterPassword(&signedIn, hasDevice: hasDevice, settings: settings)
-            if signedIn != before || session != nil { try await browser.sessions.save(signedIn) }
             return renderer.redirect(to: next, headers: browser.setCookie(cookie))
         }
     }
