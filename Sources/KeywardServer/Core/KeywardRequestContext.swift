@@ -5,11 +5,14 @@ import NIOCore
 /// from which `ClientAddress` tells who sent the request.
 public struct KeywardRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// nil when the request did not come over a socket (HummingbirdTesting's router client).
-    public let remoteAddress: SocketAddress?
+    private let channel: any Channel
+
+    /// Read when asked (the sign-in page), not for every request; nil when the request did not come over a
+    /// socket (HummingbirdTesting's router client).
+    public var remoteAddress: SocketAddress? { channel.remoteAddress }
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 }
