@@ -194,7 +194,7 @@ extension DPoPResourceGuard.Refusal {
     func oauthFailure(algorithms: Set<JWSAlgorithm>) -> OAuthFailure {
         let names = JWSAlgorithm.allCases.filter { algorithms.contains($0) }.map(\.rawValue).joined(separator: " ")
         let code: ErrorCode
-        let error: String?
+        let error: String
         switch reason {
         case .unavailable:
             return OAuthFailure(status: 503, code: .unavailable, description: "token verification is temporarily unavailable")
@@ -209,7 +209,7 @@ extension DPoPResourceGuard.Refusal {
         let escaped = message.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         return OAuthFailure(
             status: 401, code: code, description: message,
-            challenge: "DPoP error=\"\(error ?? "")\", error_description=\"\(escaped)\", algs=\"\(names)\"", dpopReason: reason
+            challenge: "DPoP error=\"\(error)\", error_description=\"\(escaped)\", algs=\"\(names)\"", dpopReason: reason
         )
     }
 }
