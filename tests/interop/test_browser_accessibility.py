@@ -59,6 +59,7 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
         audited: list[str] = []
 
         def audit(name: str) -> None:
+            wait.until(lambda _: browser.execute_script("return document.readyState") == "complete")
             Axe(browser).inject()
             # A rejected run (bad options, a broken page) answers with its error instead of timing out.
             result = browser.execute_async_script(
@@ -118,6 +119,8 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
         assert contrast(rgb(ring[2]), rgb(ring[3])) >= 3, f"focus ring {ring[2]} on {ring[3]}"
 
         sign_in(password="wrong")
+        # The click starts a navigation: audit the answer to the post, not the form it replaces.
+        wait.until(EC.presence_of_element_located((By.ID, "login-error")))
         audit("login-wrong-password")
         browser.get(f"{server.base}/realms/no-such-realm/login")
         audit("error-not-found")
