@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import KeywardJOSE
 
-/// Reference §2.4 B, claim side: times are numbers within reason, issuer and audience match exactly.
+/// Claim side (RFC 7519 §4.1, RFC 8725 §3.8-3.9): times are numbers within reason, issuer and audience match exactly.
 final class HostTokenClaimTests: XCTestCase {
     let now = Date(timeIntervalSince1970: 1_750_000_000)
     let key = TestKeys.es256

@@ -2,7 +2,8 @@ import Foundation
 import XCTest
 @testable import KeywardJOSE
 
-/// Reference §2.4 B, header side: the algorithm, the key and the type come from policy, never from the token.
+/// Header side (RFC 8725 §3.1 algorithm verification, §3.11 explicit typing; RFC 7515 §4.1.11 `crit`): the
+/// algorithm, the key and the type come from policy, never from the token.
 final class HostTokenHeaderTests: XCTestCase {
     let now = Date(timeIntervalSince1970: 1_750_000_000)
     let claims = #"{"iss":"https://issuer.example","sub":"u1","iat":1750000000,"exp":1750000300}"#

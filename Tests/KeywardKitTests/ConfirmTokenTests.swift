@@ -4,7 +4,7 @@ import KeywardKit
 import XCTest
 
 /// A pushed confirm token names the challenge only after it proves to be the realm's, unexpired, and for this
-/// device's credential (reference §3.3: credId, cid, typ 1, ver 1, iss, iat, exp; no aud).
+/// device's credential (docs/PUSH-MFA-PROTOCOL.md §4.3: credId, cid, typ 1, ver 1, iss, iat, exp; no aud).
 final class ConfirmTokenTests: XCTestCase {
     let issuer = "https://id.example.com/realms/demo"
     let now = Date(timeIntervalSince1970: 1_900_000_000)

@@ -6,7 +6,7 @@ import XCTest
 import FoundationNetworking
 #endif
 
-/// The exact requests PushMFAClient sends (reference §2.3, §2.5, §3.2, §9), captured in-process: the device
+/// The exact requests PushMFAClient sends (docs/PUSH-MFA-PROTOCOL.md §3.2, §3.4, §4.2, §10), captured in-process: the device
 /// enrollment JWT, the DPoP proofs with `sub` + `deviceId`, and a rotation proved by both keys.
 final class DeviceRequestShapeTests: XCTestCase, FakePushRealm {
     func testDeviceEnrollmentJWTAndProofs() async throws {

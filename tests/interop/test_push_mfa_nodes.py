@@ -60,7 +60,7 @@ def admin(keyward_bin: str, node: Node, *args: str, password: str | None = None)
 
 
 class Phone:
-    """The original's demo device, written from the reference: ES256 key, enrollment JWT, DPoP with sub + deviceId."""
+    """The original's demo device, as docs/PUSH-MFA-PROTOCOL.md §10 describes it: ES256 key, enrollment JWT, DPoP with sub + deviceId."""
 
     def __init__(self):
         self.maker = ProofMaker("ES256")

@@ -1,4 +1,4 @@
-"""What the server must refuse (RFC 9449 §4.3 / §7, OIDF FAPI2 DPoP negative tests, reference §2.4 A).
+"""What the server must refuse (RFC 9449 §4.3 / §7, OIDF FAPI2 DPoP negative tests).
 
 Every refusal is followed by nothing else: a correct request still works (see test_dpop_peers.py), and each case
 builds its own proof so one failure does not mask another.

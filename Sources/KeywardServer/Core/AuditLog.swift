@@ -4,7 +4,7 @@ import Logging
 
 /// One security-relevant event, as written to the audit table and the log.
 public struct AuditEvent: Sendable, Equatable {
-    /// The push-MFA event records of the original (reference §8), under the same names, and Keyward's own
+    /// The push-MFA event records of the original (docs/PUSH-MFA-PROTOCOL.md §9), under the same names, and Keyward's own
     /// account events.
     public enum EventType: String, Sendable, CaseIterable {
         case challengeCreated = "ChallengeCreated"

@@ -5,7 +5,7 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 
-/// The two Server-Sent-Events streams a browser follows a challenge with (reference §2.11).
+/// The two Server-Sent-Events streams a browser follows a challenge with (docs/PUSH-MFA-PROTOCOL.md §3.10).
 /// Changes made on this node wake the stream at once; storage is re-read every `pollInterval` so a change
 /// made through another node shows up within that interval.
 struct ChallengeEventStream: Sendable {

@@ -3,7 +3,7 @@ import Foundation
 
 extension PushMFAService {
     /// A pending login challenge's confirm token and same-device "Open app" link, signed afresh for a reloaded
-    /// waiting page (demo realms show them, as the original's page does; reference §5.1). Both are for the device the
+    /// waiting page (demo realms show them, as the original's page does; docs/PUSH-MFA-PROTOCOL.md §6.1). Both are for the device the
     /// challenge is bound to, or the newest one when it goes to all of them. Nil when the user has no device left.
     public func confirmLinks(for challenge: PushChallenge) async throws(PushMFAError) -> (confirmToken: String, sameDeviceLink: String)? {
         let settings = try await stored { try await self.settings(realm: challenge.realm) }

@@ -1,7 +1,7 @@
 import Foundation
 import KeywardJOSE
 
-/// DPoP device authentication of the push-MFA API (reference §2.3), through the one DPoP gate: a realm-signed,
+/// DPoP device authentication of the push-MFA API (docs/PUSH-MFA-PROTOCOL.md §3.2), through the one DPoP gate: a realm-signed,
 /// DPoP-bound access token plus a proof whose `sub` + `deviceId` name the enrolled credential, verified with the
 /// **stored** key. What is push MFA's own stays here: the original's checks of the unverified proof and their
 /// order, finding the device and its user, and the original's status and message for every refusal.
@@ -76,7 +76,7 @@ struct DeviceAuthenticator: Sendable {
     }
 
     /// Authentication for `/enroll/complete`, where no key is stored yet: the proof must be signed by the key
-    /// being enrolled, and name the same user and device as the enrollment token (reference §2.5 step 10).
+    /// being enrolled, and name the same user and device as the enrollment token (docs/PUSH-MFA-PROTOCOL.md §3.4 step 7).
     func authenticateEnrollment(_ request: Request, enrollingKey: JWK, subject: String, deviceId: String) async throws(PushMFAError) {
         do throws(Refusal) {
             _ = try await gate.authenticate(request, keys: .stored { proof, claims async throws(Refusal) in

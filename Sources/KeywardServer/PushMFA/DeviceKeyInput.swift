@@ -2,7 +2,7 @@ import Foundation
 import KeywardJOSE
 
 /// Reads a device public key sent in `cnf.jwk` (enrollment) or `publicKeyJwk` (rotation), with the original's
-/// rules (reference §2.5 step 8, §2.10, §3.7): public RSA or EC only, RS*/ES* algorithms, fixed curves.
+/// rules (docs/PUSH-MFA-PROTOCOL.md §3.4 step 6, §3.9, §4.7): public RSA or EC only, RS*/ES* algorithms, fixed curves.
 enum DeviceKeyInput {
     /// `cnf.jwk` of an enrollment JWT signed with `algorithm`.
     static func enrollmentKey(_ claims: JSONObject, algorithm: JWSAlgorithm) throws(PushMFAError) -> JWK {

@@ -4,7 +4,7 @@ import KeywardJOSE
 
 extension PushMFAService {
     /// Endpoint 5, the device's panic button: disables the user and ends all their pending challenges
-    /// (reference §2.8). Disabling comes first, so a failure halfway leaves the account safe.
+    /// (docs/PUSH-MFA-PROTOCOL.md §3.7). Disabling comes first, so a failure halfway leaves the account safe.
     func lockout(request: DeviceAuthenticator.Request) async throws(PushMFAError) {
         let device = try await authenticator.authenticate(request)
         let realm = request.realm.name
@@ -17,7 +17,7 @@ extension PushMFAService {
         )
     }
 
-    /// Endpoint 6 (reference §2.9): authentication runs before the body is read.
+    /// Endpoint 6 (docs/PUSH-MFA-PROTOCOL.md §3.8): authentication runs before the body is read.
     func updatePushProvider(body: JSONObject?, request: DeviceAuthenticator.Request) async throws(PushMFAError) -> String {
         let device = try await authenticator.authenticate(request)
         guard let body else { throw PushMFAError.badRequest("Request body required") }
@@ -33,7 +33,7 @@ extension PushMFAService {
         return "updated"
     }
 
-    /// Endpoint 7 (reference §2.10): authenticated with the **old** key. Keyward closes the original's gap when
+    /// Endpoint 7 (docs/PUSH-MFA-PROTOCOL.md §3.9): authenticated with the **old** key. Keyward closes the original's gap when
     /// the client sends `proofOfPossession`, a JWS signed by the new key naming the user, device and old key.
     func rotateKey(body: JSONObject?, request: DeviceAuthenticator.Request) async throws(PushMFAError) {
         let device = try await authenticator.authenticate(request)

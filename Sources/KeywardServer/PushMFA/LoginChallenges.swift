@@ -14,7 +14,7 @@ public enum LoginChallengeStart: Sendable {
 }
 
 extension PushMFAService {
-    /// Issues a login challenge for `user` and pushes it to their device(s) (reference §5.1).
+    /// Issues a login challenge for `user` and pushes it to their device(s) (docs/PUSH-MFA-PROTOCOL.md §6.1).
     /// A new challenge from the same browser session replaces that session's pending one (resend). `languages`
     /// (the browser's Accept-Language, most preferred first) picks the notification text.
     public func startLogin(

@@ -3,7 +3,7 @@ import KeywardJOSE
 
 /// A refusal of the push-MFA API, in the original's shape: `{"error": message}` with the status, except
 /// 401, whose body is `{"error":"HTTP 401 Unauthorized"}` with the message in `WWW-Authenticate`
-/// (reference §2.1). Messages are part of the wire contract: apps match on some of them.
+/// (docs/PUSH-MFA-PROTOCOL.md §2.1). Messages are part of the wire contract: apps match on some of them.
 public struct PushMFAError: Error, Equatable, Sendable, CustomStringConvertible, StatusBearingError {
     public let status: Int
     public let message: String
@@ -28,7 +28,7 @@ public struct PushMFAError: Error, Equatable, Sendable, CustomStringConvertible,
     static func fieldTooLong(_ name: String) -> PushMFAError { .badRequest("Field too long: \(name)") }
 }
 
-/// The input limits of the original's server SPI, at their defaults (reference §6).
+/// The input limits of the original's server SPI, at their defaults (docs/PUSH-MFA-PROTOCOL.md §7.3).
 enum PushMFALimits {
     static let jwtLength = 16384
     static let jwkJSONLength = 8192
@@ -44,7 +44,7 @@ enum PushMFALimits {
     static let watchSecretLength = 128
 }
 
-/// The original's input validators, same messages (reference §2.1).
+/// The original's input validators, same messages (docs/PUSH-MFA-PROTOCOL.md §2.2).
 enum PushMFAInput {
     /// A required string claim or field: present, a string, within `maxLength`, no control characters.
     static func required(_ object: JSONObject, _ name: String, maxLength: Int) throws(PushMFAError) -> String {

@@ -2,7 +2,7 @@ import Foundation
 import KeywardJOSE
 
 /// Per-realm push-MFA settings: the Keycloak authenticator and required-action configuration, same names and
-/// defaults (reference §6), plus Keyward's own switches. Stored as one JSON object per realm.
+/// defaults (docs/PUSH-MFA-PROTOCOL.md §7.1), plus Keyward's own switches. Stored as one JSON object per realm.
 public struct PushMFASettings: Sendable, Equatable {
     /// Which of a user's devices a login challenge goes to.
     public enum LoginDevices: String, Sendable, CaseIterable {

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import KeywardJOSE
 
-/// The realm-signed tokens of push MFA (reference §3.1, §3.3), signed with the realm's active key.
+/// The realm-signed tokens of push MFA (docs/PUSH-MFA-PROTOCOL.md §4.1, §4.3), signed with the realm's active key.
 struct PushMFATokens: Sendable {
     let realms: RealmService
     let keys: RealmKeyService

@@ -3,8 +3,8 @@ import HTTPTypes
 import Hummingbird
 import KeywardQR
 
-/// The browser side of push MFA: the waiting page of the login's push step (reference §5.1) and the enrollment
-/// page with Keyward's own QR code (§5.2). Thin: session and form in, service call, page out.
+/// The browser side of push MFA: the waiting page of the login's push step (docs/PUSH-MFA-PROTOCOL.md §6.1) and the enrollment
+/// page with Keyward's own QR code (§6.2). Thin: session and form in, service call, page out.
 struct PushPages: Sendable {
     let renderer: PageRenderer
     let browser: BrowserRequests

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Wait-challenge rate limiting (reference §5.3): each created login challenge doubles the wait before the
+/// Wait-challenge rate limiting (docs/PUSH-MFA-PROTOCOL.md §6.3): each created login challenge doubles the wait before the
 /// next one — base, 2×base, 4×base … capped at max — until an approval, or until `resetHours` have passed
 /// since the first unapproved challenge. Denials do not reset it.
 struct WaitChallengeLimiter: Sendable {

@@ -6,7 +6,7 @@ import NIOCore
 import KeywardServer
 import XCTest
 
-/// `GET /realms/demo/v1/whoami` behind the DPoP resource guard (RFC 9449 §7, reference §2.4 A).
+/// `GET /realms/demo/v1/whoami` behind the DPoP resource guard (RFC 9449 §4.3 proof checks, §7.1 the DPoP scheme).
 final class ResourceGuardTests: XCTestCase {
     func testBoundTokenWithMatchingProofIsAccepted() async throws {
         try await TestServer.forEachEngine { server, client in

@@ -4,7 +4,7 @@ import KeywardJOSE
 @testable import KeywardServer
 import XCTest
 
-/// Reference §2.3: every refusal of DPoP device authentication, with the original's status and message.
+/// docs/PUSH-MFA-PROTOCOL.md §3.2: every refusal of DPoP device authentication, with the original's status and message.
 final class DeviceAuthenticationRefusalTests: XCTestCase {
     func testEveryDeviceAuthenticationRefusal() async throws {
         try await TestServer.forEachEngine { server, client in
@@ -111,7 +111,7 @@ final class DeviceAuthenticationRefusalTests: XCTestCase {
     }
 }
 
-/// Reference §2.1: a browser that prefers HTML gets the refusal as a page with the same status; `*/*` gets JSON.
+/// docs/PUSH-MFA-PROTOCOL.md §2.1: a browser that prefers HTML gets the refusal as a page with the same status; `*/*` gets JSON.
 final class DeviceErrorNegotiationTests: XCTestCase {
     func testBrowsersGetAnHTMLErrorPageWithTheSameStatus() async throws {
         try await TestServer.forEachEngine { server, client in

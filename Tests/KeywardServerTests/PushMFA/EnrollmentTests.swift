@@ -32,7 +32,7 @@ final class EnrollmentTests: XCTestCase {
         }
     }
 
-    /// The enrollment token carries exactly the reference's claims; the nonce is 32 bytes of standard base64.
+    /// The enrollment token carries exactly the claims of docs/PUSH-MFA-PROTOCOL.md §4.1; the nonce is 32 bytes of standard base64.
     func testEnrollmentTokenClaims() async throws {
         try await TestServer.forEachEngine { server, client in
             let user = try await server.demoUser()

@@ -4,7 +4,7 @@ import KeywardJOSE
 @testable import KeywardServer
 import XCTest
 
-/// Reference §2.5 and §2.7: every 400/403/404 of `/enroll/complete` and `/respond`, in the original's messages.
+/// docs/PUSH-MFA-PROTOCOL.md §3.4 and §3.6: every 400/403/404 of `/enroll/complete` and `/respond`, in the original's messages.
 final class ValidationOrderRefusalTests: XCTestCase {
     func testEnrollmentRefusals() async throws {
         try await TestServer.forEachEngine { server, client in

@@ -6,7 +6,7 @@ import KeywardServer
 import NIOCore
 import XCTest
 
-/// A phone as the original's demo clients behave (reference §9), driving the real push-MFA device API through
+/// A phone as the original's demo clients behave (docs/PUSH-MFA-PROTOCOL.md §10), driving the real push-MFA device API through
 /// the in-process router client. Every request is built from scratch so tests can bend any part of it.
 struct TestDevice: Sendable {
     let server: TestServer
