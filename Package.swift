@@ -48,12 +48,16 @@ let package = Package(
         .target(name: "KeywardWire", swiftSettings: swiftSettings),
         // QR codes (byte mode, versions 1-40, SVG), with no dependency: the enrollment page draws its own.
         .target(name: "KeywardQR", swiftSettings: swiftSettings),
+        // What the HTTP surface reads from requests (form bodies, Accept, device JWTs), pure and kept out of the
+        // server so that the fuzzers in fuzz/ build it without Hummingbird, NIO or the databases.
+        .target(name: "KeywardHTTPInput", dependencies: ["KeywardJOSE"], swiftSettings: swiftSettings),
         .target(
             name: "KeywardServer",
             dependencies: [
                 "KeywardJOSE",
                 "KeywardWire",
                 "KeywardQR",
+                "KeywardHTTPInput",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -111,6 +115,7 @@ let package = Package(
         .testTarget(name: "KeywardJOSETests", dependencies: ["KeywardJOSE"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardWireTests", dependencies: ["KeywardWire"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardQRTests", dependencies: ["KeywardQR"], swiftSettings: swiftSettings),
+        .testTarget(name: "KeywardHTTPInputTests", dependencies: ["KeywardHTTPInput", "KeywardJOSE"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KeywardKitTests",
             dependencies: [

@@ -1,4 +1,5 @@
 import Foundation
+import KeywardHTTPInput
 import KeywardJOSE
 import KeywardWire
 

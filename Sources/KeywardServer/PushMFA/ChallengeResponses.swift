@@ -1,5 +1,6 @@
 // The device's side of a login challenge: listing pending challenges and approving or denying one (reference §2.6-2.7).
 import Foundation
+import KeywardHTTPInput
 import KeywardJOSE
 import KeywardWire
 

@@ -1,4 +1,5 @@
 import Foundation
+import KeywardHTTPInput
 import KeywardJOSE
 
 /// A started enrollment, as the enrollment page (or `keyward enrollment-link`) shows it.

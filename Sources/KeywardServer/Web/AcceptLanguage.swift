@@ -1,3 +1,5 @@
+import KeywardHTTPInput
+
 /// Reads an HTTP `Accept-Language` header (RFC 9110 §12.5.4) into language tags, most preferred first.
 enum AcceptLanguage {
     /// Lower-cased tags in order of quality (ties keep the header's order); `*`, `q=0` and malformed ranges are

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KeywardHTTPInput
 
 /// What every page route needs: the session cookie, form bodies, CSRF, same-origin return paths.
 struct BrowserRequests: Sendable {

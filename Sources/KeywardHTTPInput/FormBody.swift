@@ -1,12 +1,12 @@
 /// `application/x-www-form-urlencoded` bodies. OAuth parameters must not repeat (RFC 6749 §3.1),
 /// so a repeated name is an error rather than "first wins".
-enum FormBody {
-    enum Failure: Error, Equatable {
+package enum FormBody {
+    package enum Failure: Error, Equatable {
         case duplicate(String)
         case malformed
     }
 
-    static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> [String: String] {
+    package static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> [String: String] {
         var result: [String: String] = [:]
         for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
@@ -20,7 +20,7 @@ enum FormBody {
     }
 
     /// Percent-decoding with `+` as space; nil on invalid escapes or invalid UTF-8.
-    static func decodeComponent(_ text: some StringProtocol) -> String? {
+    package static func decodeComponent(_ text: some StringProtocol) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()

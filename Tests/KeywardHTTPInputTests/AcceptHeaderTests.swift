@@ -1,4 +1,4 @@
-@testable import KeywardServer
+import KeywardHTTPInput
 import XCTest
 
 final class AcceptHeaderTests: XCTestCase {
