@@ -1,11 +1,11 @@
-// The device's side of a login challenge: listing pending challenges and approving or denying one (reference §2.6-2.7).
+// The device's side of a login challenge: listing pending challenges and approving or denying one (docs/PUSH-MFA-PROTOCOL.md §3.5-3.6).
 import Foundation
 import KeywardHTTPInput
 import KeywardJOSE
 import KeywardWire
 
 extension PushMFAService {
-    /// Endpoint 3: the pending login challenges this device may answer (reference §2.6).
+    /// Endpoint 3: the pending login challenges this device may answer (docs/PUSH-MFA-PROTOCOL.md §3.5).
     func pendingChallenges(userId: String, request: DeviceAuthenticator.Request) async throws(PushMFAError) -> PendingChallengesResponse {
         let device = try await authenticator.authenticate(request)
         guard userId == device.user.id else { return PendingChallengesResponse(challenges: []) }
@@ -34,7 +34,7 @@ extension PushMFAService {
         }
     }
 
-    /// Endpoint 4: approve or deny (reference §2.7). Keyward authenticates the device **before** looking the
+    /// Endpoint 4: approve or deny (docs/PUSH-MFA-PROTOCOL.md §3.6). Keyward authenticates the device **before** looking the
     /// challenge up, so a stranger cannot probe which challenge ids exist; authenticated devices see the
     /// original's statuses and messages in the original's order.
     func respond(challengeId rawId: String, body: JSONObject?, request: DeviceAuthenticator.Request) async throws(PushMFAError) -> String {

@@ -14,7 +14,7 @@ public struct EnrollmentStart: Sendable {
 }
 
 extension PushMFAService {
-    /// Creates an enrollment challenge for `user` and the link the phone scans (reference §5.2, §3.1).
+    /// Creates an enrollment challenge for `user` and the link the phone scans (docs/PUSH-MFA-PROTOCOL.md §6.2, §4.1).
     public func startEnrollment(realm realmName: String, user: User) async throws(PushMFAError) -> EnrollmentStart {
         let realm = try await realm(named: realmName)
         let settings = try await stored { try await self.settings(realm: realm.name) }
@@ -53,13 +53,13 @@ extension PushMFAService {
         return base + handle
     }
 
-    /// `prefix?name=value` with the value percent-encoded; a blank prefix yields the raw value (reference §3.1).
+    /// `prefix?name=value` with the value percent-encoded; a blank prefix yields the raw value (docs/PUSH-MFA-PROTOCOL.md §4.1).
     static func appLink(_ prefix: String, parameter: String, value: String) -> String {
         guard !prefix.trimmingCharacters(in: .whitespaces).isEmpty else { return value }
         return prefix + (prefix.contains("?") ? "&" : "?") + parameter + "=" + value.percentEncodedUnreserved
     }
 
-    /// Endpoint 1: a freshly signed enrollment token for a reusable, time-limited request handle (reference §2.4).
+    /// Endpoint 1: a freshly signed enrollment token for a reusable, time-limited request handle (docs/PUSH-MFA-PROTOCOL.md §3.3).
     public func enrollmentToken(realm realmName: String, handle rawHandle: String) async throws(PushMFAError) -> String {
         let handle = try PushMFAInput.uuid(rawHandle, "requestHandle")
         let realm = try await realm(named: realmName)
@@ -77,7 +77,7 @@ extension PushMFAService {
         return try await stored { try await tokens.enrollmentToken(realm: realm.name, user: user, challenge: challenge, now: now) }
     }
 
-    /// Endpoint 2: the device's signed enrollment JWT, checked in the original's order (reference §2.5).
+    /// Endpoint 2: the device's signed enrollment JWT, checked in the original's order (docs/PUSH-MFA-PROTOCOL.md §3.4).
     func completeEnrollment(
         realm realmName: String, body: JSONObject?, request: DeviceAuthenticator.Request
     ) async throws(PushMFAError) {

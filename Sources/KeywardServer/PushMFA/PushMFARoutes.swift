@@ -5,14 +5,14 @@ import KeywardHTTPInput
 import KeywardJOSE
 import KeywardWire
 
-/// The push-MFA device API under `/realms/{realm}/push-mfa/` (reference §2.2). Thin: parse, call the
+/// The push-MFA device API under `/realms/{realm}/push-mfa/` (docs/PUSH-MFA-PROTOCOL.md §3.1). Thin: parse, call the
 /// service, answer in the original's shapes.
 struct PushMFARoutes {
     let service: PushMFAService
     let events: ChallengeEventStream
     let publicURL: String
     let maxBodySize: Int
-    /// For the HTML error page a browser gets when it prefers HTML (reference §2.1).
+    /// For the HTML error page a browser gets when it prefers HTML (docs/PUSH-MFA-PROTOCOL.md §2.1).
     let renderer: PageRenderer
 
     func register(on router: Router<KeywardRequestContext>) {
