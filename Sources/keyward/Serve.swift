@@ -19,7 +19,7 @@ struct Serve: AsyncParsableCommand {
               databaseURL                   KEYWARD_DATABASE_URL                     sqlite:PATH (default sqlite:DATA_DIR/keyward.db) or postgres://...
               masterKey                     KEYWARD_MASTER_KEY                       base64 of 32 bytes sealing private keys; required with PostgreSQL
               log.level                     KEYWARD_LOG_LEVEL                        trace|debug|info|notice|warning|error|critical (info)
-              log.format                    KEYWARD_LOG_FORMAT                       json|text (json)
+              log.format                    KEYWARD_LOG_FORMAT                       auto|json|text (auto: text on a terminal, JSON otherwise)
               dpop.maxAge                   KEYWARD_DPOP_MAX_AGE                     max DPoP proof age at resources, seconds (120)
               dpop.futureSkew               KEYWARD_DPOP_FUTURE_SKEW                 max proof iat in the future at resources (120)
               dpop.tokenEndpointMaxAge      KEYWARD_DPOP_TOKEN_ENDPOINT_MAX_AGE      max proof age at the token endpoint (60)
@@ -53,6 +53,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "Log level (env KEYWARD_LOG_LEVEL).")
     var logLevel: String?
 
+    @Option(name: .customLong("log-format"), help: "auto, json or text; auto is text on a terminal (env KEYWARD_LOG_FORMAT).")
+    var logFormat: String?
+
     @Flag(help: "Seed realm 'demo', user test/test and client push-device-client (secret device-client-secret).")
     var demo = false
 
@@ -65,6 +68,7 @@ struct Serve: AsyncParsableCommand {
         extra["port"] = port.map(String.init)
         extra["publicURL"] = publicURL
         extra["log.level"] = logLevel
+        extra["log.format"] = logFormat
         let configuration = try await common.loadConfiguration(extra: extra)
         let logger = makeLogger(configuration)
 
@@ -77,11 +81,7 @@ struct Serve: AsyncParsableCommand {
         let app = runtime.makeApplication { port in
             var lines = ["Keyward is listening on \(configuration.host):\(port) (public URL \(base))"]
             if demo {
-                let realm = "\(base)/realms/demo"
-                lines.append("  discovery:  \(realm)/.well-known/openid-configuration")
-                lines.append("  JWKS:       \(realm)/protocol/openid-connect/certs")
-                lines.append("  token:      \(realm)/protocol/openid-connect/token")
-                lines.append("  whoami:     \(realm)/v1/whoami")
+                lines += DemoBanner.lines(base: base, device: DemoBanner.deviceCommand(executablePath: Bundle.main.executablePath ?? CommandLine.arguments[0]))
             }
             lines.append("  health:     \(base)/healthz   metrics: \(base)/metrics")
             // Written unbuffered so scripts waiting on this line see it at once.
@@ -92,9 +92,9 @@ struct Serve: AsyncParsableCommand {
 
     private func makeLogger(_ configuration: KeywardConfiguration) -> Logger {
         let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
-        let json = configuration.logFormat == "json"
+        let format = LogFormat(setting: configuration.logFormat)
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardOutput(label: label)
+            var handler = format.handler(label: label)
             handler.logLevel = level
             return handler
         }

@@ -68,6 +68,7 @@ def test_cli_errors_are_one_clear_line(keyward_bin, tmp_path):
     cases = [
         (("serve",), {"KEYWARD_PORT": "eighty"}, "KEYWARD_PORT"),
         (("serve",), {"KEYWARD_MASTER_KEY": "short"}, "KEYWARD_MASTER_KEY"),
+        (("serve", "--log-format", "pretty"), {}, "log.format (env KEYWARD_LOG_FORMAT): 'pretty' is not one of auto, json, text"),
         (("serve", "--database", "mysql://db"), {}, "KEYWARD_DATABASE_URL"),
         (("serve", "--database", "postgres://k@127.0.0.1:1/x"), {}, "KEYWARD_MASTER_KEY"),
         (("realms", "create", "Bad Name"), {}, "realm name"),

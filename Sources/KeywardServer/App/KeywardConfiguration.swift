@@ -20,8 +20,8 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var masterKey: String?
     /// `log.level`: trace, debug, info, notice, warning, error, critical.
     public var logLevel = "info"
-    /// `log.format`: json or text.
-    public var logFormat = "json"
+    /// `log.format`: `auto` (text when stdout is a terminal, JSON otherwise), `json` or `text` (see `LogFormat`).
+    public var logFormat = "auto"
     /// `dpop.maxAge`: how old (seconds) a DPoP proof may be at resource endpoints (push-MFA compatible default).
     public var dpopMaxAge = 120
     /// `dpop.futureSkew`: how far (seconds) a proof's `iat` may lie in the future at resource endpoints.
@@ -235,7 +235,7 @@ private struct SettingReader {
             }
         }
         configuration.logLevel = try choice("log.level", ["trace", "debug", "info", "notice", "warning", "error", "critical"]) ?? configuration.logLevel
-        configuration.logFormat = try choice("log.format", ["json", "text"]) ?? configuration.logFormat
+        configuration.logFormat = try choice("log.format", LogFormat.settingValues) ?? configuration.logFormat
         configuration.dpopMaxAge = try integer("dpop.maxAge", in: 1...3600) ?? configuration.dpopMaxAge
         configuration.dpopFutureSkew = try integer("dpop.futureSkew", in: 0...3600) ?? configuration.dpopFutureSkew
         configuration.dpopTokenEndpointMaxAge = try integer("dpop.tokenEndpointMaxAge", in: 1...3600) ?? configuration.dpopTokenEndpointMaxAge
