@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         .target(
@@ -77,7 +78,11 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // Reads the OpenAPI document (written in YAML) to serve it as JSON as well.
+                .product(name: "Yams", package: "Yams"),
             ],
+            // The HTTP contract, compiled into the binary so a deployed server serves it with no file beside it.
+            resources: [.embedInCode("App/openapi.yaml")],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -1,7 +1,9 @@
+import HTTPTypes
 import Hummingbird
 import KeywardWire
 
-/// Un-prefixed operational endpoints: liveness, readiness (database reachable) and Prometheus metrics.
+/// Un-prefixed operational endpoints: liveness, readiness (database reachable), Prometheus metrics and the
+/// OpenAPI document.
 struct OperationsRoutes {
     let metrics: KeywardMetrics
     let checkDatabase: @Sendable () async throws -> Void
@@ -20,5 +22,14 @@ struct OperationsRoutes {
         router.get("/metrics") { _, _ in
             JSONResponse.make(bytes: Array(metrics.render().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
+        router.get("/openapi.json") { _, _ in
+            JSONResponse.make(bytes: try OpenAPIDocument.json.get(), headers: Self.documentCaching)
+        }
+        router.get("/openapi.yaml") { _, _ in
+            JSONResponse.make(bytes: OpenAPIDocument.yaml, headers: Self.documentCaching, contentType: "application/yaml; charset=utf-8")
+        }
     }
+
+    /// The document changes only with the binary.
+    private static let documentCaching: HTTPFields = [.cacheControl: "public, max-age=3600"]
 }

@@ -1,0 +1,368 @@
+"""schemathesis hooks: real credentials for Keyward's authenticated operations, so that the run explores them past
+their front door, and a record of every status seen, so that run_contract.py can prove each operation succeeded.
+
+Loaded by schemathesis through SCHEMATHESIS_HOOKS=contract_hooks; run_contract.py sets the environment:
+  KEYWARD_CONTRACT_BASE      the server's base URL (also its public URL: DPoP `htu` values are built on it)
+  KEYWARD_CONTRACT_RECORD    a file that receives one JSON line per call: {"operation", "status"}
+  KEYWARD_CONTRACT_ADMIN     JSON: the keyward binary and the arguments/environment its admin commands need
+  KEYWARD_CONTRACT_PASSWORD  the password of every user run_contract.py created
+  KEYWARD_CONTRACT_RUN       the run id in those users' names: c<run>-<role>
+
+Per operation, calls take turns: most carry valid credentials (a DPoP-bound token and a fresh proof for the
+device API, a signed-in session and its CSRF token for pages) around the generated input, and every other one of
+those also replaces the generated input with a valid one (a fresh challenge to answer, a fresh enrollment, a
+device to remove), which is what a 2xx needs. The rest stay as generated, realm and all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+import uuid
+from collections import defaultdict
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import requests
+import schemathesis
+from schemathesis.core import deserialization
+from keyward_peer import CLIENT_ID, CLIENT_SECRET, REALM, ProofMaker, b64u_decode
+
+BASE = os.environ["KEYWARD_CONTRACT_BASE"]
+RECORD = os.environ["KEYWARD_CONTRACT_RECORD"]
+ADMIN = json.loads(os.environ["KEYWARD_CONTRACT_ADMIN"])
+PASSWORD = os.environ["KEYWARD_CONTRACT_PASSWORD"]
+RUN = os.environ["KEYWARD_CONTRACT_RUN"]
+ISSUER = f"{BASE}/realms/{REALM}"
+COOKIE = "keyward-session"
+TIMEOUT = 30
+
+_lock = threading.RLock()
+_turns: dict[str, int] = defaultdict(int)
+# Rotations in flight, by case: the phone adopts the new key only when the server answers "rotated".
+_rotations: dict[int, tuple["Phone", ProofMaker]] = {}
+
+
+# ------------------------------------------------------------------------------------------------- the actors
+def user(role: str) -> str:
+    return f"c{RUN}-{role}"
+
+
+def admin(*args: str) -> str:
+    """The keyward CLI on the server's database, as an operator runs it."""
+    done = subprocess.run([ADMIN["binary"], *args, *ADMIN["arguments"]], env=ADMIN["environment"], capture_output=True, text=True,
+                          timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"keyward {' '.join(args[:2])} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def claims_of(token: str) -> dict[str, Any]:
+    return json.loads(b64u_decode(token.split(".")[1]))
+
+
+class Phone:
+    """An enrolled push-MFA device: its own ES256 key, ids, and a DPoP-bound access token for that key."""
+
+    def __init__(self, username: str):
+        self.username = username
+        self.key = ProofMaker("ES256")
+        self.device_id = str(uuid.uuid4())
+        self.credential_id = str(uuid.uuid4())
+        self.user_id = ""
+        self._token: tuple[str, float] | None = None
+
+    def enrolled(self) -> "Phone":
+        answer = requests.post(f"{ISSUER}/push-mfa/enroll/complete", json={"token": self.enrollment_token()}, timeout=TIMEOUT)
+        if answer.status_code != 200:
+            raise RuntimeError(f"enrollment of {self.username} failed: {answer.status_code} {answer.text}")
+        return self
+
+    def enrollment_token(self) -> str:
+        """The device's answer to a fresh enrollment link for its user (the link's token behind its request_uri)."""
+        link = admin("enrollment-link", "--realm", REALM, "--username", self.username).split()[0]
+        request_uri = parse_qs(urlparse(link).query)["request_uri"][0]
+        answer = requests.get(request_uri, timeout=TIMEOUT)
+        answer.raise_for_status()
+        realm_claims = claims_of(answer.text.strip())
+        self.user_id = realm_claims["sub"]
+
+        now = int(time.time())
+        return self.device_jwt({
+            "enrollmentId": realm_claims["enrollmentId"], "nonce": realm_claims["nonce"], "sub": realm_claims["sub"],
+            "deviceType": "ios", "pushProviderId": f"contract-{self.device_id}", "pushProviderType": "log",
+            "credentialId": self.credential_id, "deviceId": self.device_id, "deviceLabel": "schemathesis",
+            "iat": now, "exp": now + 300, "cnf": {"jwk": self.key.public_jwk | {"alg": "ES256"}},
+        })
+
+    def device_jwt(self, claims: dict[str, Any]) -> str:
+        return self.key.sign({"alg": "ES256", "typ": "JWT", "kid": self.key.thumbprint}, claims)
+
+    def access_token(self) -> str:
+        if self._token is None or self._token[1] - time.time() < 30:
+            proof = self.key.proof("POST", f"{ISSUER}/protocol/openid-connect/token", sub=self.user_id, deviceId=self.device_id)
+            answer = requests.post(f"{ISSUER}/protocol/openid-connect/token", headers={"DPoP": proof}, timeout=TIMEOUT, data={
+                "grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET,
+            })
+            answer.raise_for_status()
+            body = answer.json()
+            self._token = (body["access_token"], time.time() + body["expires_in"])
+        return self._token[0]
+
+    def authorize(self, case, url: str) -> None:
+        token = self.access_token()
+        case.headers["Authorization"] = f"DPoP {token}"
+        case.headers["DPoP"] = self.key.proof(case.method.upper(), url, token, sub=self.user_id, deviceId=self.device_id)
+
+    def respond_token(self, cid: str, action: str = "approve") -> str:
+        now = int(time.time())
+        return self.device_jwt({"cid": cid, "credId": self.credential_id, "deviceId": self.device_id, "action": action,
+                                "iat": now, "exp": now + 120})
+
+    def rotation(self) -> tuple[ProofMaker, dict[str, Any]]:
+        new_key = ProofMaker("ES256")
+        proof = new_key.sign({"alg": "ES256", "typ": "keyward-rotation+jwt"}, {
+            "sub": self.user_id, "deviceId": self.device_id, "previousJkt": self.key.thumbprint, "iat": int(time.time()),
+            "jti": str(uuid.uuid4()),
+        })
+        return new_key, {"publicKeyJwk": new_key.public_jwk | {"alg": "ES256"}, "proofOfPossession": proof}
+
+    def pending(self) -> list[dict[str, Any]]:
+        url = f"{ISSUER}/push-mfa/login/pending"
+        token = self.access_token()
+        proof = self.key.proof("GET", url, token, sub=self.user_id, deviceId=self.device_id)
+        answer = requests.get(url, params={"userId": self.user_id}, headers={"Authorization": f"DPoP {token}", "DPoP": proof},
+                              timeout=TIMEOUT)
+        answer.raise_for_status()
+        return answer.json()["challenges"]
+
+
+class Browser:
+    """A person's browser on the sign-in pages: its session cookie and the page's CSRF token."""
+
+    def __init__(self, username: str | None = None):
+        self.http = requests.Session()
+        page = self.http.get(f"{ISSUER}/login", timeout=TIMEOUT)
+        page.raise_for_status()
+        self.csrf = self._csrf(page.text)
+        if username is not None:
+            answer = self.http.post(f"{ISSUER}/login", data={"csrf": self.csrf, "username": username, "password": PASSWORD},
+                                    allow_redirects=False, timeout=TIMEOUT)
+            if answer.status_code != 303:
+                raise RuntimeError(f"sign-in of {username} failed: {answer.status_code}")
+            self.next = answer.headers["Location"]
+            # The session is rotated at sign-in: its new CSRF token is on the next page.
+            self.csrf = self._csrf(self.http.get(BASE + self.next if self.next.startswith("/") else self.next, timeout=TIMEOUT).text,
+                                   required=False) or self.csrf
+
+    @staticmethod
+    def _csrf(html: str, required: bool = True) -> str | None:
+        found = re.search(r'name="csrf" value="([^"]+)"', html)
+        if found is None and required:
+            raise RuntimeError("no CSRF token on the page")
+        return found.group(1) if found else None
+
+    def removable_device(self) -> str:
+        """The id of a device on the account page, as its remove button names it."""
+        page = self.http.get(f"{ISSUER}/account", timeout=TIMEOUT).text
+        found = re.search(r'/account/devices/([^/"]+)/remove', page)
+        if found is None:
+            raise RuntimeError("the account page lists no device to remove")
+        return found.group(1)
+
+    @property
+    def cookie(self) -> str:
+        return self.http.cookies.get(COOKIE, "")
+
+    def attach(self, case, body: dict[str, Any] | None = None) -> None:
+        case.cookies = {**(case.cookies or {}), COOKIE: self.cookie}
+        if isinstance(case.body, dict) or body is not None:
+            fields = dict(case.body) if isinstance(case.body, dict) else {}
+            fields.update(body or {})
+            fields["csrf"] = self.csrf
+            case.body = fields
+
+
+class Fixtures:
+    """The phones and users the hooks hand out, made on first use."""
+
+    def __init__(self):
+        self._phones: dict[str, Phone] = {}
+
+    def phone(self, role: str) -> Phone:
+        if role not in self._phones:
+            self._phones[role] = Phone(user(role)).enrolled()
+        return self._phones[role]
+
+    def pending_challenge(self, role: str) -> str:
+        """A login challenge waiting for `role`'s phone: one already pending, or a new one from a sign-in."""
+        phone = self.phone(role)
+        waiting = phone.pending()
+        if not waiting:
+            browser = Browser(phone.username)
+            browser.http.get(f"{ISSUER}/login/push", timeout=TIMEOUT)
+            waiting = phone.pending()
+        if not waiting:
+            raise RuntimeError("a sign-in with a phone enrolled made no push challenge")
+        return waiting[0]["cid"]
+
+
+FIXTURES = Fixtures()
+
+
+# ---------------------------------------------------------------------------------------- per-operation setup
+def _url(case) -> str:
+    path = case.path
+    for name, value in (case.path_parameters or {}).items():
+        path = path.replace("{" + name + "}", str(value))
+    return BASE + path
+
+
+def _device_operation(case, valid: bool, role: str = "device") -> None:
+    phone = FIXTURES.phone(role)
+    operation = case.operation.definition.raw.get("operationId")
+    if valid:
+        if operation == "postChallengeResponse":
+            case.path_parameters["cid"] = FIXTURES.pending_challenge(role)
+            case.body = {"token": phone.respond_token(case.path_parameters["cid"])}
+        elif operation == "getPendingChallenges":
+            case.query = {"userId": phone.user_id}
+        elif operation == "putPushProvider":
+            case.body = {"pushProviderId": f"contract-{uuid.uuid4()}", "pushProviderType": "log"}
+        elif operation == "putRotateKey":
+            new_key, body = phone.rotation()
+            case.body = body
+            _rotations[id(case)] = (phone, new_key)
+    phone.authorize(case, _url(case))
+
+
+def _enrollment(case, valid: bool) -> None:
+    if valid:
+        # A user of its own each time: the realm caps the devices per user.
+        username = user(f"enroll-{uuid.uuid4().hex[:12]}")
+        admin("users", "create", "--realm", REALM, username)
+        case.body = {"token": Phone(username).enrollment_token()}
+
+
+def _request_token(case, valid: bool) -> None:
+    if valid:
+        link = admin("enrollment-link", "--realm", REALM, "--username", user("pages")).split()[0]
+        case.path_parameters["handle"] = parse_qs(urlparse(link).query)["request_uri"][0].rsplit("/", 1)[-1]
+
+
+def _page(case, valid: bool) -> None:
+    operation = case.operation.definition.raw.get("operationId")
+    if operation == "postLogin":
+        browser = Browser()
+        browser.attach(case, {"username": user("pages"), "password": PASSWORD} if valid else None)
+    elif operation in ("getPushWaitingPage", "postPushWaitingPage"):
+        FIXTURES.phone("push-page")
+        Browser(user("push-page")).attach(case, {} if valid else None)
+    elif operation == "postRemoveDevice":
+        if valid:
+            # A user of its own, signed in before its phone is enrolled, so the session is past the push step.
+            username = user(f"remover-{uuid.uuid4().hex[:12]}")
+            admin("users", "create", "--realm", REALM, username)
+            browser = Browser(username)
+            Phone(username).enrolled()
+            case.path_parameters["id"] = browser.removable_device()
+            browser.attach(case, {})
+        else:
+            Browser(user("remover")).attach(case)
+    elif operation in ("postLogout", "getAccountPage", "getEnrollPage", "postEnroll"):
+        Browser(user("pages")).attach(case, {} if valid else None)
+
+
+SETUP = {
+    "getWhoAmI": lambda case, valid: _whoami(case),
+    "postToken": lambda case, valid: _token(case, valid),
+    "postChallengeResponse": _device_operation,
+    "getPendingChallenges": _device_operation,
+    "putPushProvider": _device_operation,
+    "putRotateKey": _device_operation,
+    "postLockout": lambda case, valid: _device_operation(case, valid, role="lockout"),
+    "postEnrollmentComplete": _enrollment,
+    "getEnrollmentToken": _request_token,
+    "postLogin": _page,
+    "postLogout": _page,
+    "getAccountPage": _page,
+    "postRemoveDevice": _page,
+    "getEnrollPage": _page,
+    "postEnroll": _page,
+    "getPushWaitingPage": _page,
+    "postPushWaitingPage": _page,
+}
+
+_client_key = ProofMaker("ES256")
+
+
+def _whoami(case) -> None:
+    proof = _client_key.proof("POST", f"{ISSUER}/protocol/openid-connect/token")
+    answer = requests.post(f"{ISSUER}/protocol/openid-connect/token", headers={"DPoP": proof}, timeout=TIMEOUT, data={
+        "grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET,
+    })
+    answer.raise_for_status()
+    token = answer.json()["access_token"]
+    case.headers["Authorization"] = f"DPoP {token}"
+    case.headers["DPoP"] = _client_key.proof("GET", _url(case), token)
+
+
+def _token(case, valid: bool) -> None:
+    case.headers["DPoP"] = _client_key.proof("POST", _url(case))
+    if valid:
+        case.headers.pop("Authorization", None)
+        case.body = {"grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
+
+
+# ------------------------------------------------------------------------------------------------------ hooks
+@schemathesis.hook
+def before_call(context, case, kwargs) -> None:
+    operation = case.operation.definition.raw.get("operationId")
+    if case.headers is None:
+        case.headers = {}
+    with _lock:
+        turn = _turns[operation]
+        _turns[operation] += 1
+        # One call in four keeps what was generated for every part of the request; the rest target the demo realm.
+        if turn % 4 == 3:
+            return
+        if "realm" in (case.path_parameters or {}):
+            case.path_parameters["realm"] = REALM
+        setup = SETUP.get(operation)
+        if setup is not None:
+            setup(case, turn % 2 == 0)
+
+
+@schemathesis.hook
+def after_call(context, case, response) -> None:
+    operation = case.operation.definition.raw.get("operationId")
+    with _lock:
+        rotation = _rotations.pop(id(case), None)
+        if rotation is not None and response.status_code == 200:
+            phone, new_key = rotation
+            phone.key = new_key
+            phone._token = None
+        if operation == "postLockout" and response.status_code == 200:
+            # The panic button disabled the user: enable it again so the next lockout is judged on its input.
+            admin("users", "enable", "--realm", REALM, FIXTURES.phone("lockout").username)
+        with open(RECORD, "a", encoding="utf-8") as record:
+            record.write(json.dumps({"operation": operation, "status": response.status_code, "method": case.method,
+                                     "url": response.request.url[:300]}) + "\n")
+
+
+# schemathesis counts application/jwt as a JSON type, and its JSON reader, registered first, would read the enrollment
+# token. A compact JWT (RFC 7519 §10.3.1) is read as the string it is; every other JSON type still goes to JSON.
+_json_reader = deserialization._DESERIALIZERS.pop("application/json")
+
+
+@schemathesis.deserializer("application/json")
+def json_or_compact_jwt(context, response):
+    content_type = response.headers.get("content-type") or [""]
+    content_type = content_type[0] if isinstance(content_type, list) else content_type
+    if content_type.split(";")[0].strip().lower() == "application/jwt":
+        return response.content.decode("ascii")
+    return _json_reader(context, response)

@@ -1,0 +1,162 @@
+"""Keyward's HTTP contract, checked against a running server by schemathesis.
+
+    KEYWARD_BIN=.build/debug/keyward .venv/bin/python tests/contract/run_contract.py --engine sqlite
+    KEYWARD_BIN=... KEYWARD_CONTRACT_DATABASE_URL=postgres://... .venv/bin/python tests/contract/run_contract.py --engine postgres
+
+Starts `keyward serve --demo` on a free loopback port, checks /openapi.json with openapi-spec-validator, creates the
+users the hooks (contract_hooks.py) sign in with, runs schemathesis over every operation with the five conformance
+checks, and then reads the hooks' record of statuses: the run fails unless every operation in the document
+succeeded at least once (a 2xx; a 303 for the form posts whose success is a redirect), so a run that only ever
+saw 401s cannot pass. Reports go to --artifacts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import requests
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "interop"))
+from keyward_peer import REALM, Backend, KeywardServer  # noqa: E402
+
+CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance"
+METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+# The hooks' users (contract_hooks.py names them c<run>-<role>); a run id keeps reruns on one database apart.
+ROLES = ["device", "lockout", "pages", "push-page", "remover"]
+# Settings that keep the run about the contract, not about the limits that protect a production realm: thousands of
+# sign-ins from one loopback address, many pending pushes, cheap password hashes.
+SERVER_SETTINGS = {
+    "KEYWARD_ACCOUNTS_LOGIN_ATTEMPTS_PER_ADDRESS": "100000",
+    "KEYWARD_ACCOUNTS_BCRYPT_COST": "4",
+    "KEYWARD_LOG_FORMAT": "json",
+}
+REALM_SETTINGS = ["userVerification=none", "maxPendingChallenges=100", "enrollmentUseRequestUri=true", "waitChallengeEnabled=false"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--examples", type=int, default=int(os.environ.get("KEYWARD_CONTRACT_EXAMPLES", "40")),
+                        help="schemathesis examples per operation and phase (default 40)")
+    parser.add_argument("--artifacts", type=Path, default=Path(os.environ.get("KEYWARD_CONTRACT_ARTIFACTS", ".ci-artifacts/contract")))
+    parser.add_argument("--seed", type=int, default=None, help="schemathesis seed, to replay a run")
+    options = parser.parse_args()
+
+    binary = os.environ.get("KEYWARD_BIN")
+    if not binary or not os.access(binary, os.X_OK):
+        print("KEYWARD_BIN must name the keyward binary to test", file=sys.stderr)
+        return 2
+    database_url = os.environ.get("KEYWARD_CONTRACT_DATABASE_URL") if options.engine == "postgres" else None
+    if options.engine == "postgres" and not database_url:
+        print("--engine postgres needs KEYWARD_CONTRACT_DATABASE_URL (an empty database)", file=sys.stderr)
+        return 2
+    master_key = base64.b64encode(secrets.token_bytes(32)).decode()
+    artifacts = options.artifacts / options.engine
+    artifacts.mkdir(parents=True, exist_ok=True)
+    workdir = artifacts / "server"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir()
+
+    server = KeywardServer(binary, Backend(options.engine, database_url, master_key), workdir, artifacts, "contract",
+                           settings=SERVER_SETTINGS).start()
+    try:
+        return run(server, binary, options, artifacts)
+    finally:
+        server.terminate()
+
+
+def run(server: KeywardServer, binary: str, options, artifacts: Path) -> int:
+    document_path = artifacts / "openapi.json"
+    document_path.write_bytes(requests.get(f"{server.base}/openapi.json", timeout=30).content)
+    validated = subprocess.run([sys.executable, "-m", "openapi_spec_validator", str(document_path)], capture_output=True, text=True)
+    print(validated.stdout.strip() or validated.stderr.strip())
+    if validated.returncode != 0:
+        print("openapi-spec-validator refused /openapi.json", file=sys.stderr)
+        return 1
+    document = json.loads(document_path.read_text())
+
+    password = secrets.token_urlsafe(12)
+    run_id = secrets.token_hex(3)
+    admin_arguments = ["--data-dir", str(server.data_dir)] + (["--database", server.backend.database_url] if server.backend.database_url else [])
+    admin_environment = {**server.environment(), "KEYWARD_PUBLIC_URL": server.base, "KEYWARD_NEW_PASSWORD": password}
+    def admin(*args: str) -> None:
+        done = subprocess.run([binary, *args, *admin_arguments], env=admin_environment, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"keyward {' '.join(args)}: {done.stderr.strip()}")
+    admin("push-mfa", "settings", "--realm", REALM, *REALM_SETTINGS)
+    for role in ROLES:
+        admin("users", "create", "--realm", REALM, f"c{run_id}-{role}")
+
+    record = artifacts / "statuses.ndjson"
+    record.unlink(missing_ok=True)
+    environment = {
+        **os.environ,
+        "SCHEMATHESIS_HOOKS": "contract_hooks",
+        "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent / "interop"), os.environ.get("PYTHONPATH", "")]),
+        "KEYWARD_CONTRACT_BASE": server.base,
+        "KEYWARD_CONTRACT_RECORD": str(record),
+        "KEYWARD_CONTRACT_PASSWORD": password,
+        "KEYWARD_CONTRACT_RUN": run_id,
+        "KEYWARD_CONTRACT_ADMIN": json.dumps({"binary": binary, "arguments": admin_arguments, "environment": admin_environment}),
+    }
+    command = [
+        str(Path(sys.executable).with_name("schemathesis")), "run", str(document_path), "--url", server.base,
+        "--checks", CHECKS, "--max-examples", str(options.examples),
+        # Redirects are answers to check (the pages' 303s), not something to follow.
+        "--max-redirects", "0",
+        # Event streams follow a challenge for up to a minute; the generated ones end at once, and none may hold the run.
+        "--request-timeout", "10",
+        "--workers", "1", "--generation-database", "none", "--no-color",
+        "--report", "junit,ndjson", "--report-dir", str(artifacts / "report"),
+    ]
+    if options.seed is not None:
+        command += ["--seed", str(options.seed)]
+    started = time.monotonic()
+    print("$ " + " ".join(command), flush=True)
+    schemathesis = subprocess.run(command, env=environment)
+    print(f"schemathesis exited {schemathesis.returncode} after {time.monotonic() - started:.0f}s")
+
+    missing = unexercised(document, record)
+    if missing:
+        print("operations that never succeeded (a run that only saw refusals proves nothing):", file=sys.stderr)
+        for operation in missing:
+            print(f"  {operation}", file=sys.stderr)
+    return 1 if schemathesis.returncode != 0 or missing else 0
+
+
+def unexercised(document: dict, record: Path) -> list[str]:
+    """The operations with no success in the record, after printing every operation's statuses."""
+    seen: dict[str, Counter] = defaultdict(Counter)
+    if record.exists():
+        for line in record.read_text().splitlines():
+            entry = json.loads(line)
+            seen[entry["operation"]][entry["status"]] += 1
+    missing = []
+    print(f"{'operation':32} {'calls':>6}  statuses")
+    for path, item in sorted(document["paths"].items()):
+        for method, operation in sorted(item.items()):
+            if method not in METHODS:
+                continue
+            name = operation["operationId"]
+            documented = [int(code) for code in operation["responses"]]
+            successes = [code for code in documented if 200 <= code < 300] or [code for code in documented if 300 <= code < 400]
+            statuses = seen.get(name, Counter())
+            print(f"{name:32} {sum(statuses.values()):6}  " + ", ".join(f"{code}x{count}" for code, count in sorted(statuses.items())))
+            if not any(statuses[code] for code in successes):
+                missing.append(f"{name} ({method.upper()} {path}): needs one of {successes}, saw {dict(statuses) or 'no call'}")
+    return missing
+
+
+if __name__ == "__main__":
+    sys.exit(main())
