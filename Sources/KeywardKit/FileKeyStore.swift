@@ -4,12 +4,15 @@ import KeywardJOSE
 /// A software key store for Linux (and tests): one file per key, `<name>.key`, holding the `StoredKey` JSON,
 /// created with mode 0600 inside a 0700 directory.
 public struct FileKeyStore: KeyStore {
+    /// The directory holding the `<name>.key` files.
     public let directory: URL
 
+    /// A store in `directory`, which is created (mode 0700) at the first write.
     public init(directory: URL) {
         self.directory = directory
     }
 
+    /// The software key under `name`, or nil when it has no file.
     public func key(named name: String) throws -> (any JWSSigner)? {
         let url = try fileURL(name)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
@@ -20,6 +23,7 @@ public struct FileKeyStore: KeyStore {
         return try stored.softwareKey()
     }
 
+    /// Generates a software key for `algorithm` and writes it under `name`, replacing any key there.
     public func createKey(named name: String, algorithm: JWSAlgorithm) throws -> any JWSSigner {
         let key = try SigningKey.generate(algorithm)
         try store(key, named: name)
@@ -42,6 +46,7 @@ public struct FileKeyStore: KeyStore {
         try PrivateFile.move(from, over: to)
     }
 
+    /// Removes the key file of `name`; nothing happens when there is none.
     public func deleteKey(named name: String) throws {
         let url = try fileURL(name)
         if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }

@@ -24,6 +24,7 @@ public protocol KeyStore: Sendable {
 }
 
 extension KeyStore {
+    /// Loads the key under `name`, or creates one with `algorithm` when there is none.
     public func loadOrCreateKey(named name: String, algorithm: JWSAlgorithm) throws -> any JWSSigner {
         if let existing = try key(named: name) { return existing }
         return try createKey(named: name, algorithm: algorithm)

@@ -10,17 +10,21 @@ import Security
 /// is a generic password (`service`, account = key name) holding `StoredKey` JSON, readable only while the device
 /// is unlocked, never synchronized, never restored onto another device.
 public struct KeychainKeyStore: KeyStore {
+    /// The Keychain service name used when none is given.
     public static let defaultService = "com.keyward.device-keys"
 
+    /// The Keychain service the items are filed under; each key is one item whose account is the key's name.
     public let service: String
     /// A keychain access group shared with app extensions, or nil for the app's default group.
     public let accessGroup: String?
 
+    /// A store under `service`, in `accessGroup` when app extensions share the keys.
     public init(service: String = KeychainKeyStore.defaultService, accessGroup: String? = nil) {
         self.service = service
         self.accessGroup = accessGroup
     }
 
+    /// The key under `name` — a Secure Enclave key or a software key — or nil when there is none.
     public func key(named name: String) throws -> (any JWSSigner)? {
         try KeyName.check(name)
         guard let data = try readItem(name) else { return nil }
@@ -41,6 +45,8 @@ public struct KeychainKeyStore: KeyStore {
         }
     }
 
+    /// Generates a key under `name`, replacing any key there: inside the Secure Enclave for ES256 when the device
+    /// has one, in software otherwise.
     public func createKey(named name: String, algorithm: JWSAlgorithm) throws -> any JWSSigner {
         try KeyName.check(name)
         if algorithm == .es256, SecureEnclave.isAvailable {
@@ -71,6 +77,7 @@ public struct KeychainKeyStore: KeyStore {
         try deleteItem(source)
     }
 
+    /// Removes the item of key `name`; nothing happens when there is none.
     public func deleteKey(named name: String) throws {
         try KeyName.check(name)
         try deleteItem(name)

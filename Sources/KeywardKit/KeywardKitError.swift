@@ -1,9 +1,14 @@
 // Every error KeywardKit throws, each naming the input or server answer at fault.
 import KeywardWire
 
+/// Every error KeywardKit throws. Each case names the input or the server answer at fault; `description` says it
+/// in one line.
 public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
+    /// A key name that is empty, longer than 64 bytes, or has characters other than letters, digits, `-` and `_`.
     case invalidKeyName(String)
+    /// A key file (the path) that does not hold a stored software key.
     case corruptKeyFile(String)
+    /// A key or state file (the path) that could not be written, or a staged key that could not be moved into place.
     case cannotWrite(String)
     /// `promoteKey` found no key under this name.
     case noSuchKey(String)
@@ -12,14 +17,19 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     /// A stored key that exists but cannot be used: a Keychain item that is not a stored key, or a Secure Enclave
     /// handle the enclave will not open or make.
     case unusableKey(String, reason: String)
+    /// A URL string that does not parse.
     case invalidURL(String)
     /// The server refused the request; `code` is its stable error code when it sent one.
     case server(status: Int, code: String?, description: String?)
+    /// An answer the protocol does not allow: not HTTP, not a JWT where one was due, a second nonce demand.
     case unexpectedResponse(String)
+    /// An enrollment or confirm input that is neither a JWT nor a link holding one.
     case invalidLink(String)
+    /// A key choice that does not fit (the option, e.g. `alg`, `curve`, `key-type`, and why).
     case invalidOption(String, String)
     /// A realm-signed token (enrollment or confirm) failed verification.
     case untrustedToken(String)
+    /// No enrolled device is saved in this directory.
     case notEnrolled(String)
     /// No HTTP answer at all: connection refused, unknown host, TLS failure, timeout.
     case unreachable(url: String, reason: String)
@@ -28,6 +38,7 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     /// A user-verification answer that cannot be right (checked before it costs an attempt).
     case invalidAnswer(String)
 
+    /// One line saying what failed, naming the input, and for Keychain failures the usual cause.
     public var description: String {
         switch self {
         case .invalidKeyName(let name): "key name '\(name)' is invalid (1-64 letters, digits, '-', '_')"

@@ -7,12 +7,17 @@ import FoundationNetworking
 
 /// Obtains DPoP-bound access tokens with the client-credentials grant and calls DPoP-protected resources.
 public struct TokenClient: Sendable {
+    /// The realm's issuer URL, `https://HOST/realms/NAME`, without a trailing slash.
     public let issuer: String
+    /// The OAuth client the tokens are requested for.
     public let clientId: String
+    /// That client's secret, sent in the form body (`client_secret_post`).
     public let clientSecret: String
+    /// Signs the DPoP proofs; the tokens are bound to its key.
     public let signer: DPoPSigner
     private let session: URLSession
 
+    /// A client of the realm at `issuer` (a trailing slash is dropped); `session` carries the requests.
     public init(issuer: String, clientId: String, clientSecret: String, signer: DPoPSigner, session: URLSession = .shared) {
         self.issuer = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
         self.clientId = clientId
@@ -21,6 +26,7 @@ public struct TokenClient: Sendable {
         self.session = session
     }
 
+    /// The realm's token endpoint, `{issuer}/protocol/openid-connect/token`.
     public var tokenEndpoint: String { issuer + "/protocol/openid-connect/token" }
 
     /// Requests a token; retries once with the server's nonce when it answers `use_dpop_nonce`.

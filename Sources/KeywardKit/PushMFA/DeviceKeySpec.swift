@@ -3,8 +3,11 @@ import KeywardJOSE
 /// The device key to ask a `KeyStore` for: RSA-2048 with RS256/384/512, or EC P-256/P-384/P-521 with the one matching
 /// ES algorithm (the only algorithms the push-MFA API accepts). Defaults to RSA/RS256 like the original's demo clients.
 public struct DeviceKeySpec: Sendable, Equatable {
+    /// The JWS algorithm; the key type and curve follow from it.
     public let algorithm: JWSAlgorithm
 
+    /// A spec for `algorithm`; throws ``KeywardKitError/invalidOption(_:_:)`` for one the push-MFA API refuses
+    /// (PS*, EdDSA).
     public init(algorithm: JWSAlgorithm) throws {
         guard [.rs256, .rs384, .rs512, .es256, .es384, .es512].contains(algorithm) else {
             throw KeywardKitError.invalidOption("alg", "\(algorithm.rawValue) is not accepted by the push-MFA API (RS256, RS384, RS512, ES256, ES384, ES512)")

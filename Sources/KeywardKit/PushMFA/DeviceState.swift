@@ -2,18 +2,31 @@ import Foundation
 
 /// What an enrolled device remembers, kept as `device.json` (mode 0600) beside its key.
 public struct DeviceState: Codable, Sendable, Equatable {
+    /// The issuer URL of the realm the device enrolled in.
     public var issuer: String
+    /// The realm's name, the last path component of `issuer`.
     public var realm: String
+    /// The server's id of the user the device belongs to (the tokens' `sub`).
     public var userId: String
+    /// The user's name, for display.
     public var username: String
+    /// The id the device chose for its credential; confirm tokens name it as `credId`.
     public var credentialId: String
+    /// The id the device chose for itself; every DPoP proof carries it beside `userId`.
     public var deviceId: String
+    /// Free text reported at enrollment, such as `ios`.
     public var deviceType: String
+    /// The label the user's account page shows for this device.
     public var deviceLabel: String
+    /// Where pushes go: the FCM registration token or APNs device token (empty with `none`).
     public var pushProviderId: String
+    /// The push sender the server uses for this device: `fcm`, `apns`, `log` or `none`.
     public var pushProviderType: String
+    /// The JWS algorithm of the device key, such as `ES256`.
     public var keyAlgorithm: String
 
+    /// A state with every field given; ``PushMFAClient/enroll(link:issuer:clientId:clientSecret:key:options:session:clock:)``
+    /// makes the one of a newly enrolled device.
     public init(
         issuer: String, realm: String, userId: String, username: String, credentialId: String, deviceId: String, deviceType: String,
         deviceLabel: String, pushProviderId: String, pushProviderType: String, keyAlgorithm: String
@@ -31,6 +44,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
         self.keyAlgorithm = keyAlgorithm
     }
 
+    /// The state saved in `directory` (its `device.json`), or nil when none is there.
     public static func load(from directory: URL) throws -> DeviceState? {
         let url = directory.appendingPathComponent("device.json")
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }

@@ -4,9 +4,13 @@ import Foundation
 /// to fetch it from. Accepts the forms the original's clients accept: a raw JWT, an app link with `token=` or
 /// `request_uri=` (any scheme, e.g. `my-secure://enroll?…`), or a plain http(s) URL.
 public enum EnrollmentLink: Equatable, Sendable {
+    /// The token itself, a compact JWS.
     case token(String)
+    /// An http(s) URL to fetch the token from with a plain GET.
     case requestURI(URL)
 
+    /// Reads a scanned or pasted value (surrounding white space ignored); throws
+    /// ``KeywardKitError/invalidLink(_:)`` for anything that is not one of the forms above.
     public static func parse(_ input: String) throws -> EnrollmentLink {
         let text = input.trimmingCharacters(in: .whitespacesAndNewlines)
         if isCompactJWS(text) { return .token(text) }

@@ -9,6 +9,7 @@ import FoundationNetworking
 /// The device side of push MFA against Keyward (or the Keycloak extension it is compatible with): enroll from a
 /// link, get DPoP-bound tokens, list and answer login challenges, rotate the key, update the push provider, lock out.
 public final class PushMFAClient: Sendable {
+    /// What the device remembers about its enrollment; save it again whenever a call returns a changed one.
     public let state: DeviceState
     /// The device key: a `SigningKey` from `FileKeyStore`, a Secure Enclave key from `KeychainKeyStore`, or any signer.
     public let key: any JWSSigner
@@ -18,6 +19,8 @@ public final class PushMFAClient: Sendable {
     let clock: @Sendable () -> Date
     private let cachedToken = Mutex<(token: String, expiresAt: Date)?>(nil)
 
+    /// A client for an enrolled device: its saved `state`, its key from the ``KeyStore``, and the OAuth client
+    /// (`clientId`, `clientSecret`) its access tokens come from. `clock` gives the times of proofs and tokens.
     public init(state: DeviceState, key: any JWSSigner, clientId: String, clientSecret: String, session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.state = state
         self.key = key
@@ -31,14 +34,21 @@ public final class PushMFAClient: Sendable {
 
     // MARK: - Enrollment
 
+    /// What the device reports about itself when it enrolls.
     public struct EnrollmentOptions: Sendable {
+        /// Free text such as `ios` or `android`.
         public var deviceType = "linux"
+        /// The label shown on the user's account page.
         public var deviceLabel = "keyward-device"
+        /// The push sender the server should use: `fcm`, `apns`, `log` or `none`.
         public var pushProviderType = "log"
+        /// The FCM registration token or APNs device token; when nil, `none` sends none and other types get a
+        /// generated id (enough for `log`).
         public var pushProviderId: String?
         /// Send Authorization + DPoP with the enrollment (Keyward accepts both; some realms require it).
         public var useDPoP = true
 
+        /// The defaults: a `linux` device labelled `keyward-device` with the `log` sender, enrolling with DPoP.
         public init() {}
     }
 
@@ -122,6 +132,8 @@ public final class PushMFAClient: Sendable {
 
     // MARK: - Challenges
 
+    /// The login challenges waiting for this device's answer, with the user-verification prompt of each; empty
+    /// when there are none.
     public func pendingChallenges() async throws -> [PendingChallenge] {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
@@ -130,6 +142,7 @@ public final class PushMFAClient: Sendable {
         return try JSONDecoder().decode(PendingChallengesResponse.self, from: data).challenges
     }
 
+    /// The answer to a login challenge. Denying never needs a user-verification answer.
     public enum Action: String, Sendable { case approve, deny }
 
     /// Approves or denies; returns the server's status ("approved" / "denied").

@@ -7,10 +7,12 @@ import FoundationNetworking
 /// Checks realm-signed tokens (enrollment, confirm) against the realm's JWKS — the step the original's demo
 /// clients skip: signature, issuer, expiry, and for enrollment tokens `aud` = realm and `typ` = push-enroll-challenge.
 public struct RealmTokenVerifier: Sendable {
+    /// The realm's issuer URL: tokens must name it as `iss`, and the realm's JWKS is fetched from under it.
     public let issuer: String
     let fetchKeys: @Sendable () async throws -> JWKSet
     let clock: @Sendable () -> Date
 
+    /// A verifier that fetches the realm's JWKS from `{issuer}/protocol/openid-connect/certs` for each check.
     public init(issuer: String, session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.init(issuer: issuer, clock: clock) {
             guard let url = URL(string: issuer + "/protocol/openid-connect/certs") else { throw KeywardKitError.invalidURL(issuer) }
@@ -30,12 +32,17 @@ public struct RealmTokenVerifier: Sendable {
     /// The realm name: the last path component of `…/realms/<name>`.
     public var realm: String { URL(string: issuer)?.lastPathComponent ?? "" }
 
+    /// Verifies an enrollment token — signature by a key of the realm's JWKS, `iss`, `exp`, `aud` equal to the
+    /// realm's name, `typ` equal to `push-enroll-challenge`, and `sub`, `enrollmentId` and `nonce` present — and
+    /// returns its claims. Throws ``KeywardKitError/untrustedToken(_:)`` when any check fails.
     public func verifyEnrollmentToken(_ token: String) async throws -> JSONObject {
         let claims = try await verify(token, audience: realm, required: ["exp", "sub", "enrollmentId", "nonce"])
         guard claims["typ"]?.stringValue == "push-enroll-challenge" else { throw KeywardKitError.untrustedToken("not an enrollment token (typ)") }
         return claims
     }
 
+    /// Verifies a pushed confirm token — signature, `iss`, `exp`, and `cid` and `credId` present; it has no
+    /// audience — and returns its claims. Throws ``KeywardKitError/untrustedToken(_:)`` when any check fails.
     public func verifyConfirmToken(_ token: String) async throws -> JSONObject {
         try await verify(token, audience: nil, required: ["exp", "cid", "credId"])
     }
