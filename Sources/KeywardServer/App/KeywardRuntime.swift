@@ -88,6 +88,8 @@ public final class KeywardRuntime: Sendable {
         let (realms, users, throttle, service) = (oauth.realms, accounts.users, accounts.loginThrottle, pushMFA.service)
         LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle).register(on: pages)
         PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle).register(on: pages)
+        // Last, so that it wraps only the router's not-found answer.
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes.map { ("\($0.path)", $0.method) }))
         return router
     }
 

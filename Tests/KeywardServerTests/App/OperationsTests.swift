@@ -54,4 +54,28 @@ final class OperationsTests: XCTestCase {
             }
         }
     }
+
+    /// A path Keyward serves, asked with another method: 405 naming the methods it takes (RFC 9110 §15.5.6), not 404.
+    func testAServedPathUnderAnotherMethodAnswers405WithAllow() async throws {
+        try await TestServer.forEachEngine(engines: [.sqlite]) { _, client in
+            for (uri, method, allow) in [
+                ("/healthz", HTTPRequest.Method.put, "GET"),
+                ("/realms/demo/login", .delete, "GET, POST"),
+                ("/realms/any-realm/push-mfa/device/rotate-key", .post, "PUT"),
+                ("/realms/demo/push-mfa/login/challenges/x/respond", .get, "POST"),
+            ] {
+                try await client.execute(uri: uri, method: method) { response in
+                    XCTAssertEqual(response.status, .methodNotAllowed, "\(method) \(uri)")
+                    XCTAssertEqual(response.headers[.allow], allow, "\(method) \(uri)")
+                    let body = try StrictJSON.parseObject(response.body.readableBytesView)
+                    XCTAssertEqual(body["error"]?.stringValue, "method_not_allowed")
+                    XCTAssertNotNil(body["requestId"]?.stringValue)
+                }
+            }
+            // A path with an extra segment is not served at all.
+            try await client.execute(uri: "/healthz/more", method: .put) { response in
+                XCTAssertEqual(response.status, .notFound)
+            }
+        }
+    }
 }
