@@ -45,6 +45,9 @@ public enum HTU {
             port = parsed
         }
         guard !hostPart.isEmpty else { return nil }
+        // Outside brackets a host is a reg-name (RFC 3986 §3.2.2): without this, "a.example:80x:" would read as
+        // the host "a.example:80x" with an empty port, a result that is no URL and does not normalize again.
+        if hostPart.first != UInt8(ascii: "["), !hostPart.allSatisfy(isRegNameByte) { return nil }
         let host = String(decoding: hostPart, as: UTF8.self).lowercased()
         guard let path = normalizePath(utf8[pathStart..<end]) else { return nil }
 
@@ -82,6 +85,17 @@ public enum HTU {
             true
         default:
             false
+        }
+    }
+
+    /// unreserved, sub-delims and the '%' of pct-encoded: what RFC 3986's reg-name is made of.
+    private static func isRegNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "%"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+             UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="):
+            true
+        default:
+            isUnreserved(byte)
         }
     }
 

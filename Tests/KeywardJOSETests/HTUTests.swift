@@ -20,6 +20,20 @@ final class HTUTests: XCTestCase {
         }
     }
 
+    /// Found by fuzz/ (target htu): "a.example:80ftp:" was read as the host "a.example:80ftp" with an empty port, so
+    /// the result was not a URL and normalizing it again gave nil. A host is an IP literal in brackets or an RFC 3986
+    /// reg-name, which has no ':' (nor '[' or ']').
+    func testHostWithAColonIsRefused() {
+        for url in ["http://a.example:80ftp://a.example/", "https://a:b:/", "https://a.example:443:/x", "https://a]b/", "https://a[b/"] {
+            XCTAssertNil(HTU.normalize(url), url)
+        }
+        for url in ["https://a.example:/p", "https://[::1]/x", "https://xn--bcher-kva.example/", "https://a!$&'()*+,;=b/"] {
+            let normalized = HTU.normalize(url)
+            XCTAssertNotNil(normalized, url)
+            XCTAssertEqual(normalized.flatMap(HTU.normalize), normalized, "normalizing is idempotent for \(url)")
+        }
+    }
+
     func testDistinguishesSchemeHostPortPath() {
         let base = HTU.normalize("https://a.example/token")
         for other in ["http://a.example/token", "https://b.example/token", "https://a.example:8443/token",
