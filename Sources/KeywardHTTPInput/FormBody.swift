@@ -7,20 +7,33 @@ package enum FormBody {
     }
 
     package static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> [String: String] {
+        // Callers are in other modules, which cannot specialize this function for their collection, and generic
+        // element access allocates for every byte: one call reaches the bytes, the parsing works on a buffer.
+        let result = bytes.withContiguousStorageIfAvailable { parse(buffer: $0) }
+            ?? Array(bytes).withUnsafeBufferPointer { parse(buffer: $0) }
+        return try result.get()
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>) -> Result<[String: String], Failure> {
         var result: [String: String] = [:]
-        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+        for pair in buffer.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = decodeComponent(String(decoding: parts[0], as: UTF8.self)),
-                let value = decodeComponent(parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : "")
-            else { throw .malformed }
-            guard result[name] == nil else { throw .duplicate(name) }
+            guard let name = decode(String(decoding: parts[0], as: UTF8.self)),
+                let value = decode(parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : "")
+            else { return .failure(.malformed) }
+            guard result[name] == nil else { return .failure(.duplicate(name)) }
             result[name] = value
         }
-        return result
+        return .success(result)
     }
 
     /// Percent-decoding with `+` as space; nil on invalid escapes or invalid UTF-8.
     package static func decodeComponent(_ text: some StringProtocol) -> String? {
+        // As a String (a copy for a Substring), for the same reason as in `parse`.
+        decode(String(text))
+    }
+
+    private static func decode(_ text: String) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()
