@@ -38,7 +38,9 @@ public struct AccessTokenIssuer: Sendable {
 
     /// Verifies a token this realm issued: signature by a published key, `typ`, issuer, audience, expiry.
     func verify(_ token: String, realm: Realm, now: Date) async throws -> VerifiedJWT {
-        let keySet = try await keys.publishedKeys(realm: realm.name)
+        // The header is read unverified only to pick the key set; JWTVerifier checks everything against it.
+        let kid = try? JWS.parse(token).header["kid"]?.stringValue
+        let keySet = try await keys.publishedKeys(realm: realm.name, toVerify: kid)
         let issuer = realms.issuer(of: realm.name)
         let policy = JWTVerificationPolicy(
             allowedAlgorithms: Set(RealmKeyService.supportedAlgorithms),

@@ -19,6 +19,10 @@ public final class RealmKeyService: Sendable {
     private let cacheLifetime: TimeInterval
     private let signers = Mutex<[String: (signer: ActiveSigner, loadedAt: Date)]>([:])
     private let keySets = Mutex<[String: (keys: JWKSet, loadedAt: Date)]>([:])
+    /// When each realm's key set was last reloaded for an unknown kid.
+    private let unknownKidReloads = Mutex<[String: Date]>([:])
+    /// Tokens carrying made-up kids can make a node read its keys at most this often per realm.
+    static let unknownKidReloadInterval: TimeInterval = 1
 
     public init(store: any SigningKeyStore, masterKey: MasterKey, clock: any KeywardClock, cacheLifetime: TimeInterval = 5) {
         self.store = store
@@ -85,6 +89,23 @@ public final class RealmKeyService: Sendable {
         let set = JWKSet(keys: keys)
         keySets.withLock { $0[realm] = (set, now) }
         return set
+    }
+
+    /// The published keys, for verifying a token whose header names `kid`. A kid the cached set lacks reloads the set
+    /// at once (at most once per `unknownKidReloadInterval` per realm): another node may just have rotated that key in,
+    /// and its tokens must not be refused until this node's cache expires.
+    public func publishedKeys(realm: String, toVerify kid: String?) async throws -> JWKSet {
+        let cached = try await publishedKeys(realm: realm)
+        guard let kid, cached.key(withID: kid) == nil else { return cached }
+        let now = clock.now()
+        let mayReload = unknownKidReloads.withLock { reloads in
+            if let last = reloads[realm], now.timeIntervalSince(last) < Self.unknownKidReloadInterval { return false }
+            reloads[realm] = now
+            return true
+        }
+        guard mayReload else { return cached }
+        keySets.withLock { $0[realm] = nil }
+        return try await publishedKeys(realm: realm)
     }
 
     public func listKeys(realm: String) async throws -> [StoredSigningKey] {
