@@ -3,9 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import KeywardJOSE
 import NIOCore
-import Hummingbird
 @testable import KeywardServer
-import Logging
 import Synchronization
 import XCTest
 
@@ -43,29 +41,20 @@ final class KeyRotationTests: XCTestCase {
     /// key (the unknown kid reloads the set at once), instead of 401s until that node's cache expires.
     func testATokenFromAKeyAnotherNodeJustRotatedInVerifiesAtOnce() async throws {
         try await TestServer.forEachEngine { server, client in
-            var logger = Logger(label: "node-b")
-            logger.logLevel = .warning
-            let nodeB = try await KeywardRuntime.start(configuration: server.runtime.configuration, logger: logger, clock: server.clock)
-            do {
-                try await Application(router: nodeB.makeRouter()).test(.router) { clientB in
-                    let key = try SigningKey.generate(.es256)
-                    // Node B caches the realm's key set while verifying a token of the first key.
-                    let first = try await client.demoToken(server, key: key)
-                    let beforeRotation = try await clientB.whoami(authorization: ["DPoP " + first], proofs: [try server.resourceProof(key, token: first)])
-                    XCTAssertEqual(beforeRotation.status, .ok)
+            try await server.withSecondNode { _, clientB in
+                let key = try SigningKey.generate(.es256)
+                // Node B caches the realm's key set while verifying a token of the first key.
+                let first = try await client.demoToken(server, key: key)
+                let beforeRotation = try await clientB.whoami(authorization: ["DPoP " + first], proofs: [try server.resourceProof(key, token: first)])
+                XCTAssertEqual(beforeRotation.status, .ok)
 
-                    let found = try await server.runtime.oauth.realms.realm(named: "demo")
-                    let realm = try XCTUnwrap(found)
-                    let rotated = try await server.runtime.oauth.keys.rotate(realm: realm)
-                    let second = try await client.demoToken(server, key: key)
-                    XCTAssertEqual(try JWS.parse(second).header["kid"]?.stringValue, rotated.kid)
-                    let afterRotation = try await clientB.whoami(authorization: ["DPoP " + second], proofs: [try server.resourceProof(key, token: second)])
-                    XCTAssertEqual(afterRotation.status, .ok, "node B refused a token of the key node A rotated in")
-                }
-                try await nodeB.shutdown()
-            } catch {
-                try? await nodeB.shutdown()
-                throw error
+                let found = try await server.runtime.oauth.realms.realm(named: "demo")
+                let realm = try XCTUnwrap(found)
+                let rotated = try await server.runtime.oauth.keys.rotate(realm: realm)
+                let second = try await client.demoToken(server, key: key)
+                XCTAssertEqual(try JWS.parse(second).header["kid"]?.stringValue, rotated.kid)
+                let afterRotation = try await clientB.whoami(authorization: ["DPoP " + second], proofs: [try server.resourceProof(key, token: second)])
+                XCTAssertEqual(afterRotation.status, .ok, "node B refused a token of the key node A rotated in")
             }
         }
     }

@@ -2,8 +2,6 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import KeywardJOSE
-import Logging
-import Hummingbird
 @testable import KeywardServer
 import Synchronization
 import XCTest
@@ -253,24 +251,15 @@ final class CrossNodeEventTests: XCTestCase {
             let baseline = try await server.listeningConnections()
             let listener = Task { try await server.runtime.challengeListener.run() }
             defer { listener.cancel() }
-            var logger = Logger(label: "node-b")
-            logger.logLevel = .warning
-            let nodeB = try await KeywardRuntime.start(configuration: server.runtime.configuration, logger: logger, clock: server.clock)
-            do {
-                try await Application(router: nodeB.makeRouter()).test(.router) { clientB in
-                    // A stream that starts before LISTEN is registered must not depend on it: wait until it is.
-                    try await server.waitUntilListening(beyond: baseline)
-                    let stream = Task { try await client.events("/login/challenges/\(challenge.id)/events?secret=\(secret)") }
-                    try await server.waitUntilWatched(challenge.id)
-                    let approved = try await device.respond(clientB, token: token, challengeId: challenge.id)
-                    XCTAssertEqual(approved.status, .ok, approved.body)
-                    let events = try await stream.value
-                    XCTAssertEqual(events.statuses, ["PENDING", "APPROVED"])
-                }
-                try await nodeB.shutdown()
-            } catch {
-                try? await nodeB.shutdown()
-                throw error
+            try await server.withSecondNode { _, clientB in
+                // A stream that starts before LISTEN is registered must not depend on it: wait until it is.
+                try await server.waitUntilListening(beyond: baseline)
+                let stream = Task { try await client.events("/login/challenges/\(challenge.id)/events?secret=\(secret)") }
+                try await server.waitUntilWatched(challenge.id)
+                let approved = try await device.respond(clientB, token: token, challengeId: challenge.id)
+                XCTAssertEqual(approved.status, .ok, approved.body)
+                let events = try await stream.value
+                XCTAssertEqual(events.statuses, ["PENDING", "APPROVED"])
             }
         }
     }

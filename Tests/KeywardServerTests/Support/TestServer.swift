@@ -60,6 +60,21 @@ struct TestServer: Sendable {
         }
     }
 
+    /// Runs `body` with a second node on the same database and clock (another process behind the same proxy), driven
+    /// through its own router client, and shuts it down afterwards.
+    func withSecondNode(_ body: @Sendable (KeywardRuntime, any TestClientProtocol) async throws -> Void) async throws {
+        var logger = Logger(label: "node-b")
+        logger.logLevel = .warning
+        let nodeB = try await KeywardRuntime.start(configuration: runtime.configuration, logger: logger, clock: clock)
+        do {
+            try await Application(router: nodeB.makeRouter()).test(.router) { clientB in try await body(nodeB, clientB) }
+            try await nodeB.shutdown()
+        } catch {
+            try? await nodeB.shutdown()
+            throw error
+        }
+    }
+
     /// A DPoP proof for the token endpoint, signed by `key`, dated by the server's clock.
     func tokenProof(_ key: SigningKey, url: String? = nil, method: String = "POST", extraClaims: JSONObject = [:]) throws -> String {
         try DPoPProof.make(key: key, method: method, url: url ?? tokenURL, issuedAt: clock.now(), extraClaims: extraClaims)

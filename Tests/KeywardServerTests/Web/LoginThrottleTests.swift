@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 @testable import KeywardServer
-import Logging
 import XCTest
 
 /// The login throttle counts in the database: concurrent guesses and other nodes share one limit.
@@ -22,34 +21,25 @@ final class LoginThrottleTests: XCTestCase {
 
     func testNodesOnOneDatabaseShareTheCount() async throws {
         try await TestServer.forEachEngine { server, client in
-            var logger = Logger(label: "node-b")
-            logger.logLevel = .warning
-            let nodeB = try await KeywardRuntime.start(configuration: server.runtime.configuration, logger: logger, clock: server.clock)
-            do {
-                try await Application(router: nodeB.makeRouter()).test(.router) { clientB in
-                    func status(_ client: some TestClientProtocol, _ password: String = "test") async throws -> HTTPResponse.Status {
-                        try await TestBrowser(client).signIn(password: password).status
-                    }
-                    for attempt in 1...3 {
-                        let wrong = try await status(client, "a-\(attempt)")
-                        XCTAssertEqual(wrong, .unauthorized)
-                    }
-                    for attempt in 1...2 {
-                        let wrong = try await status(clientB, "b-\(attempt)")
-                        XCTAssertEqual(wrong, .unauthorized)
-                    }
-                    let onB = try await status(clientB)
-                    XCTAssertEqual(onB, .tooManyRequests, "node B counts node A's guesses")
-                    let onA = try await status(client)
-                    XCTAssertEqual(onA, .tooManyRequests, "and node A node B's")
-                    server.clock.advance(by: 15 * 60)
-                    let afterWindow = try await status(clientB)
-                    XCTAssertEqual(afterWindow, .seeOther, "a new window after 15 minutes")
+            try await server.withSecondNode { _, clientB in
+                func status(_ client: some TestClientProtocol, _ password: String = "test") async throws -> HTTPResponse.Status {
+                    try await TestBrowser(client).signIn(password: password).status
                 }
-                try await nodeB.shutdown()
-            } catch {
-                try? await nodeB.shutdown()
-                throw error
+                for attempt in 1...3 {
+                    let wrong = try await status(client, "a-\(attempt)")
+                    XCTAssertEqual(wrong, .unauthorized)
+                }
+                for attempt in 1...2 {
+                    let wrong = try await status(clientB, "b-\(attempt)")
+                    XCTAssertEqual(wrong, .unauthorized)
+                }
+                let onB = try await status(clientB)
+                XCTAssertEqual(onB, .tooManyRequests, "node B counts node A's guesses")
+                let onA = try await status(client)
+                XCTAssertEqual(onA, .tooManyRequests, "and node A node B's")
+                server.clock.advance(by: 15 * 60)
+                let afterWindow = try await status(clientB)
+                XCTAssertEqual(afterWindow, .seeOther, "a new window after 15 minutes")
             }
         }
     }
