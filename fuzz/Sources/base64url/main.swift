@@ -1,0 +1,4 @@
+// The base64url fuzz target's entry: libFuzzer drives Base64URLFuzzer.swift's LLVMFuzzerTestOneInput.
+import FuzzSupport
+
+runFuzzer(testOneInput)

