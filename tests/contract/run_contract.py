@@ -49,8 +49,8 @@ REALM_SETTINGS = ["userVerification=none", "maxPendingChallenges=100", "enrollme
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--examples", type=int, default=int(os.environ.get("KEYWARD_CONTRACT_EXAMPLES", "50")),
-                        help="schemathesis examples per operation and phase (default 50)")
+    parser.add_argument("--examples", type=int, default=int(os.environ.get("KEYWARD_CONTRACT_EXAMPLES", "100")),
+                        help="schemathesis examples per operation and phase (default 100)")
     parser.add_argument("--artifacts", type=Path, default=Path(os.environ.get("KEYWARD_CONTRACT_ARTIFACTS", ".ci-artifacts/contract")))
     parser.add_argument("--seed", type=int, default=None, help="schemathesis seed, to replay a run")
     options = parser.parse_args()
