@@ -69,14 +69,6 @@ public enum HTU {
         return value <= 65535 ? value : nil
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
@@ -108,7 +100,7 @@ public enum HTU {
         while index < path.endIndex {
             let byte = path[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < path.endIndex, let high = hexValue(path[index + 1]), let low = hexValue(path[index + 2]) else {
+                guard index + 2 < path.endIndex, let high = HexDigit.value(path[index + 1]), let low = HexDigit.value(path[index + 2]) else {
                     return nil
                 }
                 let decoded = high << 4 | low
