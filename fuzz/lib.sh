@@ -6,9 +6,6 @@ ARTIFACTS="${KEYWARD_FUZZ_ARTIFACTS:-$FUZZ_DIR/artifacts}"
 # New corpus entries a run finds land here, never in the committed seeds (fuzz/corpus).
 SCRATCH="${KEYWARD_FUZZ_SCRATCH:-$FUZZ_DIR/.scratch}"
 BUILD_PATH="$FUZZ_DIR/.build"
-# Swift code only: swift-crypto's C (BoringSSL) stays uninstrumented, so coverage measures our parsers and the
-# sanitizer does not slow down every hash and signature check.
-SWIFT_FLAGS=(-Xswiftc -sanitize=fuzzer,address)
 # Leak checks as libFuzzer does them per input, with the one known false positive suppressed (lsan.supp).
 export LSAN_OPTIONS="suppressions=$FUZZ_DIR/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -38,16 +35,16 @@ is_fuzz_target() {
     [[ -n "$1" && -f "$FUZZ_DIR/Sources/$1/main.swift" ]]
 }
 
-# fuzz_build [PRODUCT]: release build with the sanitizers, all targets or one. The gold linker's warning about an
+# fuzz_build [PRODUCT]: release build, all targets or one (Package.swift turns the sanitizers on). The gold linker's warning about an
 # ASan symbol it cannot export is noise on every link and is filtered out.
 fuzz_build() {
     local product=()
     [[ -n "${1:-}" ]] && product=(--product "$1")
-    swift build -c release --package-path "$FUZZ_DIR" --build-path "$BUILD_PATH" "${SWIFT_FLAGS[@]}" "${product[@]}" 2>&1 \
+    swift build -c release --package-path "$FUZZ_DIR" --build-path "$BUILD_PATH" "${product[@]}" 2>&1 \
         | { grep -v "Cannot export local symbol '__asan_extra_spill_area'" || true; }
     return "${PIPESTATUS[0]}"
 }
 
 fuzz_bin_path() {
-    swift build -c release --package-path "$FUZZ_DIR" --build-path "$BUILD_PATH" "${SWIFT_FLAGS[@]}" --show-bin-path
+    swift build -c release --package-path "$FUZZ_DIR" --build-path "$BUILD_PATH" --show-bin-path
 }
