@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
         .target(
@@ -80,6 +81,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 // Reads the OpenAPI document (written in YAML) to serve it as JSON as well.
                 .product(name: "Yams", package: "Yams"),
+                // PEM certificates of host-token issuers (and, later, attestation chains).
+                .product(name: "X509", package: "swift-certificates"),
             ],
             // The HTTP contract, compiled into the binary so a deployed server serves it with no file beside it.
             resources: [.embedInCode("App/openapi.yaml")],

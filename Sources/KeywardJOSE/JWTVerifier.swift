@@ -8,10 +8,16 @@ import Foundation
 public struct JWTVerificationPolicy: Sendable {
     /// `.set`: the header kid is required and looked up exactly, never a fallback to another key.
     /// `.single`: if both the header and the key carry a kid, they must match.
+    /// `.kidOptional`: a header kid selects exactly as `.set` does; without one, the keys fit for the header's
+    /// `alg` are tried in order, at most `maxKeysTried` of them (a host token's `kid` is optional).
     public enum Keys: Sendable {
         case single(JWK)
         case set(JWKSet)
+        case kidOptional(JWKSet)
     }
+
+    /// Keys tried for one token without a kid: enough for a rotation overlap, too few to make junk costly.
+    public static let maxKeysTried = 4
 
     public var allowedAlgorithms: Set<JWSAlgorithm>
     public var keys: Keys
@@ -76,12 +82,15 @@ public enum JWTVerifier {
         }
 
         let algorithm = try allowedAlgorithm(jws.algorithmName, policy.allowedAlgorithms)
-        let key = try selectKey(header: header, keys: policy.keys, algorithm: algorithm)
+        let keys = try selectKeys(header: header, keys: policy.keys, algorithm: algorithm)
         let claims = try jws.claims()
         try checkClaims(claims, policy: policy, now: now.timeIntervalSince1970)
 
-        guard key.verify(signature: jws.signature, over: jws.signingInput, algorithm: algorithm) else {
-            throw JOSEError(.badSignature, "JWT signature does not verify with key \(key.kid.map { "\"\(displayable($0))\"" } ?? "(no kid)")")
+        guard let key = keys.first(where: { $0.verify(signature: jws.signature, over: jws.signingInput, algorithm: algorithm) }) else {
+            if keys.count == 1 {
+                throw JOSEError(.badSignature, "JWT signature does not verify with key \(keys[0].kid.map { "\"\(displayable($0))\"" } ?? "(no kid)")")
+            }
+            throw JOSEError(.badSignature, "JWT signature does not verify with any of the \(keys.count) \(algorithm.rawValue) keys tried")
         }
         return VerifiedJWT(header: header, claims: claims, key: key, algorithm: algorithm)
     }
@@ -107,6 +116,19 @@ public enum JWTVerifier {
         return lower
     }
 
+    /// The keys to check the signature with: one, except for `.kidOptional` without a header kid.
+    private static func selectKeys(header: JSONObject, keys: JWTVerificationPolicy.Keys, algorithm: JWSAlgorithm) throws(JOSEError) -> [JWK] {
+        if case .kidOptional(let set) = keys, header["kid"] == nil {
+            let fit = set.keys.lazy.filter { $0.isCompatible(with: algorithm) && ($0.alg == nil || $0.alg == algorithm) }
+                .prefix(JWTVerificationPolicy.maxKeysTried)
+            guard !fit.isEmpty else {
+                throw JOSEError(.unknownKeyID, "JWT header has no \"kid\" and the issuer has no \(algorithm.rawValue) key")
+            }
+            return Array(fit)
+        }
+        return [try selectKey(header: header, keys: keys, algorithm: algorithm)]
+    }
+
     private static func selectKey(header: JSONObject, keys: JWTVerificationPolicy.Keys, algorithm: JWSAlgorithm) throws(JOSEError) -> JWK {
         var kid: String?
         if let value = header["kid"] {
@@ -120,7 +142,7 @@ public enum JWTVerifier {
                 throw JOSEError(.unknownKeyID, "JWT kid \"\(displayable(kid))\" does not match the configured key")
             }
             key = single
-        case .set(let set):
+        case .set(let set), .kidOptional(let set):
             guard let kid else { throw JOSEError(.missingKeyID, "JWT header has no \"kid\" but the issuer has a key set") }
             let candidates = set.keys(withID: kid)
             guard !candidates.isEmpty else { throw JOSEError(.unknownKeyID, "JWT kid \"\(displayable(kid))\" is not in the key set") }

@@ -313,7 +313,7 @@ private struct JSONParser {
 }
 
 /// Keeps error messages readable when a member name is huge or contains control characters.
-func displayable(_ text: String, limit: Int = 64) -> String {
+package func displayable(_ text: String, limit: Int = 64) -> String {
     var out = ""
     for scalar in text.unicodeScalars.prefix(limit) {
         out.unicodeScalars.append(scalar.value < 0x20 || scalar.value == 0x7F ? "?" : scalar)

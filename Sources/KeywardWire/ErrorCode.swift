@@ -38,14 +38,19 @@ public struct APIErrorBody: Codable, Sendable, Equatable {
 public struct OAuthErrorBody: Codable, Sendable, Equatable {
     public var error: ErrorCode
     public var errorDescription: String?
+    /// Keyward's stable name for the rule that refused the request, where one is finer than `error` (host-token
+    /// exchanges: `expired`, `jti_replayed`, `subject_not_enrolled`, …). An extension member (RFC 6749 §5.2 allows them).
+    public var reason: String?
 
-    public init(error: ErrorCode, errorDescription: String?) {
+    public init(error: ErrorCode, errorDescription: String?, reason: String? = nil) {
         self.error = error
         self.errorDescription = errorDescription
+        self.reason = reason
     }
 
     enum CodingKeys: String, CodingKey {
         case error
         case errorDescription = "error_description"
+        case reason
     }
 }

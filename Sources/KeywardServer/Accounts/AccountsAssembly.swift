@@ -14,7 +14,7 @@ public struct AccountsAssembly: Sendable {
         sessionStore = SQLBrowserSessionStore(database: core.database)
         loginAttemptStore = SQLLoginAttemptStore(database: core.database)
         users = UserService(
-            store: SQLUserStore(database: core.database), sessions: sessionStore, audit: core.audit, clock: core.clock,
+            store: SQLUserStore(database: core.database), identities: SQLExternalIdentityStore(database: core.database), sessions: sessionStore, audit: core.audit, clock: core.clock,
             passwordKey: core.masterKey.derivedKey(purpose: PasswordHasher.keyPurpose), bcryptCost: UInt8(configuration.bcryptCost),
             passwordWork: PasswordWork(
                 threads: configuration.passwordThreads, maxInFlight: configuration.maxConcurrentPasswordChecks,

@@ -15,12 +15,17 @@ public struct SQLUserStore: UserStore {
             conflict: "a user named '\(user.username)' or with id '\(user.id)' exists already in realm '\(user.realm)'",
             missingParent: "realm '\(user.realm)' does not exist"
         ) {
-            try await database.sql.raw("""
-                INSERT INTO users (realm, id, username, password_hash, enabled, created_at)
-                VALUES (\(bind: user.realm), \(bind: user.id), \(bind: user.username), \(bind: user.passwordHash),
-                        \(bind: user.enabled), \(bind: StorageTime.milliseconds(user.createdAt)))
-                """).run()
+            try await Self.insert(user, on: database.sql)
         }
+    }
+
+    /// The insert, on a connection or inside a transaction of another store.
+    static func insert(_ user: User, on sql: any SQLDatabase) async throws {
+        try await sql.raw("""
+            INSERT INTO users (realm, id, username, password_hash, enabled, created_at)
+            VALUES (\(bind: user.realm), \(bind: user.id), \(bind: user.username), \(bind: user.passwordHash),
+                    \(bind: user.enabled), \(bind: StorageTime.milliseconds(user.createdAt)))
+            """).run()
     }
 
     public func user(realm: String, username: String) async throws -> User? {

@@ -6,6 +6,7 @@ import KeywardJOSE
 /// every byte of a long password counts).
 public final class UserService: Sendable {
     private let store: any UserStore
+    private let identities: any ExternalIdentityStore
     private let sessions: any BrowserSessionStore
     private let audit: AuditLog
     private let clock: any KeywardClock
@@ -18,11 +19,12 @@ public final class UserService: Sendable {
     /// `passwordKey` keys the pre-hash: derive it from the master key (`PasswordHasher.keyPurpose`), the same
     /// on every node.
     init(
-        store: any UserStore, sessions: any BrowserSessionStore, audit: AuditLog, clock: any KeywardClock, passwordKey: SymmetricKey,
+        store: any UserStore, identities: any ExternalIdentityStore, sessions: any BrowserSessionStore, audit: AuditLog, clock: any KeywardClock, passwordKey: SymmetricKey,
         bcryptCost: UInt8 = 12, passwordWork: PasswordWork
     ) {
         self.passwordWork = passwordWork
         self.store = store
+        self.identities = identities
         self.sessions = sessions
         self.audit = audit
         self.clock = clock
@@ -31,9 +33,7 @@ public final class UserService: Sendable {
     }
 
     public func createUser(realm: String, username: String, password: String?) async throws -> User {
-        guard (1...128).contains(username.count), username.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) && $0 != " " }) else {
-            throw UserError.invalidUsername(username)
-        }
+        try Self.checkUsername(username)
         if let password { try Self.checkLength(password) }
         let user = User(
             id: SecureRandom.uuidString(), realm: realm, username: username,
@@ -45,6 +45,34 @@ public final class UserService: Sendable {
             throw UserError.exists(username)
         }
         return user
+    }
+
+    /// A new user without a password, known by an identity at another issuer, created with the link in one
+    /// transaction. An identity linked already answers `.identityExists` with its user, so enrolling twice is harmless.
+    public func createExternalUser(realm: String, username: String, kind: ExternalIdentity.Kind, issuer: String, subject: String) async throws -> User {
+        try Self.checkUsername(username)
+        let now = clock.now()
+        let user = User(id: SecureRandom.uuidString(), realm: realm, username: username, passwordHash: nil, enabled: true, createdAt: now)
+        let identity = ExternalIdentity(realm: realm, userId: user.id, kind: kind, issuer: issuer, subject: subject, createdAt: now)
+        do {
+            try await identities.createUser(user, with: identity)
+        } catch StoreError.conflict {
+            if let linked = try await identities.user(realm: realm, issuer: issuer, subject: subject) {
+                throw UserError.identityExists(linked.user)
+            }
+            throw UserError.exists(username)
+        }
+        await audit.record(.externalIdentityLinked, realm: realm, userId: user.id, details: ["kind": kind.rawValue, "issuer": issuer, "subject": subject])
+        return user
+    }
+
+    /// The user an identity at another issuer names, with the identity.
+    public func user(realm: String, issuer: String, subject: String) async throws -> (identity: ExternalIdentity, user: User)? {
+        try await identities.user(realm: realm, issuer: issuer, subject: subject)
+    }
+
+    public func identities(realm: String, issuer: String) async throws -> [ExternalIdentity] {
+        try await identities.identities(realm: realm, issuer: issuer)
     }
 
     public func user(realm: String, username: String) async throws -> User? { try await store.user(realm: realm, username: username) }
@@ -112,6 +140,12 @@ public final class UserService: Sendable {
         return user
     }
 
+    private static func checkUsername(_ username: String) throws {
+        guard (1...128).contains(username.count), username.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) && $0 != " " }) else {
+            throw UserError.invalidUsername(username)
+        }
+    }
+
     private static func checkLength(_ password: String) throws {
         guard (1...1024).contains(password.utf8.count) else { throw UserError.invalidPassword }
     }
@@ -151,6 +185,8 @@ public enum UserError: Error, CustomStringConvertible, Equatable {
     case invalidPassword
     case exists(String)
     case notFound(String)
+    /// The external identity is linked already, to this user.
+    case identityExists(User)
 
     public var description: String {
         switch self {
@@ -158,6 +194,7 @@ public enum UserError: Error, CustomStringConvertible, Equatable {
         case .invalidPassword: "password must be 1-1024 bytes"
         case .exists(let name): "user '\(name.prefix(64))' exists already"
         case .notFound(let name): "user '\(name.prefix(64))' does not exist"
+        case .identityExists(let user): "the identity is linked already, to user '\(user.username.prefix(64))'"
         }
     }
 }

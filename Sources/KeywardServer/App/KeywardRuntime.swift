@@ -7,7 +7,7 @@ import Logging
 import ServiceLifecycle
 
 /// A running Keyward: the core every part shares, and the parts, each assembled in its own folder from what it
-/// needs (`OAuthAssembly`, `AccountsAssembly`, `PushMFAAssembly`).
+/// needs (`OAuthAssembly`, `AccountsAssembly`, `PushMFAAssembly`, `HostTokensAssembly`).
 public final class KeywardRuntime: Sendable {
     public let configuration: KeywardConfiguration
     public let database: KeywardDatabase
@@ -17,6 +17,7 @@ public final class KeywardRuntime: Sendable {
     public let oauth: OAuthAssembly
     public let accounts: AccountsAssembly
     public let pushMFA: PushMFAAssembly
+    public let hostTokens: HostTokensAssembly
     let pageRenderer: PageRenderer
     let pushSenders: [any PushSender]
     let logger: Logger
@@ -66,6 +67,7 @@ public final class KeywardRuntime: Sendable {
         oauth = OAuthAssembly(core)
         accounts = AccountsAssembly(core)
         pushMFA = PushMFAAssembly(core, oauth: oauth, accounts: accounts, senders: pushSenders)
+        hostTokens = HostTokensAssembly(core, oauth: oauth, accounts: accounts)
     }
 
     public func seedDemo() async throws -> DemoSeed {
@@ -77,7 +79,7 @@ public final class KeywardRuntime: Sendable {
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
         router.add(middleware: ErrorMiddleware())
         OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping() }).register(on: router)
-        oauth.register(on: router)
+        oauth.register(on: router, grants: [hostTokens.grant])
         pushMFA.registerAPI(on: router, renderer: pageRenderer)
         let browser = BrowserRequests(
             sessions: accounts.browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
@@ -121,6 +123,7 @@ public final class KeywardRuntime: Sendable {
     public func shutdown() async throws {
         for sender in pushSenders { await sender.shutdown() }
         await accounts.shutdown()
+        await hostTokens.shutdown()
         try await database.close()
     }
 }

@@ -21,6 +21,9 @@ public struct AuditEvent: Sendable, Equatable {
         case userEnabled = "UserEnabled"
         case userDeleted = "UserDeleted"
         case passwordChanged = "PasswordChanged"
+        case externalIdentityLinked = "ExternalIdentityLinked"
+        case hostIssuerAdded = "HostIssuerAdded"
+        case hostIssuerRemoved = "HostIssuerRemoved"
         case unknown = "Unknown"
     }
 

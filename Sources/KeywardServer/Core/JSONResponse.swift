@@ -38,7 +38,7 @@ enum JSONResponse {
         if let challenge = failure.challenge { headers[.wwwAuthenticate] = challenge }
         if let nonce = failure.dpopNonce { headers[.dpopNonce] = nonce }
         return make(
-            OAuthErrorBody(error: failure.code, errorDescription: failure.description),
+            OAuthErrorBody(error: failure.code, errorDescription: failure.description, reason: failure.reason),
             status: HTTPResponse.Status(code: failure.status), headers: headers
         )
     }

@@ -2,8 +2,9 @@ import Crypto
 import Foundation
 import KeywardJOSE
 
-/// Confidential OAuth clients. Secrets are never stored: only a salted SHA-256 digest, which is enough for
-/// secrets with ≥128 bits of entropy (the ones Keyward generates); comparison is constant-time.
+/// OAuth clients. Secrets of confidential clients are never stored: only a salted SHA-256 digest, which is enough
+/// for secrets with ≥128 bits of entropy (the ones Keyward generates); comparison is constant-time. Public clients
+/// (apps, which cannot keep a secret) have none.
 public final class ClientService: Sendable {
     private let store: any ClientStore
     private let clock: any KeywardClock
@@ -33,13 +34,33 @@ public final class ClientService: Sendable {
         return (client, secret)
     }
 
-    /// The client when `secret` is its secret; nil otherwise. Unknown clients cost the same digest as known
+    /// A public client: no secret; it can use only the jwt-bearer grant, whose host token identifies the caller.
+    public func createPublicClient(realm: String, clientId: String, requireDPoP: Bool = true, scope: String = "") async throws -> OAuthClient {
+        guard Self.isValidClientId(clientId) else { throw ClientError.invalidClientId(clientId) }
+        let client = OAuthClient(
+            realm: realm, clientId: clientId, secretSalt: [], secretHash: [], requireDPoP: requireDPoP, scope: scope, isPublic: true,
+            createdAt: clock.now()
+        )
+        do {
+            try await store.createClient(client)
+        } catch StoreError.conflict {
+            throw ClientError.exists(clientId)
+        }
+        return client
+    }
+
+    /// A client by id alone, for a public client naming itself; no authentication.
+    public func client(realm: String, clientId: String) async throws -> OAuthClient? {
+        try await store.client(realm: realm, clientId: clientId)
+    }
+
+    /// The client when `secret` is its secret; nil otherwise (always for a public client). Unknown clients cost the same digest as known
     /// ones, so response time does not reveal which client ids exist.
     public func authenticate(realm: String, clientId: String, secret: String) async throws -> OAuthClient? {
         let client = try await store.client(realm: realm, clientId: clientId)
         let salt = client?.secretSalt ?? Self.decoySalt
         let candidate = Self.digest(secret: secret, salt: salt)
-        guard let client else { return nil }
+        guard let client, !client.isPublic else { return nil }
         return Self.constantTimeEqual(candidate, client.secretHash) ? client : nil
     }
 

@@ -41,9 +41,10 @@ public struct OAuthAssembly: Sendable {
         DPoPResourceGuard(issuer: accessTokens, replayStore: replayStore, options: options, clock: core.clock, metrics: core.metrics)
     }
 
-    func register(on router: Router<KeywardRequestContext>) {
+    /// `grants`: the extension grants of parts assembled later, answered at the same token endpoint.
+    func register(on router: Router<KeywardRequestContext>, grants: [any TokenGrant] = []) {
         OAuthRoutes(
-            realms: realms, keys: keys, tokens: tokens, guardian: resourceGuard,
+            realms: realms, keys: keys, tokens: tokens.adding(grants), guardian: resourceGuard,
             publicURL: core.configuration.resolvedPublicURL, maxBodySize: core.configuration.maxBodySize
         ).register(on: router)
     }

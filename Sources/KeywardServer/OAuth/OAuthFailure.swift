@@ -12,10 +12,14 @@ public struct OAuthFailure: Error, Equatable, Sendable {
     public var dpopReason: DPoPRejection?
     /// A fresh nonce to send as `DPoP-Nonce`, when the refusal is `use_dpop_nonce`.
     public var dpopNonce: String?
+    /// Which rule refused the request, stable and finer than `code` (`reason` in the body), where a grant names one.
+    public var reason: String?
 
     public init(
-        status: Int, code: ErrorCode, description: String, challenge: String? = nil, dpopReason: DPoPRejection? = nil, dpopNonce: String? = nil
+        status: Int, code: ErrorCode, description: String, challenge: String? = nil, dpopReason: DPoPRejection? = nil, dpopNonce: String? = nil,
+        reason: String? = nil
     ) {
+        self.reason = reason
         self.status = status
         self.code = code
         self.description = description

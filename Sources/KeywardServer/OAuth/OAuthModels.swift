@@ -31,7 +31,9 @@ public struct StoredSigningKey: Sendable, Equatable {
     }
 }
 
-/// A confidential OAuth client. The secret is stored as a salted SHA-256 digest and compared in constant time.
+/// An OAuth client of a realm (RFC 6749 §2.1). A confidential client's secret is stored as a salted SHA-256
+/// digest and compared in constant time; a public client (an app) has none and may use only grants whose own
+/// credential proves the caller (the jwt-bearer grant's host token), never client_credentials.
 public struct OAuthClient: Sendable, Equatable {
     public var realm: String
     public var clientId: String
@@ -39,14 +41,17 @@ public struct OAuthClient: Sendable, Equatable {
     public var secretHash: [UInt8]
     /// When true, the token endpoint refuses requests without a valid DPoP proof.
     public var requireDPoP: Bool
-    /// Space-separated scopes granted to client_credentials tokens.
+    /// Space-separated scopes its tokens may carry.
     public var scope: String
+    /// No secret (empty salt and digest); authenticates no request by itself.
+    public var isPublic: Bool
     public var createdAt: Date
 
     public init(
         realm: String, clientId: String, secretSalt: [UInt8], secretHash: [UInt8], requireDPoP: Bool,
-        scope: String, createdAt: Date
+        scope: String, isPublic: Bool = false, createdAt: Date
     ) {
+        self.isPublic = isPublic
         self.realm = realm
         self.clientId = clientId
         self.secretSalt = secretSalt

@@ -36,7 +36,7 @@ struct OAuthRoutes {
             issuer: issuer,
             jwksURI: issuer + "/protocol/openid-connect/certs",
             tokenEndpoint: issuer + "/protocol/openid-connect/token",
-            grantTypesSupported: ["client_credentials"],
+            grantTypesSupported: tokens.grantTypes,
             tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post"],
             dpopSigningAlgValuesSupported: JWSAlgorithm.allCases.map(\.rawValue),
             idTokenSigningAlgValuesSupported: [realm.signingAlgorithm],

@@ -1,4 +1,4 @@
-// The oauth_clients table: confidential clients of a realm, their secret digests and DPoP requirement.
+// The oauth_clients table: the clients of a realm, confidential (with a secret digest) or public, and their DPoP requirement.
 import Foundation
 import SQLKit
 
@@ -16,9 +16,9 @@ public struct SQLClientStore: ClientStore {
             missingParent: "realm '\(client.realm)' does not exist"
         ) {
             try await database.sql.raw("""
-                INSERT INTO oauth_clients (realm, client_id, secret_salt, secret_hash, require_dpop, scope, created_at)
+                INSERT INTO oauth_clients (realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client, created_at)
                 VALUES (\(bind: client.realm), \(bind: client.clientId), \(bind: Data(client.secretSalt)),
-                        \(bind: Data(client.secretHash)), \(bind: client.requireDPoP), \(bind: client.scope),
+                        \(bind: Data(client.secretHash)), \(bind: client.requireDPoP), \(bind: client.scope), \(bind: client.isPublic),
                         \(bind: StorageTime.milliseconds(client.createdAt)))
                 """).run()
         }
@@ -48,7 +48,7 @@ public struct SQLClientStore: ClientStore {
         guard deleted > 0 else { throw StoreError.notFound("client '\(clientId)' does not exist in realm '\(realm)'") }
     }
 
-    private static let columns = "realm, client_id, secret_salt, secret_hash, require_dpop, scope, created_at"
+    private static let columns = "realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client, created_at"
 
     private static func client(from row: any SQLRow) throws -> OAuthClient {
         OAuthClient(
@@ -58,6 +58,7 @@ public struct SQLClientStore: ClientStore {
             secretHash: [UInt8](try row.decode(column: "secret_hash", as: Data.self)),
             requireDPoP: try row.decode(column: "require_dpop", as: Bool.self),
             scope: try row.decode(column: "scope", as: String.self),
+            isPublic: try row.decode(column: "public_client", as: Bool.self),
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
         )
     }

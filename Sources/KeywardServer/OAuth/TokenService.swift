@@ -3,7 +3,8 @@ import KeywardHTTPInput
 import KeywardJOSE
 import KeywardWire
 
-/// The token endpoint's logic (`grant_type=client_credentials`), independent of HTTP plumbing.
+/// The token endpoint's logic, independent of HTTP plumbing: `client_credentials` here, extension grants from
+/// other parts (`TokenGrant`), and for all of them client identification, the DPoP proof and the token.
 public final class TokenService: Sendable {
     public struct Request: Sendable {
         public var realm: String
@@ -34,6 +35,8 @@ public final class TokenService: Sendable {
     private let metrics: KeywardMetrics
     /// When set, every proof must carry a current server nonce (RFC 9449 §8).
     private let nonces: DPoPNonces?
+    /// Extension grants by `grant_type`.
+    private let grants: [String: any TokenGrant]
 
     /// A successful answer, plus the nonce to advertise in `DPoP-Nonce` when nonces are required.
     public struct Issued: Sendable {
@@ -43,8 +46,10 @@ public final class TokenService: Sendable {
 
     init(
         realms: RealmService, clients: ClientService, issuer: AccessTokenIssuer, replayStore: any ReplayStore,
-        dpopOptions: DPoPVerifier.Options, nonces: DPoPNonces?, clock: any KeywardClock, metrics: KeywardMetrics
+        dpopOptions: DPoPVerifier.Options, nonces: DPoPNonces?, clock: any KeywardClock, metrics: KeywardMetrics,
+        grants: [any TokenGrant] = []
     ) {
+        self.grants = Dictionary(grants.map { ($0.grantType, $0) }, uniquingKeysWith: { first, _ in first })
         self.nonces = nonces
         self.realms = realms
         self.clients = clients
@@ -54,6 +59,17 @@ public final class TokenService: Sendable {
         self.clock = clock
         self.metrics = metrics
     }
+
+    /// The same endpoint with more extension grants (the parts assembled after the OAuth core add theirs).
+    func adding(_ more: [any TokenGrant]) -> TokenService {
+        TokenService(
+            realms: realms, clients: clients, issuer: issuer, replayStore: replayStore, dpopOptions: dpopOptions, nonces: nonces,
+            clock: clock, metrics: metrics, grants: Array(grants.values) + more
+        )
+    }
+
+    /// Every `grant_type` answered, for discovery.
+    var grantTypes: [String] { ["client_credentials"] + grants.keys.sorted() }
 
     public func token(_ request: Request) async throws(OAuthFailure) -> Issued {
         do {
@@ -71,18 +87,35 @@ public final class TokenService: Sendable {
             throw OAuthFailure(status: 404, code: .realmNotFound, description: "realm '\(request.realm)' does not exist")
         }
         guard let grantType = request.form["grant_type"] else { throw OAuthFailure.invalidRequest("missing parameter: grant_type") }
-        guard grantType == "client_credentials" else {
-            throw OAuthFailure(status: 400, code: .unsupportedGrantType, description: "grant_type '\(grantType.prefix(64))' is not supported; use client_credentials")
+        let now = clock.now()
+        let client: OAuthClient
+        var decision: TokenGrantDecision
+        if grantType == "client_credentials" {
+            client = try await identifyClient(request, realm: realm.name)
+            guard !client.isPublic else {
+                throw OAuthFailure(status: 400, code: .unauthorizedClient, description: "client '\(client.clientId)' is public and cannot use client_credentials")
+            }
+            decision = TokenGrantDecision(subject: "service-account-" + client.clientId, requiresDPoP: false)
+        } else if let grant = grants[grantType] {
+            client = try await identifyClient(request, realm: realm.name)
+            decision = try await grant.authorize(TokenGrantRequest(realm: realm, client: client, form: request.form, now: now))
+        } else {
+            throw OAuthFailure(
+                status: 400, code: .unsupportedGrantType,
+                description: "grant_type '\(grantType.prefix(64))' is not supported; use one of: \(grantTypes.joined(separator: ", "))"
+            )
         }
-        let client = try await authenticateClient(request, realm: realm.name)
         let scope = try grantedScope(requested: request.form["scope"], client: client)
 
-        let now = clock.now()
         var jkt: String?
         switch request.dpopProofs.count {
         case 0:
-            if client.requireDPoP {
-                throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "client '\(client.clientId)' requires a DPoP proof (DPoP header)", dpopReason: .proofMissing)
+            if client.requireDPoP || decision.requiresDPoP {
+                let who = client.requireDPoP ? "client '\(client.clientId)'" : "this grant"
+                throw OAuthFailure(
+                    status: 400, code: .invalidDPoPProof, description: "\(who) requires a DPoP proof (DPoP header)", dpopReason: .proofMissing,
+                    reason: "dpop_proof_required"
+                )
             }
         case 1:
             let verifier = DPoPVerifier(options: dpopOptions, replayCache: DPoPReplayAdapter(store: replayStore, scope: "dpop:" + realm.name))
@@ -102,9 +135,14 @@ public final class TokenService: Sendable {
         default:
             throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "more than one DPoP header", dpopReason: .multipleProofs)
         }
+        if let once = decision.singleUse {
+            guard try await replayStore.recordOnce(scope: once.scope, key: once.key, expiresAt: once.expiresAt, now: now) else {
+                throw once.refusal
+            }
+        }
 
         let issued = try await issuer.issue(
-            realm: realm, clientId: client.clientId, subject: "service-account-" + client.clientId, scope: scope, jkt: jkt, now: now
+            realm: realm, clientId: client.clientId, subject: decision.subject, scope: scope, jkt: jkt, now: now
         )
         let tokenType = jkt == nil ? "Bearer" : "DPoP"
         metrics.tokenIssued(realm: realm.name, tokenType: tokenType)
@@ -114,8 +152,9 @@ public final class TokenService: Sendable {
         )
     }
 
-    /// client_secret_basic or client_secret_post, never both (RFC 6749 §2.3).
-    private func authenticateClient(_ request: Request, realm: String) async throws -> OAuthClient {
+    /// client_secret_basic or client_secret_post, never both (RFC 6749 §2.3); a public client by its `client_id`
+    /// alone (RFC 6749 §2.1), which the caller then holds to what a public client may do.
+    private func identifyClient(_ request: Request, realm: String) async throws -> OAuthClient {
         let basic = try BasicCredentials.parse(request.authorization)
         let post = (id: request.form["client_id"], secret: request.form["client_secret"])
         let clientId: String
@@ -129,6 +168,7 @@ public final class TokenService: Sendable {
                 throw OAuthFailure(status: 401, code: .invalidClient, description: "client authentication required (client_secret_basic or client_secret_post)", challenge: "Basic realm=\"\(realm)\"")
             }
             guard let postSecret = post.secret else {
+                if let client = try await clients.client(realm: realm, clientId: id), client.isPublic { return client }
                 throw OAuthFailure(status: 401, code: .invalidClient, description: "client_secret is required for confidential clients")
             }
             (clientId, secret) = (id, postSecret)

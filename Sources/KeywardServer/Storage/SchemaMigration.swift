@@ -25,6 +25,7 @@ public struct SchemaMigration: Sendable, Equatable {
         ChallengeNotifySchemaMigration.migration,
         ChallengeNotifyStatusSchemaMigration.migration,
         LoginChallengeFunctionSchemaMigration.migration,
+        HostTokenSchemaMigration.migration,
     ]
 }
 

@@ -1,0 +1,41 @@
+import Foundation
+
+/// A user's identity at another issuer: a host-token issuer that enrolled them (host-signed tokens), or an
+/// identity provider they signed in with. (realm, issuer, subject) names one Keyward user.
+public struct ExternalIdentity: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        /// Enrolled by the operator for a registered host-token issuer; `subject` is the enterprise id.
+        case hostIssuer = "host-issuer"
+        /// Linked through a sign-in with an identity provider.
+        case provider
+    }
+
+    public var realm: String
+    public var userId: String
+    public var kind: Kind
+    /// The issuer's `iss`, exactly as its tokens carry it.
+    public var issuer: String
+    /// The issuer's `sub` for the user.
+    public var subject: String
+    public var createdAt: Date
+
+    public init(realm: String, userId: String, kind: Kind, issuer: String, subject: String, createdAt: Date) {
+        self.realm = realm
+        self.userId = userId
+        self.kind = kind
+        self.issuer = issuer
+        self.subject = subject
+        self.createdAt = createdAt
+    }
+}
+
+public protocol ExternalIdentityStore: Sendable {
+    /// Inserts the identity; throws `.conflict` when (realm, issuer, subject) is linked already.
+    func createIdentity(_ identity: ExternalIdentity) async throws
+    /// Creates the user and links the identity in one transaction: both or neither.
+    func createUser(_ user: User, with identity: ExternalIdentity) async throws
+    /// The identity and its user, in one query.
+    func user(realm: String, issuer: String, subject: String) async throws -> (identity: ExternalIdentity, user: User)?
+    func identities(realm: String, userId: String) async throws -> [ExternalIdentity]
+    func identities(realm: String, issuer: String) async throws -> [ExternalIdentity]
+}

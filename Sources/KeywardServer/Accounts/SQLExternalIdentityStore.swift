@@ -1,0 +1,90 @@
+// The external_identities table: (issuer, subject) pairs naming a user, from host-token enrolment or an identity provider.
+import Foundation
+import SQLKit
+
+public struct SQLExternalIdentityStore: ExternalIdentityStore {
+    let database: KeywardDatabase
+
+    public init(database: KeywardDatabase) {
+        self.database = database
+    }
+
+    public func createIdentity(_ identity: ExternalIdentity) async throws {
+        try await StoreErrorMapping.mapping(
+            "createIdentity",
+            conflict: "\(identity.issuer) subject '\(identity.subject)' is linked already in realm '\(identity.realm)'",
+            missingParent: "user '\(identity.userId)' does not exist in realm '\(identity.realm)'"
+        ) {
+            try await Self.insert(identity, on: database.sql)
+        }
+    }
+
+    public func createUser(_ user: User, with identity: ExternalIdentity) async throws {
+        try await StoreErrorMapping.mapping(
+            "createUser(with:)",
+            conflict: "a user named '\(user.username)' exists already, or \(identity.issuer) subject '\(identity.subject)' is linked already, in realm '\(user.realm)'",
+            missingParent: "realm '\(user.realm)' does not exist"
+        ) {
+            try await database.transaction { session in
+                try await SQLUserStore.insert(user, on: session)
+                try await Self.insert(identity, on: session)
+            }
+        }
+    }
+
+    public func user(realm: String, issuer: String, subject: String) async throws -> (identity: ExternalIdentity, user: User)? {
+        try await StoreErrorMapping.mapping("user(realm:issuer:subject:)") {
+            guard let row = try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.columns(from: "i")), \(unsafeRaw: SQLUserStore.columns(prefixed: "user_", from: "u"))
+                FROM external_identities i JOIN users u ON u.realm = i.realm AND u.id = i.user_id
+                WHERE i.realm = \(bind: realm) AND i.issuer = \(bind: issuer) AND i.subject = \(bind: subject)
+                """).first() else { return nil }
+            return (try Self.identity(from: row), try SQLUserStore.user(from: row, prefix: "user_"))
+        }
+    }
+
+    public func identities(realm: String, userId: String) async throws -> [ExternalIdentity] {
+        try await StoreErrorMapping.mapping("identities(realm:userId:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.columns(from: "i")) FROM external_identities i
+                WHERE i.realm = \(bind: realm) AND i.user_id = \(bind: userId) ORDER BY i.issuer, i.subject
+                """).all().map(Self.identity(from:))
+        }
+    }
+
+    public func identities(realm: String, issuer: String) async throws -> [ExternalIdentity] {
+        try await StoreErrorMapping.mapping("identities(realm:issuer:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.columns(from: "i")) FROM external_identities i
+                WHERE i.realm = \(bind: realm) AND i.issuer = \(bind: issuer) ORDER BY i.subject
+                """).all().map(Self.identity(from:))
+        }
+    }
+
+    private static func insert(_ identity: ExternalIdentity, on sql: any SQLDatabase) async throws {
+        try await sql.raw("""
+            INSERT INTO external_identities (realm, user_id, kind, issuer, subject, created_at)
+            VALUES (\(bind: identity.realm), \(bind: identity.userId), \(bind: identity.kind.rawValue), \(bind: identity.issuer),
+                \(bind: identity.subject), \(bind: StorageTime.milliseconds(identity.createdAt)))
+            """).run()
+    }
+
+    private static func columns(from table: String) -> String {
+        ["realm", "user_id", "kind", "issuer", "subject", "created_at"].map { "\(table).\($0)" }.joined(separator: ", ")
+    }
+
+    private static func identity(from row: any SQLRow) throws -> ExternalIdentity {
+        let kindName = try row.decode(column: "kind", as: String.self)
+        guard let kind = ExternalIdentity.Kind(rawValue: kindName) else {
+            throw StoreError.unavailable("external identity of unknown kind '\(kindName)'")
+        }
+        return ExternalIdentity(
+            realm: try row.decode(column: "realm", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self),
+            kind: kind,
+            issuer: try row.decode(column: "issuer", as: String.self),
+            subject: try row.decode(column: "subject", as: String.self),
+            createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
+        )
+    }
+}

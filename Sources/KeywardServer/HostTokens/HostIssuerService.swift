@@ -1,0 +1,198 @@
+import Foundation
+import KeywardJOSE
+
+/// The issuer registry's administration (`keyward issuers …`): adding issuers after checking every setting,
+/// listing, removing, and enrolling the customer's users by their enterprise ids.
+public final class HostIssuerService: Sendable {
+    /// What `add` checks and stores; nil and false fields take `HostIssuer`'s defaults.
+    public struct Registration: Sendable {
+        public var realm: String
+        public var issuer: String
+        public var jwksURL: String?
+        public var pemCertificates: String?
+        public var algorithms: [String]?
+        public var maxLifetime: Int?
+        public var leeway: Int?
+        public var audience: String?
+        public var requireJTI: Bool
+        public var allowBearer: Bool
+
+        public init(
+            realm: String, issuer: String, jwksURL: String? = nil, pemCertificates: String? = nil, algorithms: [String]? = nil,
+            maxLifetime: Int? = nil, leeway: Int? = nil, audience: String? = nil, requireJTI: Bool = true, allowBearer: Bool = false
+        ) {
+            self.realm = realm
+            self.issuer = issuer
+            self.jwksURL = jwksURL
+            self.pemCertificates = pemCertificates
+            self.algorithms = algorithms
+            self.maxLifetime = maxLifetime
+            self.leeway = leeway
+            self.audience = audience
+            self.requireJTI = requireJTI
+            self.allowBearer = allowBearer
+        }
+    }
+
+    public enum Enrollment: Sendable, Equatable {
+        case enrolled(User)
+        case alreadyEnrolled(User)
+        case failed(subject: String, problem: String)
+    }
+
+    static let maxLifetimeRange = 1...86400
+    static let leewayRange = 0...300
+
+    private let store: any HostIssuerStore
+    private let directory: HostIssuerDirectory
+    private let users: UserService
+    private let audit: AuditLog
+    private let clock: any KeywardClock
+
+    init(store: any HostIssuerStore, directory: HostIssuerDirectory, users: UserService, audit: AuditLog, clock: any KeywardClock) {
+        self.store = store
+        self.directory = directory
+        self.users = users
+        self.audit = audit
+        self.clock = clock
+    }
+
+    public func add(_ registration: Registration) async throws -> HostIssuer {
+        let issuer = try Self.validated(registration, now: clock.now())
+        do {
+            try await store.createIssuer(issuer)
+        } catch StoreError.conflict {
+            throw HostIssuerError.exists(issuer.issuer)
+        }
+        directory.forget()
+        await audit.record(.hostIssuerAdded, realm: issuer.realm, userId: nil, details: ["issuer": issuer.issuer])
+        return issuer
+    }
+
+    public func list(realm: String) async throws -> [HostIssuer] { try await store.listIssuers(realm: realm) }
+
+    /// Removes the issuer and the identities it vouched for; the users stay. Returns how many identities went.
+    public func remove(realm: String, issuer: String) async throws -> Int {
+        let unlinked: Int
+        do {
+            unlinked = try await store.deleteIssuer(realm: realm, issuer: issuer)
+        } catch StoreError.notFound {
+            throw HostIssuerError.notFound(issuer)
+        }
+        directory.forget()
+        await audit.record(.hostIssuerRemoved, realm: realm, userId: nil, details: ["issuer": issuer, "identitiesRemoved": String(unlinked)])
+        return unlinked
+    }
+
+    /// Makes each enterprise id a user with an identity at `issuer`, its username the id itself. One result per
+    /// subject, in order; a subject enrolled already is not an error.
+    public func enroll(realm: String, issuer: String, subjects: [String]) async throws -> [Enrollment] {
+        guard try await store.issuer(realm: realm, issuer: issuer) != nil else { throw HostIssuerError.notFound(issuer) }
+        var results: [Enrollment] = []
+        for subject in subjects {
+            guard (1...HostTokenVerifier.maxSubjectLength).contains(subject.utf8.count) else {
+                results.append(.failed(subject: subject, problem: "an enterprise id is 1-\(HostTokenVerifier.maxSubjectLength) bytes"))
+                continue
+            }
+            do {
+                let user = try await users.createExternalUser(realm: realm, username: subject, kind: .hostIssuer, issuer: issuer, subject: subject)
+                results.append(.enrolled(user))
+            } catch UserError.identityExists(let user) {
+                results.append(.alreadyEnrolled(user))
+            } catch let error as UserError {
+                results.append(.failed(subject: subject, problem: error.description))
+            }
+        }
+        return results
+    }
+
+    public func enrolled(realm: String, issuer: String) async throws -> [ExternalIdentity] {
+        try await users.identities(realm: realm, issuer: issuer)
+    }
+
+    static func validated(_ registration: Registration, now: Date) throws(HostIssuerError) -> HostIssuer {
+        let iss = registration.issuer
+        guard (1...512).contains(iss.utf8.count), !iss.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw .invalidSetting("issuer", "an issuer is 1-512 bytes without control characters")
+        }
+        let keySource: HostIssuer.KeySource
+        switch (registration.jwksURL, registration.pemCertificates) {
+        case (let url?, nil):
+            try checkJWKSURL(url)
+            keySource = .jwksURL(url)
+        case (nil, let pem?):
+            let certificates = try IssuerCertificates(pem: pem)
+            guard let latest = certificates.latestExpiry, latest > now else {
+                throw .invalidPEM("every certificate has expired (the last on \(certificates.latestExpiry.map(IssuerCertificates.format) ?? "?"))")
+            }
+            keySource = .pemCertificates(pem)
+        default:
+            throw .invalidSetting("key source", "give exactly one of a JWKS URL (--jwks-url) or PEM certificates (--pem-file)")
+        }
+        var algorithms = HostIssuer.defaultAlgorithms
+        if let names = registration.algorithms {
+            algorithms = []
+            for name in names {
+                guard let algorithm = JWSAlgorithm(rawValue: name) else {
+                    throw .invalidSetting("algorithms", "'\(name)' is not one of \(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if !algorithms.contains(algorithm) { algorithms.append(algorithm) }
+            }
+            guard !algorithms.isEmpty else { throw .invalidSetting("algorithms", "name at least one algorithm") }
+        }
+        let maxLifetime = registration.maxLifetime ?? HostIssuer.defaultMaxLifetime
+        guard maxLifetimeRange.contains(maxLifetime) else {
+            throw .invalidSetting("max-lifetime", "\(maxLifetime) is outside \(maxLifetimeRange.lowerBound)-\(maxLifetimeRange.upperBound) seconds")
+        }
+        let leeway = registration.leeway ?? HostIssuer.defaultLeeway
+        guard leewayRange.contains(leeway) else {
+            throw .invalidSetting("leeway", "\(leeway) is outside \(leewayRange.lowerBound)-\(leewayRange.upperBound) seconds")
+        }
+        if let audience = registration.audience, audience.isEmpty || audience.utf8.count > 512 {
+            throw .invalidSetting("audience", "an audience is 1-512 bytes")
+        }
+        return HostIssuer(
+            realm: registration.realm, issuer: iss, keySource: keySource, algorithms: algorithms, maxLifetime: maxLifetime, leeway: leeway,
+            audience: registration.audience, requireJTI: registration.requireJTI, allowBearer: registration.allowBearer, createdAt: now
+        )
+    }
+
+    /// https anywhere; http only to this machine, where no one on the network can change the keys in transit.
+    static func checkJWKSURL(_ url: String) throws(HostIssuerError) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            let host = components.host, !host.isEmpty
+        else { throw .invalidSetting("jwks-url", "'\(url.prefix(200))' is not an absolute URL") }
+        guard components.user == nil, components.password == nil, components.fragment == nil else {
+            throw .invalidSetting("jwks-url", "a JWKS URL carries no user information or fragment")
+        }
+        switch scheme {
+        case "https": return
+        case "http" where isLoopback(host): return
+        case "http": throw .invalidSetting("jwks-url", "http is allowed only on a loopback address (127.0.0.0/8, ::1, localhost); use https for \(host)")
+        default: throw .invalidSetting("jwks-url", "scheme '\(scheme)' is not https")
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if host == "localhost" || host == "::1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil && ($0.count == 1 || $0.first != "0") }
+    }
+}
+
+public enum HostIssuerError: Error, CustomStringConvertible, Equatable {
+    case invalidSetting(String, String)
+    case invalidPEM(String)
+    case exists(String)
+    case notFound(String)
+
+    public var description: String {
+        switch self {
+        case .invalidSetting(let setting, let problem): "\(setting): \(problem)"
+        case .invalidPEM(let problem): "pem-file: \(problem)"
+        case .exists(let issuer): "issuer '\(issuer)' is registered already in this realm"
+        case .notFound(let issuer): "issuer '\(issuer)' is not registered in this realm"
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import KeywardJOSE
+import Synchronization
+
+/// Verifies a host-signed token (a JWT from a customer's own auth provider) for one realm, under the rules of the
+/// issuer it names: registered `iss`, the issuer's algorithms and keys, `typ` JWT, `aud`, `sub`, `exp`, `nbf`/`iat`,
+/// the lifetime cap, `jti`. Everything JOSE goes through `JWTVerifier`; this type only chooses the policy.
+struct HostTokenVerifier: Sendable {
+    /// Host tokens carry a few claims; 8 KiB leaves room for a certificate-heavy header and refuses junk early.
+    static let maxTokenSize = 8 * 1024
+    static let maxJTILength = 256
+    static let maxSubjectLength = 255
+
+    struct Verified: Sendable {
+        let issuer: HostIssuer
+        let subject: String
+        let jti: String?
+        let expiresAt: Date
+    }
+
+    let issuers: HostIssuerDirectory
+    let keys: HostIssuerKeys
+    /// The realm's own issuer URL, the audience host tokens name unless their issuer says otherwise.
+    let realmIssuerURL: @Sendable (String) -> String
+
+    func verify(_ token: String, realm: String, now: Date) async throws(HostTokenRefusal) -> Verified {
+        // The header and claims are read unverified only to find the issuer and the key; JWTVerifier checks all.
+        let jws: JWS
+        let unverifiedClaims: JSONObject
+        do throws(JOSEError) {
+            jws = try JWS.parse(token, maxSize: Self.maxTokenSize)
+            unverifiedClaims = try jws.claims()
+        } catch {
+            throw HostTokenRefusal(error)
+        }
+        guard let issValue = unverifiedClaims["iss"] else { throw HostTokenRefusal(.missingClaim, "claim \"iss\" is required") }
+        guard let iss = issValue.stringValue else { throw HostTokenRefusal(.invalidClaim, "claim \"iss\" is not a string") }
+        guard let issuer = try await issuers.issuer(realm: realm, iss: iss) else {
+            throw HostTokenRefusal(.unknownIssuer, "issuer \"\(displayable(iss, limit: 128))\" is not registered in realm '\(realm)'")
+        }
+        var kid: String?
+        if let value = jws.header["kid"] {
+            guard let string = value.stringValue else { throw HostTokenRefusal(.malformed, "header \"kid\" is not a string") }
+            kid = string
+        }
+        let policy = JWTVerificationPolicy(
+            allowedAlgorithms: Set(issuer.algorithms),
+            keys: try await keys.keys(for: issuer, kid: kid),
+            expectedType: "JWT",
+            requiredClaims: issuer.requireJTI ? ["iss", "sub", "exp", "jti"] : ["iss", "sub", "exp"],
+            issuer: issuer.issuer,
+            audience: issuer.audience ?? realmIssuerURL(realm),
+            leeway: TimeInterval(issuer.leeway),
+            maxLifetime: TimeInterval(issuer.maxLifetime),
+            maxSize: Self.maxTokenSize
+        )
+        let claims: JSONObject
+        do throws(JOSEError) {
+            claims = try JWTVerifier.verify(token, policy: policy, now: now).claims
+        } catch {
+            throw HostTokenRefusal(error)
+        }
+        guard let subject = claims["sub"]?.stringValue, (1...Self.maxSubjectLength).contains(subject.utf8.count) else {
+            throw HostTokenRefusal(.invalidClaim, "claim \"sub\" must be a string of 1-\(Self.maxSubjectLength) bytes")
+        }
+        var jti: String?
+        if let value = claims["jti"] {
+            guard let string = value.stringValue, (1...Self.maxJTILength).contains(string.utf8.count) else {
+                throw HostTokenRefusal(.invalidClaim, "claim \"jti\" must be a string of 1-\(Self.maxJTILength) bytes")
+            }
+            jti = string
+        }
+        // JWTVerifier required exp under the lifetime cap.
+        let exp = claims["exp"]?.numberValue ?? now.timeIntervalSince1970
+        return Verified(issuer: issuer, subject: subject, jti: jti, expiresAt: Date(timeIntervalSince1970: exp))
+    }
+}
+
+/// Registered issuers by (realm, iss), read through a cache of a few seconds: a token exchange costs no query for
+/// its issuer's settings, and a change made on any node applies within `cacheLifetime`.
+final class HostIssuerDirectory: Sendable {
+    static let cacheLifetime: TimeInterval = 5
+    private let store: any HostIssuerStore
+    private let clock: any KeywardClock
+    private let cache = Mutex<[String: (issuer: HostIssuer?, loadedAt: Date)]>([:])
+
+    init(store: any HostIssuerStore, clock: any KeywardClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    func issuer(realm: String, iss: String) async throws(HostTokenRefusal) -> HostIssuer? {
+        let key = realm + "\u{0}" + iss
+        let now = clock.now()
+        if let cached = cache.withLock({ $0[key] }), now.timeIntervalSince(cached.loadedAt) < Self.cacheLifetime {
+            return cached.issuer
+        }
+        let issuer: HostIssuer?
+        do {
+            issuer = try await store.issuer(realm: realm, issuer: iss)
+        } catch {
+            throw HostTokenRefusal(.keysUnavailable, "the issuer registry cannot be read")
+        }
+        // Unknown issuers are not cached: a flood of made-up `iss` values must not grow the cache.
+        if let issuer { cache.withLock { $0[key] = (issuer, now) } }
+        return issuer
+    }
+
+    /// Forgets cached settings, after `keyward issuers` changed them in this process.
+    func forget() { cache.withLock { $0.removeAll() } }
+}

@@ -1,0 +1,24 @@
+// Host-signed tokens, assembled: the issuer registry, issuer keys (JWKS URLs fetched and cached, PEM
+// certificates), and the jwt-bearer grant the OAuth core's token endpoint answers with.
+import Foundation
+
+public struct HostTokensAssembly: Sendable {
+    public let issuers: HostIssuerService
+    let grant: JWTBearerGrant
+    private let fetcher: HTTPJWKSFetcher
+
+    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly) {
+        let directory = HostIssuerDirectory(store: SQLHostIssuerStore(database: core.database), clock: core.clock)
+        fetcher = HTTPJWKSFetcher()
+        let keys = HostIssuerKeys(fetcher: fetcher, clock: core.clock, logger: core.logger)
+        issuers = HostIssuerService(
+            store: SQLHostIssuerStore(database: core.database), directory: directory, users: accounts.users, audit: core.audit, clock: core.clock
+        )
+        let verifier = HostTokenVerifier(issuers: directory, keys: keys, realmIssuerURL: { [realms = oauth.realms] in realms.issuer(of: $0) })
+        grant = JWTBearerGrant(verifier: verifier, users: accounts.users, metrics: core.metrics)
+    }
+
+    func shutdown() async {
+        await fetcher.shutdown()
+    }
+}

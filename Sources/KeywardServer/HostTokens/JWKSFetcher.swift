@@ -1,0 +1,73 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// Fetches an issuer's JWK Set document. A protocol so the key cache is tested against a fetcher that fails or
+/// counts; the real one is `HTTPJWKSFetcher`.
+protocol JWKSFetcher: Sendable {
+    func fetch(_ url: String) async throws(JWKSFetchError) -> JWKSDocument
+}
+
+struct JWKSDocument: Sendable {
+    var body: [UInt8]
+    /// `Cache-Control: max-age`, in seconds, when the issuer sent one; 0 for `no-cache` or `no-store`.
+    var maxAge: Int?
+}
+
+struct JWKSFetchError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// GETs JWK Sets over HTTP with AsyncHTTPClient: a client of its own that follows no redirect (an https URL must
+/// not be walked down to http, nor to another host the operator never registered), a bounded body and time.
+final class HTTPJWKSFetcher: JWKSFetcher {
+    static let maxBodyBytes = 256 * 1024
+    private let client: HTTPClient
+    private let timeout: TimeAmount
+
+    init(timeout: TimeAmount = .seconds(5)) {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: timeout, read: timeout)
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        self.timeout = timeout
+    }
+
+    func fetch(_ url: String) async throws(JWKSFetchError) -> JWKSDocument {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            guard response.status == .ok else {
+                throw JWKSFetchError(description: "\(url) answered HTTP \(response.status.code)")
+            }
+            let body = try await response.body.collect(upTo: Self.maxBodyBytes)
+            return JWKSDocument(body: Array(body.readableBytesView), maxAge: Self.maxAge(response.headers[canonicalForm: "cache-control"].map(String.init)))
+        } catch let error as JWKSFetchError {
+            throw error
+        } catch let error as NIOTooManyBytesError {
+            _ = error
+            throw JWKSFetchError(description: "\(url) sent more than \(Self.maxBodyBytes) bytes")
+        } catch {
+            throw JWKSFetchError(description: "\(url) could not be fetched: \(error)")
+        }
+    }
+
+    /// RFC 9111 §5.2.2: `no-store` and `no-cache` mean "ask again" (0); otherwise `max-age`, when present and sane.
+    static func maxAge(_ directives: [String]) -> Int? {
+        var maxAge: Int?
+        for directive in directives.flatMap({ $0.split(separator: ",") }) {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            switch parts[0] {
+            case "no-store", "no-cache": return 0
+            case "max-age" where parts.count == 2: maxAge = Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
+            default: continue
+            }
+        }
+        return maxAge.map { max(0, $0) }
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+}

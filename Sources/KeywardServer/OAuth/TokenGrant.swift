@@ -1,0 +1,37 @@
+import Foundation
+
+/// An extension grant (RFC 6749 §4.5) that another part answers at this realm's token endpoint, such as the
+/// jwt-bearer grant of host-signed tokens (RFC 7523). The endpoint identifies the client, asks the grant whom the
+/// token is for, verifies the DPoP proof, and only then spends what the grant marked single-use, so a request
+/// refused for its proof does not burn the assertion it carried.
+protocol TokenGrant: Sendable {
+    /// The `grant_type` value it answers.
+    var grantType: String { get }
+    func authorize(_ request: TokenGrantRequest) async throws(OAuthFailure) -> TokenGrantDecision
+}
+
+struct TokenGrantRequest: Sendable {
+    let realm: Realm
+    /// Identified: authenticated by its secret when confidential, named by `client_id` when public.
+    let client: OAuthClient
+    /// The decoded form, `grant_type` and client credentials included.
+    let form: [String: String]
+    let now: Date
+}
+
+struct TokenGrantDecision: Sendable {
+    /// Something that may be used once (an assertion's `jti`), recorded in the replay cache until `expiresAt`.
+    struct SingleUse: Sendable {
+        let scope: String
+        let key: String
+        let expiresAt: Date
+        /// The answer when it was used before.
+        let refusal: OAuthFailure
+    }
+
+    /// The access token's `sub`.
+    var subject: String
+    /// A DPoP proof is required (the client's own setting may require one anyway).
+    var requiresDPoP: Bool
+    var singleUse: SingleUse?
+}
