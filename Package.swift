@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         .target(
@@ -83,6 +84,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 // PEM certificates of host-token issuers (and, later, attestation chains).
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             // The HTTP contract, compiled into the binary so a deployed server serves it with no file beside it.
             resources: [.embedInCode("App/openapi.yaml")],
@@ -160,6 +162,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                // Host-token issuers' RSA keys and self-signed PEM certificates.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -36,19 +36,28 @@ struct Realms: AsyncParsableCommand {
 }
 
 struct Clients: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage confidential OAuth clients.", subcommands: [Create.self, List.self, Delete.self])
+    static let configuration = CommandConfiguration(abstract: "Manage OAuth clients (confidential, or public for apps).", subcommands: [Create.self, List.self, Delete.self])
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a client; its secret is printed once.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a client; a confidential client's secret is printed once.",
+            discussion: "A public client (--public) has no secret: an app names itself by client_id on the jwt-bearer grant, whose host token proves the caller. It cannot use client_credentials."
+        )
         @OptionGroup var common: CommonOptions
         @Option(help: "Realm name.") var realm: String
         @Argument(help: "Client id.") var clientId: String
         @Option(help: "Scopes granted (space separated).") var scope = ""
         @Flag(name: .customLong("allow-bearer"), help: "Do not require DPoP-bound tokens for this client.") var allowBearer = false
+        @Flag(name: .customLong("public"), help: "A public client without a secret (a mobile app exchanging host tokens).") var isPublic = false
 
         func run() async throws {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
+                if isPublic {
+                    let client = try await runtime.oauth.clients.createPublicClient(realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope)
+                    print("created public client \(client.clientId) in realm \(realm)\(client.requireDPoP ? " (DPoP required)" : ""); it has no secret")
+                    return
+                }
                 let (client, secret) = try await runtime.oauth.clients.createClient(realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope)
                 print("created client \(client.clientId) in realm \(realm)\(client.requireDPoP ? " (DPoP required)" : "")")
                 print("secret: \(secret)")
@@ -66,7 +75,7 @@ struct Clients: AsyncParsableCommand {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
                 for client in try await runtime.oauth.clients.listClients(realm: realm) {
-                    print("\(client.clientId)\tdpop=\(client.requireDPoP ? "required" : "optional")\tscope=\(client.scope)")
+                    print("\(client.clientId)\t\(client.isPublic ? "public" : "confidential")\tdpop=\(client.requireDPoP ? "required" : "optional")\tscope=\(client.scope)")
                 }
             }
         }
