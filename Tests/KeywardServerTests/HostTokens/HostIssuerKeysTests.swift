@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import KeywardJOSE
+import KeywardServer
+import XCTest
+
+/// A JWKS issuer's keys as a running node sees them: cached as Cache-Control says, refetched once on an unknown
+/// kid (at most every 10 s), and kept when the issuer's endpoint is down.
+final class HostIssuerKeysTests: XCTestCase {
+    func testARotatedKeyIsPickedUpWithoutARestartAndUnknownKidsRefetchAtMostOnceInTenSeconds() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await JWKSTestServer().run { jwks in
+                jwks.serve([HostTokenFixture.publicJWK(0, kid: "k1")], cacheControl: "max-age=3600")
+                try await HostTokenFixture.register(server, jwksURL: jwks.url)
+                let key = try SigningKey.generate(.es256)
+                let first = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
+                XCTAssertEqual(first.status, .ok, "\(first.json)")
+                XCTAssertEqual(jwks.fetches, 1)
+
+                // The issuer rotates to k2; the set cached for an hour does not know it.
+                jwks.serve([HostTokenFixture.publicJWK(0, kid: "k1"), HostTokenFixture.publicJWK(1, kid: "k2")], cacheControl: "max-age=3600")
+                server.clock.advance(by: 11)
+                let rotated = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now(), key: 1, kid: "k2"), key: key)
+                XCTAssertEqual(rotated.status, .ok, "\(rotated.json)")
+                XCTAssertEqual(jwks.fetches, 2, "one refetch for the new kid")
+
+                // Made-up kids: one refetch, then none for 10 s however many arrive.
+                server.clock.advance(by: 11)
+                for index in 0..<5 {
+                    let junk = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now(), kid: "junk-\(index)"), key: key)
+                    XCTAssertEqual(junk.json["reason"]?.stringValue, "unknown_kid", "\(junk.json)")
+                }
+                XCTAssertEqual(jwks.fetches, 3)
+                // Known kids keep working from the cache meanwhile.
+                let answer1 = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
+                XCTAssertEqual(answer1.status, .ok, "\(answer1.json)")
+                XCTAssertEqual(jwks.fetches, 3)
+            }
+        }
+    }
+
+    func testTheLastGoodKeysServeWhileTheEndpointIsDown() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await JWKSTestServer().run { jwks in
+                jwks.serve([HostTokenFixture.publicJWK(0, kid: "k1")], cacheControl: "max-age=60")
+                try await HostTokenFixture.register(server, jwksURL: jwks.url)
+                let key = try SigningKey.generate(.es256)
+                let answer2 = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
+                XCTAssertEqual(answer2.status, .ok, "\(answer2.json)")
+
+                jwks.setDown(true)
+                server.clock.advance(by: 120)
+                let stale = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
+                XCTAssertEqual(stale.status, .ok, "the last good set is kept: \(stale.json)")
+                XCTAssertEqual(jwks.fetches, 2, "the stale set was refetched, and the failure kept it")
+
+                jwks.setDown(false)
+                server.clock.advance(by: 11)
+                let answer3 = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
+                XCTAssertEqual(answer3.status, .ok, "\(answer3.json)")
+                XCTAssertEqual(jwks.fetches, 3)
+            }
+        }
+    }
+
+    func testAnIssuerWhoseKeysWereNeverFetchedAnswers503() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await JWKSTestServer().run { jwks in
+                jwks.setDown(true)
+                try await HostTokenFixture.register(server, jwksURL: jwks.url)
+                let answer = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: try SigningKey.generate(.es256))
+                XCTAssertEqual(answer.status, .serviceUnavailable)
+                XCTAssertEqual(answer.json["error"]?.stringValue, "unavailable")
+                XCTAssertEqual(answer.json["reason"]?.stringValue, "keys_unavailable")
+                XCTAssertTrue(answer.json["error_description"]?.stringValue?.contains(jwks.url) ?? false, "\(answer.json)")
+            }
+        }
+    }
+
+    func testNoCacheIsHeldToTheMinimumFreshness() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await JWKSTestServer().run { jwks in
+                jwks.serve([HostTokenFixture.publicJWK(0, kid: "k1")], cacheControl: "no-cache")
+                try await HostTokenFixture.register(server, jwksURL: jwks.url)
+                let key = try SigningKey.generate(.es256)
+                for _ in 0..<3 { _ = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key) }
+                XCTAssertEqual(jwks.fetches, 1, "no-cache is not a fetch per request")
+                server.clock.advance(by: 61)
+                let answer4 = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
+                XCTAssertEqual(answer4.status, .ok, "\(answer4.json)")
+                XCTAssertEqual(jwks.fetches, 2)
+            }
+        }
+    }
+}

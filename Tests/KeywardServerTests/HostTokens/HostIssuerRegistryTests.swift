@@ -1,0 +1,93 @@
+import Foundation
+import KeywardJOSE
+import KeywardServer
+import XCTest
+
+/// The issuer registry's administration: settings checked before anything is stored, enrolment, removal.
+final class HostIssuerRegistryTests: XCTestCase {
+    func testKeySourcesAreChecked() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let issuers = server.runtime.hostTokens.issuers
+            let refused: [(HostIssuerService.Registration, String)] = [
+                (.init(realm: "demo", issuer: "a", jwksURL: "http://idp.example/jwks"), "http is allowed only on a loopback address"),
+                (.init(realm: "demo", issuer: "a", jwksURL: "http://10.0.0.1/jwks"), "http is allowed only on a loopback address"),
+                (.init(realm: "demo", issuer: "a", jwksURL: "ftp://idp.example/jwks"), "scheme 'ftp'"),
+                (.init(realm: "demo", issuer: "a", jwksURL: "https://user:pw@idp.example/jwks"), "user information"),
+                (.init(realm: "demo", issuer: "a", jwksURL: "/jwks"), "not an absolute URL"),
+                (.init(realm: "demo", issuer: "a"), "exactly one"),
+                (.init(realm: "demo", issuer: "a", jwksURL: "https://idp.example/jwks", pemCertificates: "x"), "exactly one"),
+                (.init(realm: "demo", issuer: "a", pemCertificates: "not pem"), "pem-file"),
+                (.init(realm: "demo", issuer: "a", jwksURL: "https://idp.example/jwks", algorithms: ["HS256"]), "algorithms: 'HS256'"),
+                (.init(realm: "demo", issuer: "a", jwksURL: "https://idp.example/jwks", algorithms: []), "at least one"),
+                (.init(realm: "demo", issuer: "a", jwksURL: "https://idp.example/jwks", maxLifetime: 0), "max-lifetime"),
+                (.init(realm: "demo", issuer: "a", jwksURL: "https://idp.example/jwks", leeway: 301), "leeway"),
+                (.init(realm: "demo", issuer: "", jwksURL: "https://idp.example/jwks"), "issuer"),
+            ]
+            for (registration, problem) in refused {
+                do {
+                    _ = try await issuers.add(registration)
+                    XCTFail("accepted \(registration)")
+                } catch let error as HostIssuerError {
+                    XCTAssertTrue(error.description.contains(problem), "\(error.description) should mention \(problem)")
+                }
+            }
+            let expired = try HostTokenFixture.certificatePEM(0, notBefore: server.clock.now().addingTimeInterval(-10 * 86400), days: 1)
+            do {
+                _ = try await issuers.add(.init(realm: "demo", issuer: "a", pemCertificates: expired))
+                XCTFail("an expired certificate was accepted")
+            } catch let error as HostIssuerError {
+                XCTAssertTrue(error.description.contains("expired"), error.description)
+            }
+            let found1 = try await issuers.list(realm: "demo")
+            XCTAssertEqual(found1, [])
+
+            for url in ["http://127.0.0.1:8080/jwks", "http://localhost/jwks", "http://[::1]:9/jwks", "https://idp.example/.well-known/jwks.json"] {
+                _ = try await issuers.add(.init(realm: "demo", issuer: url, jwksURL: url))
+            }
+            let found2 = try await issuers.list(realm: "demo")
+            XCTAssertEqual(found2.count, 4)
+        }
+    }
+
+    func testEnrolmentIsIdempotentAndRemovalUnlinksButKeepsUsers() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let issuers = server.runtime.hostTokens.issuers
+            let added = try await issuers.add(.init(realm: "demo", issuer: HostTokenFixture.issuer, jwksURL: "https://idp.example/jwks"))
+            XCTAssertEqual(added.algorithms, [.rs256])
+            XCTAssertEqual(added.maxLifetime, 900)
+            XCTAssertTrue(added.requireJTI)
+            XCTAssertFalse(added.allowBearer)
+
+            let first = try await issuers.enroll(realm: "demo", issuer: HostTokenFixture.issuer, subjects: ["e1", "e2", "test", ""])
+            guard case .enrolled(let e1) = first[0], case .enrolled = first[1] else { return XCTFail("\(first)") }
+            XCTAssertNil(e1.passwordHash)
+            guard case .failed(_, let taken) = first[2] else { return XCTFail("test is the demo realm's local user: \(first[2])") }
+            XCTAssertTrue(taken.contains("exists"), taken)
+            guard case .failed = first[3] else { return XCTFail("an empty id: \(first[3])") }
+
+            let again = try await issuers.enroll(realm: "demo", issuer: HostTokenFixture.issuer, subjects: ["e1"])
+            guard case .alreadyEnrolled(let same) = again.first, again.count == 1 else { return XCTFail("\(again)") }
+            XCTAssertEqual(same.id, e1.id)
+            let found3 = try await issuers.enrolled(realm: "demo", issuer: HostTokenFixture.issuer)
+            XCTAssertEqual(found3.map(\.subject), ["e1", "e2"])
+
+            do {
+                _ = try await issuers.enroll(realm: "demo", issuer: "https://unknown.example", subjects: ["x"])
+                XCTFail("enrolled for an unregistered issuer")
+            } catch HostIssuerError.notFound {}
+
+            let found4 = try await issuers.remove(realm: "demo", issuer: HostTokenFixture.issuer)
+            XCTAssertEqual(found4, 2)
+            let found5 = try await issuers.list(realm: "demo")
+            XCTAssertEqual(found5, [])
+            let found6 = try await server.runtime.accounts.users.user(realm: "demo", username: "e1")
+            XCTAssertNotNil(found6, "users stay")
+            let found7 = try await server.runtime.accounts.users.user(realm: "demo", issuer: HostTokenFixture.issuer, subject: "e1")
+            XCTAssertNil(found7)
+            do {
+                _ = try await issuers.remove(realm: "demo", issuer: HostTokenFixture.issuer)
+                XCTFail("removed twice")
+            } catch HostIssuerError.notFound {}
+        }
+    }
+}
