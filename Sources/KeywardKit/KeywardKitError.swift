@@ -37,6 +37,14 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     case invalidChallengeId(String)
     /// A user-verification answer that cannot be right (checked before it costs an attempt).
     case invalidAnswer(String)
+    /// A host token from the app's ``TokenSigner`` that failed pre-validation; it was not sent.
+    case invalidHostToken(HostTokenProblem)
+    /// The token endpoint refused a host-token exchange. `code` is the RFC 6749 §5.2 error (`invalid_grant`, …) and
+    /// `reason` Keyward's finer, stable name for the rule at fault (`expired`, `jti_replayed`,
+    /// `subject_not_enrolled`, …), when the server sent them.
+    case exchangeRefused(status: Int, code: String?, reason: String?, description: String?)
+    /// The app's token signer gave no answer within the session's signer timeout.
+    case signerTimedOut(after: Duration)
 
     /// One line saying what failed, naming the input, and for Keychain failures the usual cause.
     public var description: String {
@@ -58,6 +66,10 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         case .unreachable(let url, let reason): "cannot reach \(url): \(reason)"
         case .invalidChallengeId(let value): "'\(value.prefix(80))' is not a challenge id (a UUID)"
         case .invalidAnswer(let detail): "--answer: \(detail)"
+        case .invalidHostToken(let problem): "host token not sent: \(problem)"
+        case .exchangeRefused(let status, let code, let reason, let description):
+            "host token exchange refused (\(status)\(code.map { " \($0)" } ?? "")\(reason.map { ", \($0)" } ?? ""))\(description.map { ": \($0)" } ?? "")"
+        case .signerTimedOut(let after): "the token signer did not answer within \(after)"
         }
     }
 
