@@ -15,15 +15,24 @@ enum LiveServer {
 
     /// The same, also handing over the runtime (to start logins as the browser pages would).
     static func run(_ body: (_ baseURL: String, _ runtime: KeywardRuntime) async throws -> Void) async throws {
+        try await run(clock: SystemClock(), body)
+    }
+
+    /// The same on a clock the test moves, with settings `configure` changes (e.g. `dpopRequireNonce`).
+    static func run(
+        clock: any KeywardClock, configure: (inout KeywardConfiguration) -> Void = { _ in },
+        _ body: (_ baseURL: String, _ runtime: KeywardRuntime) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-e2e-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = try freePort()
         var configuration = KeywardConfiguration()
         configuration.port = port
         configuration.dataDirectory = directory.path
+        configure(&configuration)
         var logger = Logger(label: "keyward-e2e")
         logger.logLevel = .warning
-        let runtime = try await KeywardRuntime.start(configuration: configuration, logger: logger)
+        let runtime = try await KeywardRuntime.start(configuration: configuration, logger: logger, clock: clock)
         _ = try await runtime.seedDemo()
         let ready = AsyncStream<Void>.makeStream()
         let app = runtime.makeApplication { _ in ready.continuation.yield() }
