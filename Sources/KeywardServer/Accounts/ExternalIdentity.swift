@@ -38,4 +38,6 @@ public protocol ExternalIdentityStore: Sendable {
     func user(realm: String, issuer: String, subject: String) async throws -> (identity: ExternalIdentity, user: User)?
     func identities(realm: String, userId: String) async throws -> [ExternalIdentity]
     func identities(realm: String, issuer: String) async throws -> [ExternalIdentity]
+    /// Unlinks every identity of `kind` at `issuer`; returns how many there were.
+    func deleteIdentities(realm: String, issuer: String, kind: ExternalIdentity.Kind) async throws -> Int
 }

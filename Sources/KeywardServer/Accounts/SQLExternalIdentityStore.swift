@@ -61,6 +61,16 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
         }
     }
 
+    public func deleteIdentities(realm: String, issuer: String, kind: ExternalIdentity.Kind) async throws -> Int {
+        try await StoreErrorMapping.mapping("deleteIdentities") {
+            try await database.sql.countingRows("""
+                DELETE FROM external_identities
+                WHERE realm = \(bind: realm) AND issuer = \(bind: issuer) AND kind = \(bind: kind.rawValue)
+                RETURNING 1 AS deleted
+                """)
+        }
+    }
+
     private static func insert(_ identity: ExternalIdentity, on sql: any SQLDatabase) async throws {
         try await sql.raw("""
             INSERT INTO external_identities (realm, user_id, kind, issuer, subject, created_at)

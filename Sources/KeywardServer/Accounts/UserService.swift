@@ -75,6 +75,11 @@ public final class UserService: Sendable {
         try await identities.identities(realm: realm, issuer: issuer)
     }
 
+    /// Unlinks every user from `issuer` (the users stay); returns how many identities went.
+    public func unlinkIdentities(realm: String, issuer: String, kind: ExternalIdentity.Kind) async throws -> Int {
+        try await identities.deleteIdentities(realm: realm, issuer: issuer, kind: kind)
+    }
+
     public func user(realm: String, username: String) async throws -> User? { try await store.user(realm: realm, username: username) }
 
     public func user(realm: String, id: String) async throws -> User? { try await store.user(realm: realm, id: id) }

@@ -55,7 +55,6 @@ public protocol HostIssuerStore: Sendable {
     func createIssuer(_ issuer: HostIssuer) async throws
     func issuer(realm: String, issuer: String) async throws -> HostIssuer?
     func listIssuers(realm: String) async throws -> [HostIssuer]
-    /// Deletes the issuer and, in the same transaction, the external identities it vouches for (the users stay).
-    /// Returns how many identities went with it; throws `.notFound` when absent.
-    func deleteIssuer(realm: String, issuer: String) async throws -> Int
+    /// Throws `.notFound` when absent.
+    func deleteIssuer(realm: String, issuer: String) async throws
 }

@@ -73,9 +73,12 @@ public final class HostIssuerService: Sendable {
 
     /// Removes the issuer and the identities it vouched for; the users stay. Returns how many identities went.
     public func remove(realm: String, issuer: String) async throws -> Int {
-        let unlinked: Int
+        guard try await store.issuer(realm: realm, issuer: issuer) != nil else { throw HostIssuerError.notFound(issuer) }
+        // Unlinked first: should the removal stop halfway, the issuer is still listed and `remove` can run again,
+        // and a later issuer with the same iss never inherits old enrolments.
+        let unlinked = try await users.unlinkIdentities(realm: realm, issuer: issuer, kind: .hostIssuer)
         do {
-            unlinked = try await store.deleteIssuer(realm: realm, issuer: issuer)
+            try await store.deleteIssuer(realm: realm, issuer: issuer)
         } catch StoreError.notFound {
             throw HostIssuerError.notFound(issuer)
         }

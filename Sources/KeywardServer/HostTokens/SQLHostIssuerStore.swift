@@ -46,22 +46,13 @@ public struct SQLHostIssuerStore: HostIssuerStore {
         }
     }
 
-    public func deleteIssuer(realm: String, issuer: String) async throws -> Int {
-        let (deleted, identities) = try await StoreErrorMapping.mapping("deleteIssuer") {
-            try await database.transaction { session in
-                let identities = try await session.countingRows("""
-                    DELETE FROM external_identities
-                    WHERE realm = \(bind: realm) AND issuer = \(bind: issuer) AND kind = \(bind: ExternalIdentity.Kind.hostIssuer.rawValue)
-                    RETURNING 1 AS deleted
-                    """)
-                let deleted = try await session.countingRows("""
-                    DELETE FROM host_issuers WHERE realm = \(bind: realm) AND issuer = \(bind: issuer) RETURNING 1 AS deleted
-                    """)
-                return (deleted, identities)
-            }
+    public func deleteIssuer(realm: String, issuer: String) async throws {
+        let deleted = try await StoreErrorMapping.mapping("deleteIssuer") {
+            try await database.sql.countingRows("""
+                DELETE FROM host_issuers WHERE realm = \(bind: realm) AND issuer = \(bind: issuer) RETURNING 1 AS deleted
+                """)
         }
         guard deleted > 0 else { throw StoreError.notFound("issuer '\(issuer)' is not registered in realm '\(realm)'") }
-        return identities
     }
 
     private static let columns =
