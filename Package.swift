@@ -122,7 +122,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "KeywardJOSETests", dependencies: ["KeywardJOSE"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KeywardJOSETests",
+            dependencies: [
+                "KeywardJOSE",
+                // Certificate-style DER of generated keys, for the SubjectPublicKeyInfo reader.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "KeywardWireTests", dependencies: ["KeywardWire"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardQRTests", dependencies: ["KeywardQR"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardHTTPInputTests", dependencies: ["KeywardHTTPInput", "KeywardJOSE"], swiftSettings: swiftSettings),

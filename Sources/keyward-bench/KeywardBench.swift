@@ -98,10 +98,12 @@ struct KeywardBench: AsyncParsableCommand {
             guard process != nil || url == nil else {
                 throw ValidationError("push-login sets up users with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
             }
-            results += try await PushLoginScenario(
-                baseURL: baseURL, port: port, keyward: server ?? ServerProcess.siblingBinary(named: "keyward"), database: database,
-                dataDirectory: process?.dataDirectory.path, concurrency: logins, threads: threads, log: log
-            ).run(paces: PushLoginScenario.paces(roundTrips: roundTrips, concurrency: logins, rate: loginRate))
+            let cli = KeywardCLI(
+                binary: server ?? ServerProcess.siblingBinary(named: "keyward"), baseURL: baseURL, database: database,
+                dataDirectory: process?.dataDirectory.path
+            )
+            results += try await PushLoginScenario(baseURL: baseURL, port: port, cli: cli, concurrency: logins, threads: threads, log: log)
+                .run(paces: PushLoginScenario.paces(roundTrips: roundTrips, concurrency: logins, rate: loginRate))
         }
 
         let report = BenchReport(

@@ -10,9 +10,8 @@ import Synchronization
 struct PushLoginScenario: Sendable {
     let baseURL: String
     let port: Int
-    let keyward: String
-    let database: String?
-    let dataDirectory: String?
+    /// The CLI on the started server's database, which creates the users.
+    let cli: KeywardCLI
     let concurrency: Int
     let threads: WorkerThreads
     let log: @Sendable (String) -> Void
@@ -155,12 +154,9 @@ struct PushLoginScenario: Sendable {
         return [("Authorization", "DPoP " + user.accessToken), ("DPoP", proof)]
     }
 
-    private static let runTag = String(UInt32.random(in: .min ... .max), radix: 36)
-
     /// A user, its password-verified browser session (cookie + CSRF) and its phone, set up through the real API.
     private func participant(_ index: Int) async throws -> Participant {
-        // A fresh name per run: a PostgreSQL database outlives the server the bench started.
-        let username = "bench-\(Self.runTag)-\(index)"
+        let username = "bench-\(KeywardCLI.runTag)-\(index)"
         try admin(["users", "create", "--realm", "demo", username], password: "bench-password")
         let link = try admin(["enrollment-link", "--realm", "demo", "--username", username]).trimmingCharacters(in: .whitespacesAndNewlines)
         var options = PushMFAClient.EnrollmentOptions()
@@ -192,25 +188,9 @@ struct PushLoginScenario: Sendable {
 
     @discardableResult
     private func admin(_ arguments: [String], password: String? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: keyward)
-        var arguments = arguments
-        if let dataDirectory { arguments += ["--data-dir", dataDirectory] }
-        if let database { arguments += ["--database", database] }
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["KEYWARD_PUBLIC_URL"] = baseURL
-        environment["KEYWARD_ACCOUNTS_BCRYPT_COST"] = "4"
+        var environment = ["KEYWARD_ACCOUNTS_BCRYPT_COST": "4"]
         if let password { environment["KEYWARD_NEW_PASSWORD"] = password }
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchError("keyward \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))") }
-        return String(decoding: data, as: UTF8.self)
+        return try cli.run(arguments, environment: environment)
     }
 
     private static func cookie(_ response: RawHTTPConnection.Response) -> String? {

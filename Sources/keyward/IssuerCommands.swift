@@ -36,6 +36,7 @@ struct Issuers: AsyncParsableCommand {
         @Option(help: "The aud tokens must name (default: the realm's issuer URL).") var audience: String?
         @Flag(inversion: .prefixedNo, help: "Require a jti claim (default: required).") var requireJti = true
         @Flag(name: .customLong("allow-bearer"), help: "Accept exchanges without a DPoP proof (bearer tokens). Weakens the binding; see docs/SECURITY.md.") var allowBearer = false
+        @Option(help: "Client ids allowed to exchange its tokens, comma separated (default: any client of the realm).") var clients: String?
 
         func run() async throws {
             var pem: String?
@@ -53,7 +54,8 @@ struct Issuers: AsyncParsableCommand {
                 let registration = HostIssuerService.Registration(
                     realm: realm, issuer: issuer, jwksURL: jwksURL, pemCertificates: pem,
                     algorithms: algorithms.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } },
-                    maxLifetime: maxLifetime, leeway: leeway, audience: audience, requireJTI: requireJti, allowBearer: allowBearer
+                    maxLifetime: maxLifetime, leeway: leeway, audience: audience, requireJTI: requireJti, allowBearer: allowBearer,
+                    clients: clients.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
                 )
                 let added: HostIssuer
                 do {
@@ -168,6 +170,7 @@ struct Issuers: AsyncParsableCommand {
               algorithms: \(issuer.algorithms.map(\.rawValue).joined(separator: ","))  max-lifetime: \(issuer.maxLifetime) s  leeway: \(issuer.leeway) s
               audience: \(issuer.audience ?? realmIssuer + " (the realm's issuer URL)")
               jti: \(issuer.requireJTI ? "required" : "optional")  DPoP: \(issuer.allowBearer ? "optional (bearer exchanges allowed)" : "required")
+              clients: \(issuer.clients?.joined(separator: ",") ?? "any client of the realm")
             """
     }
 

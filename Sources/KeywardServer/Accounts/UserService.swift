@@ -60,10 +60,30 @@ public final class UserService: Sendable {
             if let linked = try await identities.user(realm: realm, issuer: issuer, subject: subject) {
                 throw UserError.identityExists(linked.user)
             }
-            throw UserError.exists(username)
+            return try await relink(realm: realm, username: username, identity: identity)
         }
         await audit.record(.externalIdentityLinked, realm: realm, userId: user.id, details: ["kind": kind.rawValue, "issuer": issuer, "subject": subject])
         return user
+    }
+
+    /// A user of that name exists. If it has no password and no identity left (its issuer was removed and added
+    /// again), the identity links to it, keeping its devices; any other user keeps its name to itself.
+    private func relink(realm: String, username: String, identity: ExternalIdentity) async throws -> User {
+        guard let existing = try await store.user(realm: realm, username: username), existing.passwordHash == nil,
+            try await identities.identities(realm: realm, userId: existing.id).isEmpty
+        else { throw UserError.exists(username) }
+        var link = identity
+        link.userId = existing.id
+        do {
+            try await identities.createIdentity(link)
+        } catch StoreError.conflict {
+            throw UserError.exists(username)
+        }
+        await audit.record(
+            .externalIdentityLinked, realm: realm, userId: existing.id,
+            details: ["kind": link.kind.rawValue, "issuer": link.issuer, "subject": link.subject, "relinked": "true"]
+        )
+        return existing
     }
 
     /// The user an identity at another issuer names, with the identity.

@@ -30,13 +30,16 @@ public struct HostIssuer: Sendable, Equatable {
     public var requireJTI: Bool
     /// Exchanges without a DPoP proof (bearer tokens) are refused unless this is set.
     public var allowBearer: Bool
+    /// The clients its tokens may be exchanged by; nil: any client of the realm.
+    public var clients: [String]?
     public var createdAt: Date
 
     public init(
         realm: String, issuer: String, keySource: KeySource, algorithms: [JWSAlgorithm] = Self.defaultAlgorithms,
         maxLifetime: Int = Self.defaultMaxLifetime, leeway: Int = Self.defaultLeeway, audience: String? = nil,
-        requireJTI: Bool = true, allowBearer: Bool = false, createdAt: Date
+        requireJTI: Bool = true, allowBearer: Bool = false, clients: [String]? = nil, createdAt: Date
     ) {
+        self.clients = clients
         self.realm = realm
         self.issuer = issuer
         self.keySource = keySource

@@ -5,10 +5,11 @@ import Logging
 /// The verification keys of host-token issuers, cached per node.
 ///
 /// A JWKS URL is fetched on first use and again when its freshness (the issuer's `Cache-Control: max-age`, held
-/// between `minFreshness` and `maxFreshness`; `defaultFreshness` without one) has run out. A token whose `kid` the
-/// cached set lacks triggers one refetch, at most one per `minRefetchInterval` per issuer, so a rotation is picked
-/// up at once and junk kids cannot make Keyward hammer the issuer. When a fetch fails the last good set is kept;
-/// only an issuer never fetched successfully has no keys. Concurrent requests for the same issuer share one fetch.
+/// between `minFreshness` and `maxFreshness`; `defaultFreshness` without one) has run out; a stale set keeps
+/// answering while the refresh runs behind it. A token whose `kid` the cached set lacks waits for one refetch, so a
+/// rotation is picked up at once. Every fetch, failed or not, is at least `minRefetchInterval` after the last one
+/// for that URL, so neither junk kids nor an issuer that is down make Keyward hammer it. When a fetch fails the last
+/// good set is kept; only an issuer never fetched successfully has no keys. Concurrent requests share one fetch.
 /// PEM certificates are parsed once per distinct text.
 actor HostIssuerKeys {
     static let defaultFreshness: TimeInterval = 300
@@ -60,15 +61,24 @@ actor HostIssuerKeys {
     }
 
     private func keySet(url: String, issuer: String, kid: String?, now: Date) async throws(HostTokenRefusal) -> JWKSet {
-        if let cached = sets[url] {
-            let knowsKid = kid.map { !cached.keys.keys(withID: $0).isEmpty } ?? true
-            if now < cached.freshUntil && knowsKid { return cached.keys }
-            // Stale, or a kid it lacks: refetch unless one was tried a moment ago.
-            if let last = lastAttempt[url], now.timeIntervalSince(last) < Self.minRefetchInterval { return cached.keys }
+        let triedJustNow = lastAttempt[url].map { now.timeIntervalSince($0) < Self.minRefetchInterval } ?? false
+        guard let cached = sets[url] else {
+            // Never fetched: wait for the fetch, but a failed one is not retried for every request that comes.
+            if !triedJustNow, let fetched = await refetch(url: url, issuer: issuer) { return fetched }
+            throw HostTokenRefusal(.keysUnavailable, "the keys of issuer \(issuer) cannot be fetched now; try again later")
         }
-        if let refreshed = await refetch(url: url, issuer: issuer) { return refreshed }
-        if let cached = sets[url] { return cached.keys }
-        throw HostTokenRefusal(.keysUnavailable, "the keys of issuer \(issuer) could not be fetched from \(url); try again later")
+        let knowsKid = kid.map { !cached.keys.keys(withID: $0).isEmpty } ?? true
+        if knowsKid {
+            // Stale: answer from the set at hand and refresh behind it, so a slow issuer slows no exchange.
+            if now >= cached.freshUntil && !triedJustNow && inFlight[url] == nil {
+                lastAttempt[url] = now
+                Task { _ = await self.refetch(url: url, issuer: issuer) }
+            }
+            return cached.keys
+        }
+        // A kid the set lacks (a rotation): one refetch, waited for, unless one was tried a moment ago.
+        if !triedJustNow, let refreshed = await refetch(url: url, issuer: issuer) { return refreshed }
+        return cached.keys
     }
 
     /// One fetch per URL at a time; a failure keeps what was cached. nil when the fetch failed.

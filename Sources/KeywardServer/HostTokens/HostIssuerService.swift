@@ -16,11 +16,15 @@ public final class HostIssuerService: Sendable {
         public var audience: String?
         public var requireJTI: Bool
         public var allowBearer: Bool
+        /// The client ids allowed to exchange its tokens; nil: any client of the realm.
+        public var clients: [String]?
 
         public init(
             realm: String, issuer: String, jwksURL: String? = nil, pemCertificates: String? = nil, algorithms: [String]? = nil,
-            maxLifetime: Int? = nil, leeway: Int? = nil, audience: String? = nil, requireJTI: Bool = true, allowBearer: Bool = false
+            maxLifetime: Int? = nil, leeway: Int? = nil, audience: String? = nil, requireJTI: Bool = true, allowBearer: Bool = false,
+            clients: [String]? = nil
         ) {
+            self.clients = clients
             self.realm = realm
             self.issuer = issuer
             self.jwksURL = jwksURL
@@ -154,9 +158,15 @@ public final class HostIssuerService: Sendable {
         if let audience = registration.audience, audience.isEmpty || audience.utf8.count > 512 {
             throw .invalidSetting("audience", "an audience is 1-512 bytes")
         }
+        if let clients = registration.clients {
+            guard !clients.isEmpty, clients.allSatisfy(ClientService.isValidClientId), clients.allSatisfy({ !$0.contains(",") }) else {
+                throw .invalidSetting("clients", "name one or more client ids, comma separated")
+            }
+        }
         return HostIssuer(
             realm: registration.realm, issuer: iss, keySource: keySource, algorithms: algorithms, maxLifetime: maxLifetime, leeway: leeway,
-            audience: registration.audience, requireJTI: registration.requireJTI, allowBearer: registration.allowBearer, createdAt: now
+            audience: registration.audience, requireJTI: registration.requireJTI, allowBearer: registration.allowBearer,
+            clients: registration.clients, createdAt: now
         )
     }
 

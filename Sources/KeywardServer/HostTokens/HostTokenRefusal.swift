@@ -17,6 +17,8 @@ struct HostTokenRefusal: Error, Equatable {
         case keyMismatch = "alg_key_mismatch"
         case keyExpired = "key_expired"
         case keysUnavailable = "keys_unavailable"
+        /// The registry or the enrolled users could not be read.
+        case storeUnavailable = "store_unavailable"
         case badSignature = "bad_signature"
         // The claims.
         case missingClaim = "missing_claim"
@@ -27,9 +29,10 @@ struct HostTokenRefusal: Error, Equatable {
         case issuedInFuture = "iat_in_future"
         case lifetimeTooLong = "lifetime_too_long"
         case jtiReplayed = "jti_replayed"
-        // The user.
+        // The user and the client.
         case subjectNotEnrolled = "subject_not_enrolled"
         case userDisabled = "user_disabled"
+        case clientNotAllowed = "client_not_allowed"
     }
 
     let reason: Reason
@@ -65,9 +68,13 @@ struct HostTokenRefusal: Error, Equatable {
         self.init(reason, error.message)
     }
 
-    /// The token endpoint's answer: `invalid_grant` (RFC 7523 §3.1), or 503 when the issuer's keys cannot be had.
+    /// The token endpoint's answer: `invalid_grant` (RFC 7523 §3.1), `unauthorized_client` for a client the issuer
+    /// does not serve, or 503 when the issuer's keys or the database cannot be had.
     var oauthFailure: OAuthFailure {
-        if reason == .keysUnavailable {
+        if reason == .clientNotAllowed {
+            return OAuthFailure(status: 400, code: .unauthorizedClient, description: "host token: " + message, reason: reason.rawValue)
+        }
+        if reason == .keysUnavailable || reason == .storeUnavailable {
             return OAuthFailure(status: 503, code: .unavailable, description: "host token: " + message, reason: reason.rawValue)
         }
         return OAuthFailure(status: 400, code: .invalidGrant, description: "host token: " + message, reason: reason.rawValue)

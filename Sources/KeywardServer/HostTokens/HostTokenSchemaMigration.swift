@@ -16,6 +16,7 @@ enum HostTokenSchemaMigration {
                 audience TEXT,
                 require_jti BOOLEAN NOT NULL,
                 allow_bearer BOOLEAN NOT NULL,
+                clients TEXT,
                 created_at BIGINT NOT NULL,
                 PRIMARY KEY (realm, issuer),
                 CONSTRAINT host_issuers_one_key_source CHECK ((jwks_url IS NULL) <> (pem_certificates IS NULL))

@@ -38,6 +38,10 @@ struct HostTokenVerifier: Sendable {
         guard let issuer = try await issuers.issuer(realm: realm, iss: iss) else {
             throw HostTokenRefusal(.unknownIssuer, "issuer \"\(displayable(iss, limit: 128))\" is not registered in realm '\(realm)'")
         }
+        // Before the keys are looked up: a token whose algorithm the issuer refuses must not cost a key fetch.
+        guard let algorithm = JWSAlgorithm(rawValue: jws.algorithmName), issuer.algorithms.contains(algorithm) else {
+            throw HostTokenRefusal(.algorithmNotAllowed, "alg \"\(displayable(jws.algorithmName))\" is not allowed for issuer \(issuer.issuer)")
+        }
         var kid: String?
         if let value = jws.header["kid"] {
             guard let string = value.stringValue else { throw HostTokenRefusal(.malformed, "header \"kid\" is not a string") }
@@ -99,7 +103,7 @@ final class HostIssuerDirectory: Sendable {
         do {
             issuer = try await store.issuer(realm: realm, issuer: iss)
         } catch {
-            throw HostTokenRefusal(.keysUnavailable, "the issuer registry cannot be read")
+            throw HostTokenRefusal(.storeUnavailable, "the issuer registry cannot be read")
         }
         // Unknown issuers are not cached: a flood of made-up `iss` values must not grow the cache.
         if let issuer { cache.withLock { $0[key] = (issuer, now) } }

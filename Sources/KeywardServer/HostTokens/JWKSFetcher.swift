@@ -33,16 +33,33 @@ final class HTTPJWKSFetcher: JWKSFetcher {
         self.timeout = timeout
     }
 
+    /// One deadline for the whole fetch, body included: AsyncHTTPClient's own timeout ends with the response head,
+    /// and an endpoint trickling its body a byte at a time must not hold the requests waiting for it.
     func fetch(_ url: String) async throws(JWKSFetchError) -> JWKSDocument {
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
         do {
-            let response = try await client.execute(request, timeout: timeout)
-            guard response.status == .ok else {
-                throw JWKSFetchError(description: "\(url) answered HTTP \(response.status.code)")
+            return try await withThrowingTaskGroup(of: JWKSDocument?.self) { [client, timeout] group in
+                group.addTask {
+                    var request = HTTPClientRequest(url: url)
+                    request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
+                    let response = try await client.execute(request, timeout: timeout)
+                    guard response.status == .ok else {
+                        throw JWKSFetchError(description: "\(url) answered HTTP \(response.status.code)")
+                    }
+                    let body = try await response.body.collect(upTo: Self.maxBodyBytes)
+                    return JWKSDocument(
+                        body: Array(body.readableBytesView), maxAge: Self.maxAge(response.headers[canonicalForm: "cache-control"].map(String.init))
+                    )
+                }
+                group.addTask {
+                    try await Task.sleep(for: .nanoseconds(timeout.nanoseconds))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let document = try await group.next() ?? nil else {
+                    throw JWKSFetchError(description: "\(url) did not answer within \(timeout.nanoseconds / 1_000_000_000) s")
+                }
+                return document
             }
-            let body = try await response.body.collect(upTo: Self.maxBodyBytes)
-            return JWKSDocument(body: Array(body.readableBytesView), maxAge: Self.maxAge(response.headers[canonicalForm: "cache-control"].map(String.init)))
         } catch let error as JWKSFetchError {
             throw error
         } catch let error as NIOTooManyBytesError {

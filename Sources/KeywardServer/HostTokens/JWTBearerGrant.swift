@@ -17,7 +17,7 @@ struct JWTBearerGrant: TokenGrant {
             throw OAuthFailure.invalidRequest("missing parameter: assertion (the host token)")
         }
         do throws(HostTokenRefusal) {
-            let decision = try await decide(assertion, realm: request.realm.name, now: request.now)
+            let decision = try await decide(assertion, realm: request.realm.name, client: request.client.clientId, now: request.now)
             metrics.hostTokenChecked(outcome: "verified")
             return decision
         } catch {
@@ -26,13 +26,20 @@ struct JWTBearerGrant: TokenGrant {
         }
     }
 
-    private func decide(_ assertion: String, realm: String, now: Date) async throws(HostTokenRefusal) -> TokenGrantDecision {
+    /// A replay record outlives the token's acceptance window by this much, so a node whose clock runs ahead does
+    /// not sweep it while another node would still accept the token.
+    static let replayMargin: TimeInterval = 60
+
+    private func decide(_ assertion: String, realm: String, client: String, now: Date) async throws(HostTokenRefusal) -> TokenGrantDecision {
         let token = try await verifier.verify(assertion, realm: realm, now: now)
+        if let clients = token.issuer.clients, !clients.contains(client) {
+            throw HostTokenRefusal(.clientNotAllowed, "issuer \(token.issuer.issuer) does not serve client '\(client)'")
+        }
         let enrolled: (identity: ExternalIdentity, user: User)?
         do {
             enrolled = try await users.user(realm: realm, issuer: token.issuer.issuer, subject: token.subject)
         } catch {
-            throw HostTokenRefusal(.keysUnavailable, "enrolled users cannot be read")
+            throw HostTokenRefusal(.storeUnavailable, "enrolled users cannot be read")
         }
         guard let enrolled, enrolled.identity.kind == .hostIssuer else {
             throw HostTokenRefusal(.subjectNotEnrolled, "subject \"\(displayable(token.subject))\" is not enrolled for issuer \(token.issuer.issuer)")
@@ -44,8 +51,9 @@ struct JWTBearerGrant: TokenGrant {
             TokenGrantDecision.SingleUse(
                 scope: "host-jti:\(realm):\(token.issuer.issuer)", key: jti,
                 // Kept until the token could no longer be accepted anyway.
-                expiresAt: token.expiresAt.addingTimeInterval(TimeInterval(token.issuer.leeway)),
-                refusal: HostTokenRefusal(.jtiReplayed, "jti \"\(displayable(jti))\" was used before").oauthFailure
+                expiresAt: token.expiresAt.addingTimeInterval(TimeInterval(token.issuer.leeway) + Self.replayMargin),
+                refusal: HostTokenRefusal(.jtiReplayed, "jti \"\(displayable(jti))\" was used before").oauthFailure,
+                onReplay: { [metrics] in metrics.hostTokenChecked(outcome: HostTokenRefusal.Reason.jtiReplayed.rawValue) }
             )
         }
         return TokenGrantDecision(subject: enrolled.user.id, requiresDPoP: !token.issuer.allowBearer, singleUse: singleUse)

@@ -22,11 +22,11 @@ public struct SQLHostIssuerStore: HostIssuerStore {
         ) {
             try await database.sql.raw("""
                 INSERT INTO host_issuers (realm, issuer, jwks_url, pem_certificates, algorithms, max_lifetime, leeway, audience,
-                    require_jti, allow_bearer, created_at)
+                    require_jti, allow_bearer, clients, created_at)
                 VALUES (\(bind: issuer.realm), \(bind: issuer.issuer), \(bind: jwksURL), \(bind: pem),
                     \(bind: issuer.algorithms.map(\.rawValue).joined(separator: ",")), \(bind: Int64(issuer.maxLifetime)),
                     \(bind: Int64(issuer.leeway)), \(bind: issuer.audience), \(bind: issuer.requireJTI), \(bind: issuer.allowBearer),
-                    \(bind: StorageTime.milliseconds(issuer.createdAt)))
+                    \(bind: issuer.clients?.joined(separator: ",")), \(bind: StorageTime.milliseconds(issuer.createdAt)))
                 """).run()
         }
     }
@@ -56,7 +56,7 @@ public struct SQLHostIssuerStore: HostIssuerStore {
     }
 
     private static let columns =
-        "realm, issuer, jwks_url, pem_certificates, algorithms, max_lifetime, leeway, audience, require_jti, allow_bearer, created_at"
+        "realm, issuer, jwks_url, pem_certificates, algorithms, max_lifetime, leeway, audience, require_jti, allow_bearer, clients, created_at"
 
     private static func issuer(from row: any SQLRow) throws -> HostIssuer {
         let keySource: HostIssuer.KeySource
@@ -77,6 +77,7 @@ public struct SQLHostIssuerStore: HostIssuerStore {
             audience: try row.decode(column: "audience", as: String?.self),
             requireJTI: try row.decode(column: "require_jti", as: Bool.self),
             allowBearer: try row.decode(column: "allow_bearer", as: Bool.self),
+            clients: try row.decode(column: "clients", as: String?.self).map { $0.split(separator: ",").map(String.init) },
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
         )
     }

@@ -27,6 +27,8 @@ struct TokenGrantDecision: Sendable {
         let expiresAt: Date
         /// The answer when it was used before.
         let refusal: OAuthFailure
+        /// Told when it was used before (the grant's own metrics).
+        let onReplay: @Sendable () -> Void
     }
 
     /// The access token's `sub`.

@@ -137,6 +137,7 @@ public final class TokenService: Sendable {
         }
         if let once = decision.singleUse {
             guard try await replayStore.recordOnce(scope: once.scope, key: once.key, expiresAt: once.expiresAt, now: now) else {
+                once.onReplay()
                 throw once.refusal
             }
         }

@@ -91,3 +91,54 @@ final class HostIssuerRegistryTests: XCTestCase {
         }
     }
 }
+
+/// Re-registering an issuer (the way to change its settings) keeps its users: enrolling them again relinks them.
+final class HostIssuerReRegistrationTests: XCTestCase {
+    func testRemoveAddEnrollRelinksTheUsersWithTheirIds() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await JWKSTestServer().run { jwks in
+                jwks.serve([HostTokenFixture.publicJWK(0, kid: "k1")])
+                try await HostTokenFixture.register(server, jwksURL: jwks.url)
+                let issuers = server.runtime.hostTokens.issuers
+                let before = try await XCTUnwrapAsync(try await server.runtime.accounts.users.user(realm: "demo", username: HostTokenFixture.subject))
+
+                _ = try await issuers.remove(realm: "demo", issuer: HostTokenFixture.issuer)
+                _ = try await issuers.add(.init(realm: "demo", issuer: HostTokenFixture.issuer, jwksURL: jwks.url, leeway: 60))
+                let again = try await issuers.enroll(realm: "demo", issuer: HostTokenFixture.issuer, subjects: [HostTokenFixture.subject, "test"])
+                guard case .enrolled(let relinked) = again[0] else { return XCTFail("\(again)") }
+                XCTAssertEqual(relinked.id, before.id, "the same user, with its devices")
+                guard case .failed = again[1] else { return XCTFail("a local password user is never taken over: \(again[1])") }
+
+                let answer = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: try SigningKey.generate(.es256))
+                XCTAssertEqual(answer.status, .ok, "\(answer.json)")
+                XCTAssertEqual(try JWS.parse(XCTUnwrap(answer.json["access_token"]?.stringValue)).claims()["sub"]?.stringValue, before.id)
+            }
+        }
+    }
+
+    func testAnIssuerLimitedToClientsRefusesOthers() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await JWKSTestServer().run { jwks in
+                jwks.serve([HostTokenFixture.publicJWK(0, kid: "k1")])
+                let issuers = server.runtime.hostTokens.issuers
+                _ = try await issuers.add(.init(realm: "demo", issuer: HostTokenFixture.issuer, jwksURL: jwks.url, clients: ["app-a"]))
+                _ = try await issuers.enroll(realm: "demo", issuer: HostTokenFixture.issuer, subjects: [HostTokenFixture.subject])
+                for id in ["app-a", "app-b"] { _ = try await server.runtime.oauth.clients.createPublicClient(realm: "demo", clientId: id) }
+                let key = try SigningKey.generate(.es256)
+                let refused = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key, client: "app-b")
+                XCTAssertEqual(refused.status, .badRequest)
+                XCTAssertEqual(refused.json["error"]?.stringValue, "unauthorized_client")
+                XCTAssertEqual(refused.json["reason"]?.stringValue, "client_not_allowed")
+                let accepted = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key, client: "app-a")
+                XCTAssertEqual(accepted.status, .ok, "\(accepted.json)")
+
+                do {
+                    _ = try await issuers.add(.init(realm: "demo", issuer: "https://x.example", jwksURL: jwks.url, clients: []))
+                    XCTFail("an empty client list was accepted")
+                } catch let error as HostIssuerError {
+                    XCTAssertTrue(error.description.contains("clients"), error.description)
+                }
+            }
+        }
+    }
+}
