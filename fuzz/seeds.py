@@ -63,6 +63,28 @@ def write(target: str, name: str, data) -> None:
     (directory / name).write_bytes(data)
 
 
+def der(tag: int, body: bytes) -> bytes:
+    """One DER TLV (definite length), enough to write SubjectPublicKeyInfo seeds by hand."""
+    if len(body) < 0x80:
+        return bytes([tag, len(body)]) + body
+    size = len(body).to_bytes((len(body).bit_length() + 7) // 8, "big")
+    return bytes([tag, 0x80 | len(size)]) + size + body
+
+
+def der_integer(value: bytes) -> bytes:
+    value = value.lstrip(b"\0") or b"\0"
+    return der(0x02, (b"\0" if value[0] & 0x80 else b"") + value)
+
+
+def spki(algorithm: bytes, key: bytes) -> bytes:
+    """SubjectPublicKeyInfo (RFC 5280 §4.1.2.7): AlgorithmIdentifier DER and the key bits."""
+    return der(0x30, algorithm + der(0x03, b"\0" + key))
+
+
+def unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
 def compact(header: dict, payload: dict) -> str:
     return f"{b64(json.dumps(header, separators=(',', ':')).encode())}.{b64(json.dumps(payload, separators=(',', ':')).encode())}.{b64(b'signature')}"
 
@@ -201,6 +223,34 @@ def main() -> int:
     for alg in ["EdDSA", "PS256", "none", "HS256"]:
         write("device-jwt", f"alg-{alg.lower()}", compact({"alg": alg, "typ": "JWT"}, device_claims))
     write("device-jwt", "claims-array", ".".join([b64(b'{"alg":"ES256"}'), b64(b"[1,2]"), b64(b"sig")]))
+
+    # host-token: mode 1 signs header/payload (the policy allows EdDSA, the fixture key), valid at 1750000000 with
+    # and without a kid, and each rule broken; mode 0 an RS256 token of another issuer; mode 2 SubjectPublicKeyInfo
+    # DER of the RFC 7515 A.2 RSA key, the A.3 P-256 key and the RFC 8037 Ed25519 key, and a truncated one.
+    host = {"iss": "https://auth.customer.example", "aud": "http://keyward.test/realms/demo", "sub": "enterprise-1",
+            "iat": 1750000000, "exp": 1750000300, "jti": "j1"}
+    host_seeds = {
+        "valid-kid": ({"alg": "EdDSA", "typ": "JWT", "kid": "ed-8037"}, host),
+        "valid-no-kid": ({"alg": "EdDSA", "typ": "JWT"}, host),
+        "no-jti": ({"alg": "EdDSA", "typ": "JWT"}, {k: v for k, v in host.items() if k != "jti"}),
+        "no-iat": ({"alg": "EdDSA", "typ": "JWT"}, {k: v for k, v in host.items() if k != "iat"}),
+        "long-life": ({"alg": "EdDSA", "typ": "JWT"}, {**host, "exp": 1750003600}),
+        "aud-array": ({"alg": "EdDSA", "typ": "application/jwt"}, {**host, "aud": ["x", host["aud"]]}),
+        "typ-dpop": ({"alg": "EdDSA", "typ": "dpop+jwt"}, host),
+        "alg-none": ({"alg": "none", "typ": "JWT"}, host),
+    }
+    for name, (header, payload) in host_seeds.items():
+        text = json.dumps(header, separators=(",", ":")) + "\n" + json.dumps(payload, separators=(",", ":"))
+        write("host-token", name, bytes([1]) + text.encode())
+    write("host-token", "rfc7515-a2-rs256", bytes([0]) + v["rfc7515A2"].encode())
+    rsa_key, ec_key = json.loads(v["rfc7515A2Key"]), json.loads(v["rfc7515A3Key"])
+    rsa_info = spki(der(0x30, der(0x06, bytes.fromhex("2a864886f70d010101")) + der(0x05, b"")),
+                    der(0x30, der_integer(unb64(rsa_key["n"])) + der_integer(unb64(rsa_key["e"]))))
+    ec_info = spki(der(0x30, der(0x06, bytes.fromhex("2a8648ce3d0201")) + der(0x06, bytes.fromhex("2a8648ce3d030107"))),
+                   b"\x04" + unb64(ec_key["x"]) + unb64(ec_key["y"]))
+    ed_info = spki(der(0x30, der(0x06, bytes.fromhex("2b6570"))), unb64(ED25519_X))
+    for name, info in {"spki-rsa": rsa_info, "spki-p256": ec_info, "spki-ed25519": ed_info, "spki-truncated": ec_info[:40]}.items():
+        write("host-token", name, bytes([2]) + info)
 
     # qr: option byte (error correction level) and enrollment-link-like payloads, plus binary.
     write("qr", "enrollment-link", bytes([1]) + b"https://keyward.example/realms/demo/push-mfa/enroll?token=eyJhbGciOiJFUzI1NiJ9.e30.c2ln")

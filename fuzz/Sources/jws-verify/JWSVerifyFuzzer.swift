@@ -15,7 +15,8 @@ let now = Date(timeIntervalSince1970: 1_300_819_000)
 /// Input: options byte, algorithm mask byte, then either a compact JWS, or (option bit 7) header JSON, newline,
 /// payload JSON, which the target signs with the fixture Ed25519 key so verification can succeed.
 ///
-/// Options: bit 0 the key set (kid required) instead of one key, bits 1-2 which single key (RSA, EC, Ed25519),
+/// Options: bit 0 the key set (kid required; with bits 1-2 both set, kid optional: the fit keys are tried) instead
+/// of one key, bits 1-2 which single key (RSA, EC, Ed25519),
 /// bit 3 `typ` must be JWT, bit 4 `iss` must be "joe", bit 5 `aud` must include "keyward", bit 6 a 3600 s
 /// lifetime cap. The mask byte's bits allow JWSAlgorithm.allCases in order (0: all of them).
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -37,7 +38,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let single = [FixtureKeys.rsa, FixtureKeys.ec, FixtureKeys.ed25519, FixtureKeys.ed25519][Int(options >> 1 & 3)]
     let policy = JWTVerificationPolicy(
         allowedAlgorithms: allowed,
-        keys: options & 1 != 0 ? .set(FixtureKeys.set) : .single(single),
+        keys: options & 1 == 0 ? .single(single) : options & 6 == 6 ? .kidOptional(FixtureKeys.set) : .set(FixtureKeys.set),
         expectedType: options & 8 != 0 ? "JWT" : nil,
         issuer: options & 0x10 != 0 ? "joe" : nil,
         audience: options & 0x20 != 0 ? "keyward" : nil,
@@ -62,6 +63,13 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     switch policy.keys {
     case .set:
         expect(header["kid"]?.stringValue != nil && header["kid"]?.stringValue == verified.key.kid, "key set: kid not matched exactly")
+    case .kidOptional(let set):
+        if let kid = header["kid"] {
+            expect(kid.stringValue != nil && kid.stringValue == verified.key.kid, "kid optional: a kid given was not matched exactly")
+        } else {
+            let tried = set.keys.filter { $0.isCompatible(with: verified.algorithm) }.prefix(JWTVerificationPolicy.maxKeysTried)
+            expect(tried.contains(verified.key), "kid optional: verified with a key outside the tried ones")
+        }
     case .single(let key):
         expect(verified.key == key, "single key: verified with another key")
         if let kid = header["kid"]?.stringValue, let own = key.kid { expect(kid == own, "single key: kid mismatch accepted") }
