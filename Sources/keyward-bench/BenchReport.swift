@@ -48,7 +48,10 @@ struct BenchReport: Codable {
     func table() -> String {
         var lines = [
             "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive (one blocking client thread per connection, nice \(generatorNice)), no TLS",
-            String(format: "crypto ceiling (1 core): ES256 verify %.0f/s, ES256 sign %.0f/s", ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond),
+            String(
+                format: "crypto ceiling (1 core): ES256 verify %.0f/s, ES256 sign %.0f/s, RS256 (RSA-2048) verify %.0f/s, RS256 sign %.0f/s",
+                ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond, ceiling.rs256VerifyPerSecond, ceiling.rs256SignPerSecond
+            ),
             "CPU ms/req: user + system time per successful request (server: the keyward process only, not a database server's)",
             "",
             "scenario                            req/s     p50 ms   p99 ms   failures   CPU ms/req: server  load generator",

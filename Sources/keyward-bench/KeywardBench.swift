@@ -9,8 +9,8 @@ struct KeywardBench: AsyncParsableCommand {
         abstract: "Measure Keyward's token endpoint, DPoP-protected requests and push-MFA login round trips against the crypto ceiling.",
         discussion: """
             Starts `keyward serve --demo` (release build next to this binary, embedded SQLite, fresh data \
-            directory, loopback) unless --url names a running demo server, measures the single-core ES256 \
-            ceiling, then runs each scenario and prints a table; --json writes the figures as JSON.
+            directory, loopback) unless --url names a running demo server, measures the single-core ES256 and \
+            RS256 ceilings, then runs each scenario and prints a table; --json writes the figures as JSON.
             Build both first: swift build -c release --product keyward && swift build -c release --product keyward-bench
             """
     )
@@ -83,7 +83,10 @@ struct KeywardBench: AsyncParsableCommand {
 
         log("measuring the crypto ceiling (\(cryptoSeconds) s per operation, one core)")
         let ceiling = CryptoCeiling.measure(seconds: cryptoSeconds)
-        log(String(format: "ES256 verify %.0f/s, ES256 sign %.0f/s", ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond))
+        log(String(
+            format: "ES256 verify %.0f/s, ES256 sign %.0f/s, RS256 (RSA-2048) verify %.0f/s, RS256 sign %.0f/s",
+            ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond, ceiling.rs256VerifyPerSecond, ceiling.rs256SignPerSecond
+        ))
 
         guard let port = URLComponents(string: baseURL)?.port, baseURL.hasPrefix("http://127.0.0.1:") else {
             throw ValidationError("--url must be http://127.0.0.1:PORT (the load generator speaks plain HTTP on loopback)")
