@@ -6,7 +6,7 @@ import Foundation
 struct KeywardBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keyward-bench",
-        abstract: "Measure Keyward's token endpoint, DPoP-protected requests and push-MFA login round trips against the crypto ceiling.",
+        abstract: "Measure Keyward's token endpoint, DPoP-protected requests, push-MFA login round trips and host-token exchanges against the crypto ceiling.",
         discussion: """
             Starts `keyward serve --demo` (release build next to this binary, embedded SQLite, fresh data \
             directory, loopback) unless --url names a running demo server, measures the single-core ES256 and \
@@ -39,8 +39,13 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Write the results as JSON to this file.")
     var json: String?
 
-    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login.")
-    var scenarios = "token,protected,push-login"
+    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token (default: all; with --url, token and protected: the other two set up with the keyward CLI on the server's database).")
+    var scenarios: String?
+
+    private var scenarioNames: [String] {
+        (scenarios ?? (url == nil ? "token,protected,push-login,host-token" : "token,protected"))
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
 
     @Option(help: "push-login: concurrent logins (one user and device each).")
     var logins = 100
@@ -60,9 +65,13 @@ struct KeywardBench: AsyncParsableCommand {
         guard (1...400).contains(logins) else { throw ValidationError("--logins must be 1...400") }
         guard (0...19).contains(generatorNice) else { throw ValidationError("--generator-nice must be 0...19") }
         if let loginRate, !(1...10_000).contains(loginRate) { throw ValidationError("--login-rate must be 1...10000 round trips per second") }
-        let known: Set<String> = ["token", "protected", "push-login"]
-        for name in scenarios.split(separator: ",") where !known.contains(name.trimmingCharacters(in: .whitespaces)) {
-            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login)")
+        let known: Set<String> = ["token", "protected", "push-login", "host-token"]
+        let names = scenarioNames
+        for name in names where !known.contains(name) {
+            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token)")
+        }
+        if url != nil, let needsCLI = names.first(where: { $0 == "push-login" || $0 == "host-token" }) {
+            throw ValidationError("\(needsCLI) sets up with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
         }
     }
 
@@ -93,20 +102,21 @@ struct KeywardBench: AsyncParsableCommand {
         }
         let threads = WorkerThreads(meter: CPUMeter(serverPID: process?.processIdentifier), nice: generatorNice)
         let workloads = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, threads: threads, log: log)
-        let selected = Set(scenarios.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let selected = Set(scenarioNames)
         var results: [ScenarioResult] = []
         if selected.contains("token") { results.append(try workloads.tokenEndpoint()) }
         if selected.contains("protected") { results.append(try workloads.protectedResource()) }
+        // validate() refused these two with --url, so a server was started here and the CLI can reach its database.
+        let cli = KeywardCLI(
+            binary: server ?? ServerProcess.siblingBinary(named: "keyward"), baseURL: baseURL, database: database,
+            dataDirectory: process?.dataDirectory.path
+        )
         if selected.contains("push-login") {
-            guard process != nil || url == nil else {
-                throw ValidationError("push-login sets up users with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
-            }
-            let cli = KeywardCLI(
-                binary: server ?? ServerProcess.siblingBinary(named: "keyward"), baseURL: baseURL, database: database,
-                dataDirectory: process?.dataDirectory.path
-            )
             results += try await PushLoginScenario(baseURL: baseURL, port: port, cli: cli, concurrency: logins, threads: threads, log: log)
                 .run(paces: PushLoginScenario.paces(roundTrips: roundTrips, concurrency: logins, rate: loginRate))
+        }
+        if selected.contains("host-token") {
+            results.append(try HostTokenScenario(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, cli: cli, threads: threads, log: log).run())
         }
 
         let report = BenchReport(
