@@ -23,6 +23,8 @@ public struct HostToken: Sendable, Equatable {
     public let subject: String
     /// The `exp` claim.
     public let expiresAt: Date
+    /// The server's cap on a host token (8 KiB): a larger one is refused here, before any network call.
+    public static let maxSize = 8 * 1024
 
     /// Pre-validates `compact`. It is refused when it is not three base64url parts (`header.payload.signature`,
     /// with a non-empty signature and a header and payload that are JSON objects), when `iss`, `sub` or `exp` is
@@ -34,7 +36,7 @@ public struct HostToken: Sendable, Equatable {
         let jws: JWS
         let claims: JSONObject
         do throws(JOSEError) {
-            jws = try JWS.parse(compact)
+            jws = try JWS.parse(compact, maxSize: Self.maxSize)
             claims = try jws.claims()
         } catch {
             throw .invalidHostToken(.malformed(error.message))

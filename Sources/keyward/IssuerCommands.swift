@@ -151,7 +151,9 @@ struct Issuers: AsyncParsableCommand {
                     case .alreadyEnrolled(let user): print("already enrolled \(user.username)\tuser=\(user.id)")
                     case .failed(let subject, let problem):
                         failed += 1
-                        FileHandle.standardError.write(Data("failed \(subject): \(problem)\n".utf8))
+                        // The ids come from a customer's file: no control character reaches the terminal.
+                        let shown = String(String.UnicodeScalarView(subject.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+                        FileHandle.standardError.write(Data("failed \(shown): \(problem)\n".utf8))
                     }
                 }
                 print("\(results.count - failed) of \(results.count) enterprise ids enrolled for \(issuer)")

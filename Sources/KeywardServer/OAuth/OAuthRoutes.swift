@@ -37,7 +37,8 @@ struct OAuthRoutes {
             jwksURI: issuer + "/protocol/openid-connect/certs",
             tokenEndpoint: issuer + "/protocol/openid-connect/token",
             grantTypesSupported: tokens.grantTypes,
-            tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post"],
+            // "none": public clients, which name themselves on the jwt-bearer grant (RFC 8414 §2).
+            tokenEndpointAuthMethodsSupported: ["client_secret_basic", "client_secret_post", "none"],
             dpopSigningAlgValuesSupported: JWSAlgorithm.allCases.map(\.rawValue),
             idTokenSigningAlgValuesSupported: [realm.signingAlgorithm],
             responseTypesSupported: ["token"],
