@@ -1,6 +1,5 @@
 import Foundation
 import KeywardJOSE
-import Synchronization
 
 /// Verifies a host-signed token (a JWT from a customer's own auth provider) for one realm, under the rules of the
 /// issuer it names: registered `iss`, the issuer's algorithms and keys, `typ` JWT, `aud`, `sub`, `exp`, `nbf`/`iat`,
@@ -86,7 +85,7 @@ final class HostIssuerDirectory: Sendable {
     static let cacheLifetime: TimeInterval = 5
     private let store: any HostIssuerStore
     private let clock: any KeywardClock
-    private let cache = Mutex<[String: (issuer: HostIssuer?, loadedAt: Date)]>([:])
+    private let cache = ShortLivedCache<String, HostIssuer>(lifetime: HostIssuerDirectory.cacheLifetime)
 
     init(store: any HostIssuerStore, clock: any KeywardClock) {
         self.store = store
@@ -96,20 +95,17 @@ final class HostIssuerDirectory: Sendable {
     func issuer(realm: String, iss: String) async throws(HostTokenRefusal) -> HostIssuer? {
         let key = realm + "\u{0}" + iss
         let now = clock.now()
-        if let cached = cache.withLock({ $0[key] }), now.timeIntervalSince(cached.loadedAt) < Self.cacheLifetime {
-            return cached.issuer
-        }
+        if let cached = cache.value(for: key, now: now) { return cached }
         let issuer: HostIssuer?
         do {
             issuer = try await store.issuer(realm: realm, issuer: iss)
         } catch {
             throw HostTokenRefusal(.storeUnavailable, "the issuer registry cannot be read")
         }
-        // Unknown issuers are not cached: a flood of made-up `iss` values must not grow the cache.
-        if let issuer { cache.withLock { $0[key] = (issuer, now) } }
+        if let issuer { cache.store(issuer, for: key, now: now) }
         return issuer
     }
 
     /// Forgets cached settings, after `keyward issuers` changed them in this process.
-    func forget() { cache.withLock { $0.removeAll() } }
+    func forget() { cache.removeAll() }
 }

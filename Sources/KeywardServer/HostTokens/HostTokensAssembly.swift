@@ -11,11 +11,13 @@ public struct HostTokensAssembly: Sendable {
         let directory = HostIssuerDirectory(store: SQLHostIssuerStore(database: core.database), clock: core.clock)
         fetcher = HTTPJWKSFetcher()
         let keys = HostIssuerKeys(fetcher: fetcher, clock: core.clock, logger: core.logger)
+        let enrolled = EnrolledUsers(users: accounts.users, clock: core.clock)
         issuers = HostIssuerService(
-            store: SQLHostIssuerStore(database: core.database), directory: directory, users: accounts.users, audit: core.audit, clock: core.clock
+            store: SQLHostIssuerStore(database: core.database), directory: directory, enrolled: enrolled, users: accounts.users,
+            audit: core.audit, clock: core.clock
         )
         let verifier = HostTokenVerifier(issuers: directory, keys: keys, realmIssuerURL: { [realms = oauth.realms] in realms.issuer(of: $0) })
-        grant = JWTBearerGrant(verifier: verifier, users: accounts.users, metrics: core.metrics)
+        grant = JWTBearerGrant(verifier: verifier, enrolled: enrolled, metrics: core.metrics)
     }
 
     func shutdown() async {

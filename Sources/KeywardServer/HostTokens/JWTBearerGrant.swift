@@ -9,7 +9,7 @@ struct JWTBearerGrant: TokenGrant {
     var grantType: String { Self.grantType }
 
     let verifier: HostTokenVerifier
-    let users: UserService
+    let enrolled: EnrolledUsers
     let metrics: KeywardMetrics
 
     func authorize(_ request: TokenGrantRequest) async throws(OAuthFailure) -> TokenGrantDecision {
@@ -35,9 +35,9 @@ struct JWTBearerGrant: TokenGrant {
         if let clients = token.issuer.clients, !clients.contains(client) {
             throw HostTokenRefusal(.clientNotAllowed, "issuer \(token.issuer.issuer) does not serve client '\(client)'")
         }
-        let enrolled: (identity: ExternalIdentity, user: User)?
+        let enrolled: EnrolledUsers.Enrolled?
         do {
-            enrolled = try await users.user(realm: realm, issuer: token.issuer.issuer, subject: token.subject)
+            enrolled = try await self.enrolled.user(realm: realm, issuer: token.issuer.issuer, subject: token.subject)
         } catch {
             throw HostTokenRefusal(.storeUnavailable, "enrolled users cannot be read")
         }

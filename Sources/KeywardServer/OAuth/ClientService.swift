@@ -8,6 +8,8 @@ import KeywardJOSE
 public final class ClientService: Sendable {
     private let store: any ClientStore
     private let clock: any KeywardClock
+    /// Public clients by realm and id: looked up on every host-token exchange, and they carry no secret to check.
+    private let publicClients = ShortLivedCache<String, OAuthClient>(lifetime: 5)
 
     public init(store: any ClientStore, clock: any KeywardClock) {
         self.store = store
@@ -49,9 +51,15 @@ public final class ClientService: Sendable {
         return client
     }
 
-    /// A client by id alone, for a public client naming itself; no authentication.
+    /// A client by id alone, for a public client naming itself; no authentication. Public clients are cached for a
+    /// few seconds (a deleted one is refused everywhere within them).
     public func client(realm: String, clientId: String) async throws -> OAuthClient? {
-        try await store.client(realm: realm, clientId: clientId)
+        let key = realm + "\u{0}" + clientId
+        let now = clock.now()
+        if let cached = publicClients.value(for: key, now: now) { return cached }
+        let client = try await store.client(realm: realm, clientId: clientId)
+        if let client, client.isPublic { publicClients.store(client, for: key, now: now) }
+        return client
     }
 
     /// The client when `secret` is its secret; nil otherwise (always for a public client). Unknown clients cost the same digest as known
@@ -67,6 +75,7 @@ public final class ClientService: Sendable {
     public func listClients(realm: String) async throws -> [OAuthClient] { try await store.listClients(realm: realm) }
 
     public func deleteClient(realm: String, clientId: String) async throws {
+        publicClients.removeAll()
         do {
             try await store.deleteClient(realm: realm, clientId: clientId)
         } catch StoreError.notFound {

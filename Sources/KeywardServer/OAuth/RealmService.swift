@@ -1,6 +1,5 @@
 import Foundation
 import KeywardJOSE
-import Synchronization
 
 /// Realms: creation (with a first signing key), lookup (cached briefly; realms rarely change) and the
 /// URLs derived from the configured public base URL.
@@ -9,8 +8,7 @@ public final class RealmService: Sendable {
     private let keys: RealmKeyService
     private let clock: any KeywardClock
     private let publicURL: String
-    private let cache = Mutex<[String: (realm: Realm, loadedAt: Date)]>([:])
-    private let cacheLifetime: TimeInterval = 5
+    private let cache = ShortLivedCache<String, Realm>(lifetime: 5)
 
     public init(store: any RealmStore, keys: RealmKeyService, clock: any KeywardClock, publicURL: String) {
         self.store = store
@@ -45,12 +43,9 @@ public final class RealmService: Sendable {
     /// The realm, or nil when it does not exist.
     public func realm(named name: String) async throws -> Realm? {
         let now = clock.now()
-        if let cached = cache.withLock({ $0[name] }), now.timeIntervalSince(cached.loadedAt) < cacheLifetime {
-            return cached.realm
-        }
-        // Unknown names are not cached: the path segment is attacker-chosen and would grow the cache.
+        if let cached = cache.value(for: name, now: now) { return cached }
         guard RealmName.isValid(name), let realm = try await store.realm(named: name) else { return nil }
-        cache.withLock { $0[name] = (realm, now) }
+        cache.store(realm, for: name, now: now)
         return realm
     }
 

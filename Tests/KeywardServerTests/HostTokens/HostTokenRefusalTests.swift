@@ -134,6 +134,23 @@ final class HostTokenRefusalTests: XCTestCase {
         }
     }
 
+    /// Enrolled users are cached for EnrolledUsers.lifetime (5 s): one disabled after an exchange is refused once it passed.
+    func testAUserDisabledAfterAnExchangeIsRefusedWithinFiveSeconds() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await JWKSTestServer().run { jwks in
+                jwks.serve([HostTokenFixture.publicJWK(0, kid: "k1")])
+                try await HostTokenFixture.register(server, jwksURL: jwks.url)
+                let key = try SigningKey.generate(.es256)
+                let first = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
+                XCTAssertEqual(first.status, .ok, "\(first.json)")
+                _ = try await server.runtime.accounts.users.disable(realm: "demo", username: HostTokenFixture.subject)
+                server.clock.advance(by: 6)
+                let answer = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
+                XCTAssertEqual(answer.json["reason"]?.stringValue, "user_disabled", "\(answer.json)")
+            }
+        }
+    }
+
     func testAnExpiredPEMCertificateIsRefused() async throws {
         try await TestServer.forEachEngine { server, client in
             let pem = try HostTokenFixture.certificatePEM(1, notBefore: server.clock.now().addingTimeInterval(-86400), days: 2)
