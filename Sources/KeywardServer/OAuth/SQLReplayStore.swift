@@ -24,6 +24,25 @@ public struct SQLReplayStore: ReplayStore {
         }
     }
 
+    public func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] {
+        guard !entries.isEmpty else { return [] }
+        let values = entries.map { entry in
+            SQLQueryString("(\(bind: entry.scope), \(bind: entry.key), \(bind: StorageTime.milliseconds(entry.expiresAt)))")
+        }
+        let written = try await StoreErrorMapping.mapping("recordEachOnce") {
+            try await database.sql.raw("""
+                INSERT INTO replay_entries (scope, entry_key, expires_at) VALUES \(values.joined(separator: ", "))
+                ON CONFLICT (scope, entry_key) DO UPDATE SET expires_at = excluded.expires_at
+                WHERE replay_entries.expires_at <= \(bind: StorageTime.milliseconds(now))
+                RETURNING scope, entry_key
+                """).all().map { row in
+                    ReplayEntry(scope: try row.decode(column: "scope", as: String.self), key: try row.decode(column: "entry_key", as: String.self), expiresAt: now)
+                }
+        }
+        let recorded = Set(written.map { $0.scope + "\u{0}" + $0.key })
+        return entries.map { recorded.contains($0.scope + "\u{0}" + $0.key) }
+    }
+
     public func deleteExpired(now: Date) async throws -> Int {
         try await StoreErrorMapping.mapping("deleteExpired") {
             try await database.sql.countingRows("""

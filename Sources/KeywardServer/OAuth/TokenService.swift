@@ -108,6 +108,8 @@ public final class TokenService: Sendable {
         let scope = try grantedScope(requested: request.form["scope"], client: client)
 
         var jkt: String?
+        // With a grant's single-use value to spend, the proof's jti is recorded together with it, after both checks.
+        let deferredReplay = decision.singleUse == nil ? nil : DeferredDPoPReplay(scope: "dpop:" + realm.name)
         switch request.dpopProofs.count {
         case 0:
             if client.requireDPoP || decision.requiresDPoP {
@@ -118,7 +120,8 @@ public final class TokenService: Sendable {
                 )
             }
         case 1:
-            let verifier = DPoPVerifier(options: dpopOptions, replayCache: DPoPReplayAdapter(store: replayStore, scope: "dpop:" + realm.name))
+            let replayCache: any DPoPReplayCache = deferredReplay ?? DPoPReplayAdapter(store: replayStore, scope: "dpop:" + realm.name)
+            let verifier = DPoPVerifier(options: dpopOptions, replayCache: replayCache)
             let proof: DPoPVerifier.Verified
             do throws(DPoPError) {
                 proof = try await verifier.verify(proof: request.dpopProofs[0], method: "POST", url: request.url, now: now)
@@ -136,7 +139,13 @@ public final class TokenService: Sendable {
             throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "more than one DPoP header", dpopReason: .multipleProofs)
         }
         if let once = decision.singleUse {
-            guard try await replayStore.recordOnce(scope: once.scope, key: once.key, expiresAt: once.expiresAt, now: now) else {
+            let proofEntry = deferredReplay?.entry
+            let entries = [proofEntry, ReplayEntry(scope: once.scope, key: once.key, expiresAt: once.expiresAt)].compactMap { $0 }
+            let fresh = try await replayStore.recordEachOnce(entries, now: now)
+            if proofEntry != nil, fresh.first != true {
+                throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "DPoP proof jti has already been used", dpopReason: .proof(.replayed))
+            }
+            guard fresh.last == true else {
                 once.onReplay()
                 throw once.refusal
             }

@@ -89,6 +89,23 @@ final class HostTokenExchangeTests: XCTestCase {
         }
     }
 
+    /// The proof's jti and the host token's are recorded in one statement, each judged on its own.
+    func testAReplayedProofIsRefusedOnTheGrantToo() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await JWKSTestServer().run { jwks in
+                jwks.serve([HostTokenFixture.publicJWK(0, kid: "k1")])
+                try await HostTokenFixture.register(server, jwksURL: jwks.url)
+                let proof = try server.tokenProof(try SigningKey.generate(.es256))
+                let first = try await client.requestToken(body: HostTokenFixture.form(try HostTokenFixture.token(now: server.clock.now())), proofs: [proof])
+                XCTAssertEqual(first.status, .ok, "\(first.json)")
+                let replayed = try await client.requestToken(body: HostTokenFixture.form(try HostTokenFixture.token(now: server.clock.now())), proofs: [proof])
+                XCTAssertEqual(replayed.status, .badRequest)
+                XCTAssertEqual(replayed.json["error"]?.stringValue, "invalid_dpop_proof", "\(replayed.json)")
+                XCTAssertTrue(replayed.json["error_description"]?.stringValue?.contains("already been used") ?? false, "\(replayed.json)")
+            }
+        }
+    }
+
     func testPublicClientsAndDiscovery() async throws {
         try await TestServer.forEachEngine { server, client in
             _ = try await server.runtime.oauth.clients.createPublicClient(realm: "demo", clientId: HostTokenFixture.appClient)

@@ -32,6 +32,8 @@ private final class CountingReplayStore: ReplayStore, @unchecked Sendable {
 
     func recordOnce(scope: String, key: String, expiresAt: Date, now: Date) async throws -> Bool { true }
 
+    func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] { entries.map { _ in true } }
+
     func deleteExpired(now: Date) async throws -> Int {
         let call = lock.withLock { count += 1; return count }
         if call <= failFirst { throw StoreError.unavailable("simulated outage") }

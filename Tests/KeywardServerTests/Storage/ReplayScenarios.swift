@@ -25,6 +25,22 @@ enum ReplayScenarios {
         try await StorageAssert.isFalse(await store.recordOnce(scope: "dpop", key: "jti-1", expiresAt: renewed, now: expiry.storageShifted(30)))
     }
 
+    /// Several entries in one statement: each recorded or refused on its own, as separate calls would.
+    static func recordEachOnceDecidesPerEntry(_ database: KeywardDatabase) async throws {
+        let store = SQLReplayStore(database: database)
+        let expiry = t0.storageShifted(60)
+        let proof = ReplayEntry(scope: "dpop:r", key: "k:j1", expiresAt: expiry)
+        let host = ReplayEntry(scope: "host-jti:r:i", key: "j1", expiresAt: expiry)
+        try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: t0), [true, true])
+        try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: t0.storageShifted(1)), [false, false])
+        let fresh = ReplayEntry(scope: "dpop:r", key: "k:j2", expiresAt: expiry)
+        try await StorageAssert.equal(await store.recordEachOnce([fresh, host], now: t0.storageShifted(1)), [true, false])
+        try await StorageAssert.isFalse(await store.recordOnce(scope: "dpop:r", key: "k:j2", expiresAt: expiry, now: t0.storageShifted(2)))
+        // Expired entries may be taken again.
+        try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: expiry), [true, true])
+        try await StorageAssert.equal(await store.recordEachOnce([], now: t0), [])
+    }
+
     static func concurrentRecordOnceHasOneWinner(_ database: KeywardDatabase) async throws {
         let store = SQLReplayStore(database: database)
         let wins = try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -21,5 +21,6 @@ final class SQLiteStorageTests: XCTestCase {
     func testDeleteUnpublishedKeys() async throws { try await run(SigningKeyScenarios.deleteUnpublishedKeys) }
     func testRecordOnceLifecycle() async throws { try await run(ReplayScenarios.recordOnceLifecycle) }
     func testConcurrentRecordOnceHasOneWinner() async throws { try await run(ReplayScenarios.concurrentRecordOnceHasOneWinner) }
+    func testRecordEachOnceDecidesPerEntry() async throws { try await run(ReplayScenarios.recordEachOnceDecidesPerEntry) }
     func testSweeperRemovesExpiredRowsOnly() async throws { try await run(ReplayScenarios.sweeperRemovesExpiredRowsOnly) }
 }
