@@ -71,7 +71,12 @@ public enum JWTVerifier {
     /// Checks run cheapest first; the signature is checked after the structural, header and claim checks,
     /// so junk costs no public-key operation. Claim values that fail are not trusted for anything else.
     public static func verify(_ compact: some StringProtocol, policy: JWTVerificationPolicy, now: Date) throws(JOSEError) -> VerifiedJWT {
-        let jws = try JWS.parse(compact, maxSize: policy.maxSize)
+        try verify(parsed: JWS.parse(compact, maxSize: policy.maxSize), policy: policy, now: now)
+    }
+
+    /// The same checks for a token the caller has parsed already (with `JWS.parse(_:maxSize:)` and the policy's
+    /// `maxSize`), to read what selects the policy (its issuer) without parsing it twice.
+    public static func verify(parsed jws: JWS, policy: JWTVerificationPolicy, now: Date) throws(JOSEError) -> VerifiedJWT {
         let header = jws.header
 
         if let expected = policy.expectedType {

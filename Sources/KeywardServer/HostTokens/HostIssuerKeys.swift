@@ -1,6 +1,7 @@
 import Foundation
 import KeywardJOSE
 import Logging
+import Synchronization
 
 /// The verification keys of host-token issuers, cached per node.
 ///
@@ -11,7 +12,9 @@ import Logging
 /// for that URL, so neither junk kids nor an issuer that is down make Keyward hammer it. When a fetch fails the last
 /// good set is kept; only an issuer never fetched successfully has no keys. Concurrent requests share one fetch.
 /// PEM certificates are parsed once per distinct text.
-actor HostIssuerKeys {
+///
+/// Not an actor: the common case (a fresh cached set) is one lock and no hop to another executor.
+final class HostIssuerKeys: Sendable {
     static let defaultFreshness: TimeInterval = 300
     static let minFreshness: TimeInterval = 60
     static let maxFreshness: TimeInterval = 86400
@@ -22,14 +25,26 @@ actor HostIssuerKeys {
         var freshUntil: Date
     }
 
+    private struct State {
+        var sets: [String: CachedSet] = [:]
+        /// When each URL was last fetched or tried, successful or not.
+        var lastAttempt: [String: Date] = [:]
+        var inFlight: [String: Task<JWKSet?, Never>] = [:]
+        var certificates: [String: IssuerCertificates] = [:]
+    }
+
+    /// What a request does about a JWKS URL, decided under the lock.
+    private enum Plan {
+        case answer(JWKSet)
+        /// Wait for a fetch; without a result, answer `fallback` or, without one, refuse.
+        case wait(Task<JWKSet?, Never>, fallback: JWKSet?)
+        case unavailable
+    }
+
     private let fetcher: any JWKSFetcher
     private let clock: any KeywardClock
     private let logger: Logger
-    private var sets: [String: CachedSet] = [:]
-    /// When each URL was last fetched or tried, successful or not.
-    private var lastAttempt: [String: Date] = [:]
-    private var inFlight: [String: Task<Result<Loaded, LoadProblem>, Never>] = [:]
-    private var certificates: [String: IssuerCertificates] = [:]
+    private let state = Mutex(State())
 
     init(fetcher: any JWKSFetcher, clock: any KeywardClock, logger: Logger) {
         self.fetcher = fetcher
@@ -49,10 +64,10 @@ actor HostIssuerKeys {
     }
 
     private func certificates(_ pem: String, issuer: String) throws(HostTokenRefusal) -> IssuerCertificates {
-        if let parsed = certificates[pem] { return parsed }
+        if let parsed = state.withLock({ $0.certificates[pem] }) { return parsed }
         do throws(HostIssuerError) {
             let parsed = try IssuerCertificates(pem: pem)
-            certificates[pem] = parsed
+            state.withLock { $0.certificates[pem] = parsed }
             return parsed
         } catch {
             // Checked when the issuer was added; reaching this means the stored row was changed by hand.
@@ -61,44 +76,65 @@ actor HostIssuerKeys {
     }
 
     private func keySet(url: String, issuer: String, kid: String?, now: Date) async throws(HostTokenRefusal) -> JWKSet {
-        let triedJustNow = lastAttempt[url].map { now.timeIntervalSince($0) < Self.minRefetchInterval } ?? false
-        guard let cached = sets[url] else {
-            // Never fetched: wait for the fetch, but a failed one is not retried for every request that comes.
-            if !triedJustNow, let fetched = await refetch(url: url, issuer: issuer) { return fetched }
+        let plan = state.withLock { state -> Plan in
+            let triedJustNow = state.lastAttempt[url].map { now.timeIntervalSince($0) < Self.minRefetchInterval } ?? false
+            guard let cached = state.sets[url] else {
+                // Never fetched: wait for the fetch, but a failed one is not retried for every request that comes.
+                if let running = state.inFlight[url] { return .wait(running, fallback: nil) }
+                return triedJustNow ? .unavailable : .wait(startFetch(&state, url: url, issuer: issuer, now: now), fallback: nil)
+            }
+            let knowsKid = kid.map { !cached.keys.keys(withID: $0).isEmpty } ?? true
+            if knowsKid {
+                // Stale: answer from the set at hand and refresh behind it, so a slow issuer slows no exchange.
+                if now >= cached.freshUntil, !triedJustNow, state.inFlight[url] == nil {
+                    _ = startFetch(&state, url: url, issuer: issuer, now: now)
+                }
+                return .answer(cached.keys)
+            }
+            // A kid the set lacks (a rotation): one refetch, waited for, unless one was tried a moment ago.
+            if let running = state.inFlight[url] { return .wait(running, fallback: cached.keys) }
+            return triedJustNow ? .answer(cached.keys) : .wait(startFetch(&state, url: url, issuer: issuer, now: now), fallback: cached.keys)
+        }
+        switch plan {
+        case .answer(let keys):
+            return keys
+        case .wait(let fetch, let fallback):
+            if let keys = await fetch.value ?? fallback { return keys }
+            fallthrough
+        case .unavailable:
             throw HostTokenRefusal(.keysUnavailable, "the keys of issuer \(issuer) cannot be fetched now; try again later")
         }
-        let knowsKid = kid.map { !cached.keys.keys(withID: $0).isEmpty } ?? true
-        if knowsKid {
-            // Stale: answer from the set at hand and refresh behind it, so a slow issuer slows no exchange.
-            if now >= cached.freshUntil && !triedJustNow && inFlight[url] == nil {
-                lastAttempt[url] = now
-                Task { _ = await self.refetch(url: url, issuer: issuer) }
-            }
-            return cached.keys
-        }
-        // A kid the set lacks (a rotation): one refetch, waited for, unless one was tried a moment ago.
-        if !triedJustNow, let refreshed = await refetch(url: url, issuer: issuer) { return refreshed }
-        return cached.keys
     }
 
-    /// One fetch per URL at a time; a failure keeps what was cached. nil when the fetch failed.
-    private func refetch(url: String, issuer: String) async -> JWKSet? {
-        if let running = inFlight[url] { return try? await running.value.get().keys }
-        let task = Task { [fetcher] in await Self.load(url, fetcher: fetcher) }
-        inFlight[url] = task
-        let outcome = await task.value
-        inFlight[url] = nil
+    /// Starts the one fetch of `url` (called under the lock): the attempt is recorded at once, the task stores its
+    /// result and clears itself.
+    private func startFetch(_ state: inout State, url: String, issuer: String, now: Date) -> Task<JWKSet?, Never> {
+        state.lastAttempt[url] = now
+        let task = Task { await self.fetch(url: url, issuer: issuer) }
+        state.inFlight[url] = task
+        return task
+    }
+
+    /// One fetch; a failure keeps what was cached. nil when the fetch failed.
+    private func fetch(url: String, issuer: String) async -> JWKSet? {
+        let outcome = await Self.load(url, fetcher: fetcher)
         let now = clock.now()
-        lastAttempt[url] = now
+        let cachedKeys = state.withLock { state -> Int in
+            state.inFlight[url] = nil
+            state.lastAttempt[url] = now
+            if case .success(let document) = outcome {
+                let freshness = document.maxAge.map { min(max(TimeInterval($0), Self.minFreshness), Self.maxFreshness) } ?? Self.defaultFreshness
+                state.sets[url] = CachedSet(keys: document.keys, freshUntil: now.addingTimeInterval(freshness))
+            }
+            return state.sets[url]?.keys.keys.count ?? 0
+        }
         switch outcome {
         case .success(let document):
-            let freshness = document.maxAge.map { min(max(TimeInterval($0), Self.minFreshness), Self.maxFreshness) } ?? Self.defaultFreshness
-            sets[url] = CachedSet(keys: document.keys, freshUntil: now.addingTimeInterval(freshness))
             return document.keys
         case .failure(let problem):
             logger.warning(
                 "host-token issuer keys could not be fetched; keeping the last good set",
-                metadata: ["issuer": .string(issuer), "problem": .string(problem.description), "cachedKeys": .stringConvertible(sets[url]?.keys.keys.count ?? 0)]
+                metadata: ["issuer": .string(issuer), "problem": .string(problem.description), "cachedKeys": .stringConvertible(cachedKeys)]
             )
             return nil
         }

@@ -59,7 +59,7 @@ struct HostTokenVerifier: Sendable {
         )
         let claims: JSONObject
         do throws(JOSEError) {
-            claims = try JWTVerifier.verify(token, policy: policy, now: now).claims
+            claims = try JWTVerifier.verify(parsed: jws, policy: policy, now: now).claims
         } catch {
             throw HostTokenRefusal(error)
         }
