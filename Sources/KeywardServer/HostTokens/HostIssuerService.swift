@@ -68,6 +68,10 @@ public final class HostIssuerService: Sendable {
 
     public func add(_ registration: Registration) async throws -> HostIssuer {
         let issuer = try Self.validated(registration, now: clock.now())
+        guard try await store.issuer(realm: issuer.realm, issuer: issuer.issuer) == nil else { throw HostIssuerError.exists(issuer.issuer) }
+        // A new issuer starts with no enrolments: an identity left by an enrolment that raced the last `remove` of the
+        // same iss must not let its tokens in.
+        _ = try await users.unlinkIdentities(realm: issuer.realm, issuer: issuer.issuer, kind: .hostIssuer)
         do {
             try await store.createIssuer(issuer)
         } catch StoreError.conflict {

@@ -116,6 +116,17 @@ final class HostIssuerReRegistrationTests: XCTestCase {
         }
     }
 
+    /// An enrolment that raced a removal can leave an identity behind; adding the issuer again starts it clean.
+    func testANewIssuerInheritsNoLeftoverIdentity() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            _ = try await users.createExternalUser(realm: "demo", username: "left-over", kind: .hostIssuer, issuer: HostTokenFixture.issuer, subject: "left-over")
+            _ = try await server.runtime.hostTokens.issuers.add(.init(realm: "demo", issuer: HostTokenFixture.issuer, jwksURL: "https://idp.example/jwks"))
+            let found = try await users.user(realm: "demo", issuer: HostTokenFixture.issuer, subject: "left-over")
+            XCTAssertNil(found)
+        }
+    }
+
     func testAnIssuerLimitedToClientsRefusesOthers() async throws {
         try await TestServer.forEachEngine { server, client in
             try await JWKSTestServer().run { jwks in
