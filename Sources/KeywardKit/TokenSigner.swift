@@ -30,7 +30,9 @@ public typealias ResultHandler<T> = (Result<T, any Error>) -> Void
 /// The handler may be called on any thread, even before `sign` returns. Its first call counts and later ones are
 /// ignored; a handler that is never called fails the exchange with ``KeywardKitError/signerTimedOut(after:)``
 /// once the session's signer timeout has passed, so a lost callback costs one failed request, never a caller
-/// waiting forever. New code may implement ``AsyncTokenSigner`` instead.
+/// waiting forever. `sign` must return promptly and do its work asynchronously: it runs on the session actor, so
+/// a `sign` that blocks (a semaphore, synchronous network I/O) holds the session and its timeout cannot start.
+/// New code may implement ``AsyncTokenSigner`` instead.
 public protocol TokenSigner {
     /// Obtains a signed JWT and passes it to `resultHandler`.
     ///
