@@ -11,7 +11,7 @@ struct Issuers: AsyncParsableCommand {
             urn:ietf:params:oauth:grant-type:jwt-bearer, the id of a public client (`keyward clients create --public`) \
             and a DPoP proof; only users enrolled with `keyward issuers enroll` are accepted.
             """,
-        subcommands: [Add.self, List.self, Remove.self, Enroll.self]
+        subcommands: [Add.self, Update.self, List.self, Remove.self, Enroll.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -39,16 +39,7 @@ struct Issuers: AsyncParsableCommand {
         @Option(help: "Client ids allowed to exchange its tokens, comma separated (default: any client of the realm).") var clients: String?
 
         func run() async throws {
-            var pem: String?
-            if !pemFiles.isEmpty {
-                pem = try pemFiles.map { path in
-                    do {
-                        return try String(contentsOfFile: path, encoding: .utf8)
-                    } catch {
-                        throw CommandError("pem-file: cannot read \(path): \(error.localizedDescription)")
-                    }
-                }.joined(separator: "\n")
-            }
+            let pem = try Issuers.readPEM(pemFiles)
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
                 let registration = HostIssuerService.Registration(
@@ -66,6 +57,60 @@ struct Issuers: AsyncParsableCommand {
                 print("registered issuer \(added.issuer) in realm \(realm)")
                 print(Issuers.describe(added, realmIssuer: runtime.oauth.realms.issuer(of: realm)))
                 print("enroll its users with: keyward issuers enroll --realm \(realm) '\(added.issuer)' ENTERPRISE_ID…")
+            }
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change an issuer's settings in place; its enrolled users stay linked.",
+            discussion: "Only the settings given change. A new key source (--jwks-url or --pem-file) replaces the old one, e.g. a renewed certificate; it is checked as `add` checks it."
+        )
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "The issuer, as registered.") var issuer: String
+        @Option(name: .customLong("jwks-url"), help: "A new JWK Set URL (replaces PEM certificates).") var jwksURL: String?
+        @Option(name: .customLong("pem-file"), help: "New PEM certificate file(s) (replace the key source); repeat for several.") var pemFiles: [String] = []
+        @Option(help: "Allowed signature algorithms, comma separated.") var algorithms: String?
+        @Option(name: .customLong("max-lifetime"), help: "Longest accepted exp − (nbf or iat), in seconds.") var maxLifetime: Int?
+        @Option(help: "Clock skew tolerated, in seconds (at most 300).") var leeway: Int?
+        @Option(help: "The aud tokens must name.") var audience: String?
+        @Flag(name: .customLong("realm-audience"), help: "Go back to the realm's issuer URL as the audience.") var realmAudience = false
+        @Flag(inversion: .prefixedNo, help: "Require a jti claim.") var requireJti: Bool?
+        @Flag(inversion: .prefixedNo, help: "Accept exchanges without a DPoP proof.") var allowBearer: Bool?
+        @Option(help: "Client ids allowed to exchange its tokens, comma separated.") var clients: String?
+        @Flag(name: .customLong("any-client"), help: "Let any client of the realm exchange its tokens.") var anyClient = false
+
+        func validate() throws {
+            if jwksURL != nil && !pemFiles.isEmpty { throw ValidationError("give --jwks-url or --pem-file, not both") }
+            if audience != nil && realmAudience { throw ValidationError("give --audience or --realm-audience, not both") }
+            if clients != nil && anyClient { throw ValidationError("give --clients or --any-client, not both") }
+        }
+
+        func run() async throws {
+            let pem = try Issuers.readPEM(pemFiles)
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, realm)
+                let updated: HostIssuer
+                do {
+                    updated = try await runtime.hostTokens.issuers.update(realm: realm, issuer: issuer) { registration in
+                        if let jwksURL { (registration.jwksURL, registration.pemCertificates) = (jwksURL, nil) }
+                        if let pem { (registration.jwksURL, registration.pemCertificates) = (nil, pem) }
+                        if let algorithms { registration.algorithms = algorithms.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                        if let maxLifetime { registration.maxLifetime = maxLifetime }
+                        if let leeway { registration.leeway = leeway }
+                        if let audience { registration.audience = audience }
+                        if realmAudience { registration.audience = nil }
+                        if let requireJti { registration.requireJTI = requireJti }
+                        if let allowBearer { registration.allowBearer = allowBearer }
+                        if let clients { registration.clients = clients.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                        if anyClient { registration.clients = nil }
+                    }
+                } catch let error as HostIssuerError {
+                    throw CommandError(error.description)
+                }
+                print("updated issuer \(updated.issuer) in realm \(realm)")
+                print(Issuers.describe(updated, realmIssuer: runtime.oauth.realms.issuer(of: realm)))
             }
         }
     }
@@ -160,6 +205,18 @@ struct Issuers: AsyncParsableCommand {
                 if failed > 0 { throw ExitCode(1) }
             }
         }
+    }
+
+    /// The PEM files' text, joined; nil for none.
+    static func readPEM(_ paths: [String]) throws -> String? {
+        guard !paths.isEmpty else { return nil }
+        return try paths.map { path in
+            do {
+                return try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw CommandError("pem-file: cannot read \(path): \(error.localizedDescription)")
+            }
+        }.joined(separator: "\n")
     }
 
     static func describe(_ issuer: HostIssuer, realmIssuer: String) -> String {

@@ -167,3 +167,22 @@ def test_cli_refuses_plain_http_off_loopback(server, keyward_bin):
                     "--jwks-url", "http://keys.example/jwks", check=False)
     assert refused.returncode != 0
     assert "http is allowed only on a loopback address" in refused.stderr, refused.stderr
+
+
+def test_cli_update_binds_the_issuer_to_clients_in_place(server, keyward_bin, provider):
+    subject = f"e1-{provider['run']}"
+
+    def exchange() -> requests.Response:
+        return requests.post(server.token_endpoint, data={
+            "grant_type": JWT_BEARER, "client_id": provider["client_id"],
+            "assertion": host_token(provider["key"], provider["issuer"], subject, server.issuer),
+        }, headers={"DPoP": str(DPoPKey.generate(alg="ES256").proof("POST", server.token_endpoint))}, timeout=30)
+
+    updated = admin(server, keyward_bin, "issuers", "update", "--realm", "demo", provider["issuer"], "--clients", "another-app")
+    assert "clients: another-app" in updated.stdout, updated.stdout
+    time.sleep(5.5)  # the serving node reads issuer settings through a 5 s cache
+    refused = exchange()
+    assert refused.status_code == 400 and refused.json()["reason"] == "client_not_allowed", refused.text
+    admin(server, keyward_bin, "issuers", "update", "--realm", "demo", provider["issuer"], "--any-client")
+    time.sleep(5.5)
+    assert exchange().status_code == 200

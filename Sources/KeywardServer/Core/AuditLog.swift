@@ -23,6 +23,7 @@ public struct AuditEvent: Sendable, Equatable {
         case passwordChanged = "PasswordChanged"
         case externalIdentityLinked = "ExternalIdentityLinked"
         case hostIssuerAdded = "HostIssuerAdded"
+        case hostIssuerUpdated = "HostIssuerUpdated"
         case hostIssuerRemoved = "HostIssuerRemoved"
         case unknown = "Unknown"
     }

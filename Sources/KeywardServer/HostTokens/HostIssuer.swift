@@ -58,6 +58,8 @@ public protocol HostIssuerStore: Sendable {
     func createIssuer(_ issuer: HostIssuer) async throws
     func issuer(realm: String, issuer: String) async throws -> HostIssuer?
     func listIssuers(realm: String) async throws -> [HostIssuer]
+    /// Replaces every setting of (issuer.realm, issuer.issuer); throws `.notFound` when absent.
+    func updateIssuer(_ issuer: HostIssuer) async throws
     /// Throws `.notFound` when absent.
     func deleteIssuer(realm: String, issuer: String) async throws
 }

@@ -36,6 +36,20 @@ public final class HostIssuerService: Sendable {
             self.requireJTI = requireJTI
             self.allowBearer = allowBearer
         }
+
+        /// What `issuer` was registered with.
+        public init(_ issuer: HostIssuer) {
+            var (jwksURL, pem): (String?, String?) = (nil, nil)
+            switch issuer.keySource {
+            case .jwksURL(let url): jwksURL = url
+            case .pemCertificates(let text): pem = text
+            }
+            self.init(
+                realm: issuer.realm, issuer: issuer.issuer, jwksURL: jwksURL, pemCertificates: pem, algorithms: issuer.algorithms.map(\.rawValue),
+                maxLifetime: issuer.maxLifetime, leeway: issuer.leeway, audience: issuer.audience, requireJTI: issuer.requireJTI,
+                allowBearer: issuer.allowBearer, clients: issuer.clients
+            )
+        }
     }
 
     public enum Enrollment: Sendable, Equatable {
@@ -83,6 +97,26 @@ public final class HostIssuerService: Sendable {
     }
 
     public func list(realm: String) async throws -> [HostIssuer] { try await store.listIssuers(realm: realm) }
+
+    /// Changes an issuer's settings in place (a new certificate, another leeway, the clients it serves), checked as
+    /// `add` checks them; its enrolled users stay linked. `change` edits the issuer's current registration.
+    public func update(realm: String, issuer: String, _ change: (inout Registration) -> Void) async throws -> HostIssuer {
+        guard let current = try await store.issuer(realm: realm, issuer: issuer) else { throw HostIssuerError.notFound(issuer) }
+        var registration = Registration(current)
+        change(&registration)
+        registration.realm = realm
+        registration.issuer = issuer
+        var updated = try Self.validated(registration, now: clock.now())
+        updated.createdAt = current.createdAt
+        do {
+            try await store.updateIssuer(updated)
+        } catch StoreError.notFound {
+            throw HostIssuerError.notFound(issuer)
+        }
+        directory.forget()
+        await audit.record(.hostIssuerUpdated, realm: realm, userId: nil, details: ["issuer": issuer])
+        return updated
+    }
 
     /// Removes the issuer and the identities it vouched for; the users stay. Returns how many identities went.
     public func remove(realm: String, issuer: String) async throws -> Int {

@@ -11,10 +11,7 @@ public struct SQLHostIssuerStore: HostIssuerStore {
     }
 
     public func createIssuer(_ issuer: HostIssuer) async throws {
-        let (jwksURL, pem): (String?, String?) = switch issuer.keySource {
-        case .jwksURL(let url): (url, nil)
-        case .pemCertificates(let text): (nil, text)
-        }
+        let (jwksURL, pem) = Self.keyColumns(issuer.keySource)
         try await StoreErrorMapping.mapping(
             "createIssuer",
             conflict: "issuer '\(issuer.issuer)' is registered already in realm '\(issuer.realm)'",
@@ -46,6 +43,22 @@ public struct SQLHostIssuerStore: HostIssuerStore {
         }
     }
 
+    public func updateIssuer(_ issuer: HostIssuer) async throws {
+        let (jwksURL, pem) = Self.keyColumns(issuer.keySource)
+        let updated = try await StoreErrorMapping.mapping("updateIssuer") {
+            try await database.sql.countingRows("""
+                UPDATE host_issuers SET jwks_url = \(bind: jwksURL), pem_certificates = \(bind: pem),
+                    algorithms = \(bind: issuer.algorithms.map(\.rawValue).joined(separator: ",")),
+                    max_lifetime = \(bind: Int64(issuer.maxLifetime)), leeway = \(bind: Int64(issuer.leeway)), audience = \(bind: issuer.audience),
+                    require_jti = \(bind: issuer.requireJTI), allow_bearer = \(bind: issuer.allowBearer),
+                    clients = \(bind: issuer.clients?.joined(separator: ","))
+                WHERE realm = \(bind: issuer.realm) AND issuer = \(bind: issuer.issuer)
+                RETURNING 1 AS updated
+                """)
+        }
+        guard updated > 0 else { throw StoreError.notFound("issuer '\(issuer.issuer)' is not registered in realm '\(issuer.realm)'") }
+    }
+
     public func deleteIssuer(realm: String, issuer: String) async throws {
         let deleted = try await StoreErrorMapping.mapping("deleteIssuer") {
             try await database.sql.countingRows("""
@@ -53,6 +66,14 @@ public struct SQLHostIssuerStore: HostIssuerStore {
                 """)
         }
         guard deleted > 0 else { throw StoreError.notFound("issuer '\(issuer)' is not registered in realm '\(realm)'") }
+    }
+
+    /// (jwks_url, pem_certificates): exactly one is set.
+    private static func keyColumns(_ source: HostIssuer.KeySource) -> (String?, String?) {
+        switch source {
+        case .jwksURL(let url): (url, nil)
+        case .pemCertificates(let text): (nil, text)
+        }
     }
 
     private static let columns =

@@ -116,6 +116,43 @@ final class HostIssuerReRegistrationTests: XCTestCase {
         }
     }
 
+    /// Settings change in place: a renewed certificate takes over at once on this node, the users stay enrolled,
+    /// and a bad change is refused as `add` refuses it, leaving the issuer as it was.
+    func testUpdateReplacesSettingsAndKeepsEnrolments() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let now = server.clock.now()
+            let old = try HostTokenFixture.certificatePEM(0, notBefore: now.addingTimeInterval(-86400), days: 30)
+            let renewed = try HostTokenFixture.certificatePEM(1, notBefore: now.addingTimeInterval(-86400), days: 30)
+            try await HostTokenFixture.register(server, jwksURL: nil, pem: old)
+            let issuers = server.runtime.hostTokens.issuers
+            let subject: JSONValue = .string("pem-" + HostTokenFixture.subject)
+            let signedByNew = try HostTokenFixture.token(now: now, key: 1, kid: nil, iss: HostTokenFixture.pemIssuer, changes: ["sub": subject])
+            let before = try await client.exchange(server, signedByNew, key: try SigningKey.generate(.es256))
+            XCTAssertEqual(before.json["reason"]?.stringValue, "bad_signature", "\(before.json)")
+
+            let updated = try await issuers.update(realm: "demo", issuer: HostTokenFixture.pemIssuer) { $0.pemCertificates = renewed; $0.leeway = 60 }
+            XCTAssertEqual(updated.leeway, 60)
+            let after = try await client.exchange(
+                server, try HostTokenFixture.token(now: now, key: 1, kid: nil, iss: HostTokenFixture.pemIssuer, changes: ["sub": subject]),
+                key: try SigningKey.generate(.es256)
+            )
+            XCTAssertEqual(after.status, .ok, "the renewed certificate verifies and the user is still enrolled: \(after.json)")
+
+            do {
+                _ = try await issuers.update(realm: "demo", issuer: HostTokenFixture.pemIssuer) { $0.leeway = 9999 }
+                XCTFail("a bad leeway was accepted")
+            } catch let error as HostIssuerError {
+                XCTAssertTrue(error.description.contains("leeway"), error.description)
+            }
+            let listed = try await issuers.list(realm: "demo")
+            XCTAssertEqual(listed.first?.leeway, 60, "a refused update changes nothing")
+            do {
+                _ = try await issuers.update(realm: "demo", issuer: "https://unknown.example") { $0.leeway = 1 }
+                XCTFail("updated an unregistered issuer")
+            } catch HostIssuerError.notFound {}
+        }
+    }
+
     /// An enrolment that raced a removal can leave an identity behind; adding the issuer again starts it clean.
     func testANewIssuerInheritsNoLeftoverIdentity() async throws {
         try await TestServer.forEachEngine { server, _ in
