@@ -29,6 +29,8 @@ struct HostTokenRefusal: Error, Equatable {
         case issuedInFuture = "iat_in_future"
         case lifetimeTooLong = "lifetime_too_long"
         case jtiReplayed = "jti_replayed"
+        /// The host token's `cnf.jkt` names another key than the DPoP proof's.
+        case keyBindingMismatch = "cnf_mismatch"
         // The user and the client.
         case subjectNotEnrolled = "subject_not_enrolled"
         case userDisabled = "user_disabled"

@@ -15,6 +15,8 @@ struct HostTokenVerifier: Sendable {
         let subject: String
         let jti: String?
         let expiresAt: Date
+        /// `cnf.jkt` (RFC 7800 §3.1 with RFC 9449 §6.1's member): the host token is bound to one DPoP key.
+        let boundThumbprint: String?
     }
 
     let issuers: HostIssuerDirectory
@@ -73,9 +75,16 @@ struct HostTokenVerifier: Sendable {
             }
             jti = string
         }
+        var boundThumbprint: String?
+        if let cnf = claims["cnf"] {
+            guard let jkt = cnf.objectValue?["jkt"]?.stringValue, !jkt.isEmpty, jkt.utf8.count <= 128 else {
+                throw HostTokenRefusal(.invalidClaim, "claim \"cnf\" must be an object with a \"jkt\" thumbprint")
+            }
+            boundThumbprint = jkt
+        }
         // JWTVerifier required exp under the lifetime cap.
         let exp = claims["exp"]?.numberValue ?? now.timeIntervalSince1970
-        return Verified(issuer: issuer, subject: subject, jti: jti, expiresAt: Date(timeIntervalSince1970: exp))
+        return Verified(issuer: issuer, subject: subject, jti: jti, expiresAt: Date(timeIntervalSince1970: exp), boundThumbprint: boundThumbprint)
     }
 }
 

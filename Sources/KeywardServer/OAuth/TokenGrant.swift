@@ -36,4 +36,6 @@ struct TokenGrantDecision: Sendable {
     /// A DPoP proof is required (the client's own setting may require one anyway).
     var requiresDPoP: Bool
     var singleUse: SingleUse?
+    /// The proof key the grant is bound to (an assertion's `cnf.jkt`), and the answer when the proof's differs.
+    var boundThumbprint: (thumbprint: String, refusal: OAuthFailure)? = nil
 }

@@ -134,10 +134,12 @@ public final class TokenService: Sendable {
                     dpopReason: .proof(.nonce), dpopNonce: nonces.current(now: now)
                 )
             }
+            if let bound = decision.boundThumbprint, bound.thumbprint != proof.thumbprint { throw bound.refusal }
             jkt = proof.thumbprint
         default:
             throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "more than one DPoP header", dpopReason: .multipleProofs)
         }
+        if let bound = decision.boundThumbprint, jkt == nil { throw bound.refusal }
         if let once = decision.singleUse {
             let proofEntry = deferredReplay?.entry
             let entries = [proofEntry, ReplayEntry(scope: once.scope, key: once.key, expiresAt: once.expiresAt)].compactMap { $0 }

@@ -106,6 +106,26 @@ final class HostTokenExchangeTests: XCTestCase {
         }
     }
 
+    /// A host token carrying `cnf.jkt` can be exchanged only with a proof by that key: a token read off the wire is
+    /// of no use to whoever does not hold the app's key.
+    func testAHostTokenBoundToAKeyNeedsThatKeysProof() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await JWKSTestServer().run { jwks in
+                jwks.serve([HostTokenFixture.publicJWK(0, kid: "k1")])
+                try await HostTokenFixture.register(server, jwksURL: jwks.url)
+                let appKey = try SigningKey.generate(.es256), thief = try SigningKey.generate(.es256)
+                let cnf: JSONValue = .object(["jkt": .string(appKey.publicJWK.thumbprint())])
+                let stolen = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now(), changes: ["cnf": cnf]), key: thief)
+                XCTAssertEqual(stolen.json["error"]?.stringValue, "invalid_grant", "\(stolen.json)")
+                XCTAssertEqual(stolen.json["reason"]?.stringValue, "cnf_mismatch", "\(stolen.json)")
+                let own = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now(), changes: ["cnf": cnf]), key: appKey)
+                XCTAssertEqual(own.status, .ok, "\(own.json)")
+                let malformed = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now(), changes: ["cnf": "x"]), key: appKey)
+                XCTAssertEqual(malformed.json["reason"]?.stringValue, "invalid_claim", "\(malformed.json)")
+            }
+        }
+    }
+
     func testPublicClientsAndDiscovery() async throws {
         try await TestServer.forEachEngine { server, client in
             _ = try await server.runtime.oauth.clients.createPublicClient(realm: "demo", clientId: HostTokenFixture.appClient)
