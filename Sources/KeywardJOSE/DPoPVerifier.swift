@@ -226,7 +226,7 @@ public struct DPoPVerifier: Sendable {
         guard let key = verificationKey ?? headerKey else {
             throw .invalid(.jwk, "DPoP proof header has no \"jwk\"")
         }
-        guard key.isCompatible(with: algorithm), key.alg == nil || key.alg == algorithm else {
+        guard key.fits(algorithm) else {
             throw .invalid(.alg, "DPoP proof alg \(algorithm.rawValue) does not fit its \(key.material.keyTypeDescription) key")
         }
 

@@ -179,11 +179,15 @@ public struct JWK: Sendable, Hashable {
         }
     }
 
+    /// Whether `algorithm` may be used with this key: the key type fits it and the key is not pinned to another.
+    public func fits(_ algorithm: JWSAlgorithm) -> Bool {
+        isCompatible(with: algorithm) && (alg == nil || alg == algorithm)
+    }
+
     /// Verifies a JOSE-format signature. ECDSA signatures must be the raw r||s of exactly twice the coordinate
     /// size; DER is refused so that one signature has one encoding.
     public func verify(signature: [UInt8], over signingInput: [UInt8], algorithm: JWSAlgorithm) -> Bool {
-        guard isCompatible(with: algorithm) else { return false }
-        if let alg, alg != algorithm { return false }
+        guard fits(algorithm) else { return false }
         return verifier.verify(signature: signature, over: signingInput, algorithm: algorithm)
     }
 

@@ -124,7 +124,7 @@ public enum JWTVerifier {
     /// The keys to check the signature with: one, except for `.kidOptional` without a header kid.
     private static func selectKeys(header: JSONObject, keys: JWTVerificationPolicy.Keys, algorithm: JWSAlgorithm) throws(JOSEError) -> [JWK] {
         if case .kidOptional(let set) = keys, header["kid"] == nil {
-            let fit = set.keys.lazy.filter { $0.isCompatible(with: algorithm) && ($0.alg == nil || $0.alg == algorithm) }
+            let fit = set.keys.lazy.filter { $0.fits(algorithm) }
                 .prefix(JWTVerificationPolicy.maxKeysTried)
             guard !fit.isEmpty else {
                 throw JOSEError(.unknownKeyID, "JWT header has no \"kid\" and the issuer has no \(algorithm.rawValue) key")
@@ -152,7 +152,7 @@ public enum JWTVerifier {
             let candidates = set.keys(withID: kid)
             guard !candidates.isEmpty else { throw JOSEError(.unknownKeyID, "JWT kid \"\(displayable(kid))\" is not in the key set") }
             // Several keys may share a kid across key types; pick the one made for this algorithm.
-            key = candidates.first { $0.isCompatible(with: algorithm) && ($0.alg == nil || $0.alg == algorithm) } ?? candidates[0]
+            key = candidates.first { $0.fits(algorithm) } ?? candidates[0]
         }
         guard key.isCompatible(with: algorithm) else {
             throw JOSEError(.algorithmKeyMismatch, "alg \(algorithm.rawValue) cannot be used with a \(key.material.keyTypeDescription) key")

@@ -44,9 +44,9 @@ struct Issuers: AsyncParsableCommand {
                 _ = try await requireRealm(runtime, realm)
                 let registration = HostIssuerService.Registration(
                     realm: realm, issuer: issuer, jwksURL: jwksURL, pemCertificates: pem,
-                    algorithms: algorithms.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } },
+                    algorithms: algorithms.map(Issuers.commaList),
                     maxLifetime: maxLifetime, leeway: leeway, audience: audience, requireJTI: requireJti, allowBearer: allowBearer,
-                    clients: clients.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                    clients: clients.map(Issuers.commaList)
                 )
                 let added: HostIssuer
                 do {
@@ -96,14 +96,14 @@ struct Issuers: AsyncParsableCommand {
                     updated = try await runtime.hostTokens.issuers.update(realm: realm, issuer: issuer) { registration in
                         if let jwksURL { (registration.jwksURL, registration.pemCertificates) = (jwksURL, nil) }
                         if let pem { (registration.jwksURL, registration.pemCertificates) = (nil, pem) }
-                        if let algorithms { registration.algorithms = algorithms.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                        if let algorithms { registration.algorithms = Issuers.commaList(algorithms) }
                         if let maxLifetime { registration.maxLifetime = maxLifetime }
                         if let leeway { registration.leeway = leeway }
                         if let audience { registration.audience = audience }
                         if realmAudience { registration.audience = nil }
                         if let requireJti { registration.requireJTI = requireJti }
                         if let allowBearer { registration.allowBearer = allowBearer }
-                        if let clients { registration.clients = clients.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                        if let clients { registration.clients = Issuers.commaList(clients) }
                         if anyClient { registration.clients = nil }
                     }
                 } catch let error as HostIssuerError {
@@ -205,6 +205,11 @@ struct Issuers: AsyncParsableCommand {
                 if failed > 0 { throw ExitCode(1) }
             }
         }
+    }
+
+    /// `RS256, ES256` → ["RS256", "ES256"]: the comma-separated values of --algorithms and --clients.
+    static func commaList(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
     /// The PEM files' text, joined; nil for none.

@@ -62,8 +62,7 @@ final class HTTPJWKSFetcher: JWKSFetcher {
             }
         } catch let error as JWKSFetchError {
             throw error
-        } catch let error as NIOTooManyBytesError {
-            _ = error
+        } catch is NIOTooManyBytesError {
             throw JWKSFetchError(description: "\(url) sent more than \(Self.maxBodyBytes) bytes")
         } catch {
             throw JWKSFetchError(description: "\(url) could not be fetched: \(error)")

@@ -59,9 +59,7 @@ struct JWTBearerGrant: TokenGrant {
         let bound = token.boundThumbprint.map { jkt in
             (thumbprint: jkt, refusal: HostTokenRefusal(.keyBindingMismatch, "the host token is bound (cnf.jkt) to another key than the DPoP proof's").oauthFailure)
         }
-        // A host token bound to a key needs that key's proof, whatever the issuer allows for unbound ones.
-        return TokenGrantDecision(
-            subject: enrolled.user.id, requiresDPoP: !token.issuer.allowBearer || bound != nil, singleUse: singleUse, boundThumbprint: bound
-        )
+        // A bound host token needs that key's proof even where the issuer allows bearer exchanges (TokenService).
+        return TokenGrantDecision(subject: enrolled.user.id, requiresDPoP: !token.issuer.allowBearer, singleUse: singleUse, boundThumbprint: bound)
     }
 }

@@ -37,5 +37,6 @@ struct TokenGrantDecision: Sendable {
     var requiresDPoP: Bool
     var singleUse: SingleUse?
     /// The proof key the grant is bound to (an assertion's `cnf.jkt`), and the answer when the proof's differs.
+    /// A bound grant always needs a proof, whatever `requiresDPoP` says.
     var boundThumbprint: (thumbprint: String, refusal: OAuthFailure)? = nil
 }

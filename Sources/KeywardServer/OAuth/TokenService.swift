@@ -112,7 +112,7 @@ public final class TokenService: Sendable {
         let deferredReplay = decision.singleUse == nil ? nil : DeferredDPoPReplay(scope: "dpop:" + realm.name)
         switch request.dpopProofs.count {
         case 0:
-            if client.requireDPoP || decision.requiresDPoP {
+            if client.requireDPoP || decision.requiresDPoP || decision.boundThumbprint != nil {
                 let who = client.requireDPoP ? "client '\(client.clientId)'" : "this grant"
                 throw OAuthFailure(
                     status: 400, code: .invalidDPoPProof, description: "\(who) requires a DPoP proof (DPoP header)", dpopReason: .proofMissing,
@@ -139,7 +139,6 @@ public final class TokenService: Sendable {
         default:
             throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "more than one DPoP header", dpopReason: .multipleProofs)
         }
-        if let bound = decision.boundThumbprint, jkt == nil { throw bound.refusal }
         if let once = decision.singleUse {
             let proofEntry = deferredReplay?.entry
             let entries = [proofEntry, ReplayEntry(scope: once.scope, key: once.key, expiresAt: once.expiresAt)].compactMap { $0 }

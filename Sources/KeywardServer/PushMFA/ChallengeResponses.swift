@@ -59,7 +59,7 @@ extension PushMFAService {
         guard let tokenChallenge = claims["cid"]?.stringValue, (try? PushMFAInput.uuid(tokenChallenge, "cid")) == challenge.id else {
             throw PushMFAError.forbidden("Challenge mismatch")
         }
-        guard device.key.isCompatible(with: algorithm), device.key.alg == nil || device.key.alg == algorithm else {
+        guard device.key.fits(algorithm) else {
             throw PushMFAError.badRequest("JWK algorithm mismatch")
         }
         try await verifyLoginToken(compact, key: device.key, challenge: challenge, now: now)

@@ -11,7 +11,7 @@ enum DeviceKeyInput {
         }
         let key = try publicKey(value, field: "cnf.jwk")
         // The JWK's own `alg` is optional here, but pins the algorithm when present.
-        guard key.isCompatible(with: algorithm), key.alg == nil || key.alg == algorithm else {
+        guard key.fits(algorithm) else {
             throw PushMFAError.badRequest("JWK algorithm mismatch")
         }
         return key
