@@ -54,6 +54,20 @@ let package = Package(
         // What the HTTP surface reads from requests (form bodies, Accept, device JWTs), pure and kept out of the
         // server so that the fuzzers in fuzz/ build it without Hummingbird, NIO or the databases.
         .target(name: "KeywardHTTPInput", dependencies: ["KeywardJOSE"], swiftSettings: swiftSettings),
+        // Platform attestation verifiers (Apple App Attest, Android Key Attestation, Play Integrity) with their pinned
+        // roots: pure functions of their input and a time, shared by the server, `keyward attestation verify` and the
+        // fuzzers, so an operator debugging a device runs the server's own checks.
+        .target(
+            name: "KeywardAttestation",
+            dependencies: [
+                "KeywardJOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "KeywardServer",
             dependencies: [
@@ -61,6 +75,7 @@ let package = Package(
                 "KeywardWire",
                 "KeywardQR",
                 "KeywardHTTPInput",
+                "KeywardAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -134,6 +149,17 @@ let package = Package(
         ),
         .testTarget(name: "KeywardWireTests", dependencies: ["KeywardWire"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardQRTests", dependencies: ["KeywardQR"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KeywardAttestationTests",
+            dependencies: [
+                "KeywardAttestation",
+                "KeywardJOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "KeywardHTTPInputTests", dependencies: ["KeywardHTTPInput", "KeywardJOSE"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KeywardKitTests",

@@ -1,0 +1,69 @@
+import Foundation
+import SwiftASN1
+import X509
+
+/// Verifies a certificate chain sent by a device against roots compiled into Keyward. A root that arrives with
+/// the chain is never trusted: the device's own chain is only a source of intermediates, so a self-made root
+/// inside it simply fails to connect to a pinned one.
+public struct PinnedRoots: Sendable {
+    public let certificates: [Certificate]
+
+    public init(_ certificates: [Certificate]) {
+        self.certificates = certificates
+    }
+
+    /// Reads every CERTIFICATE block of `pem` (operators may add a root, e.g. Google's 2016 RSA certificate for
+    /// chains made before its 2022 re-issue).
+    public init(pem: String) throws(AttestationFailure) {
+        do {
+            let documents = try PEMDocument.parseMultiple(pemString: pem)
+            guard !documents.isEmpty else { throw AttestationFailure(.malformed, "no PEM certificate found") }
+            self.certificates = try documents.map { try Certificate(pemDocument: $0) }
+        } catch let failure as AttestationFailure {
+            throw failure
+        } catch {
+            throw AttestationFailure(.malformed, "root certificates could not be read: \(error)")
+        }
+    }
+
+    public func adding(_ other: PinnedRoots) -> PinnedRoots {
+        PinnedRoots(certificates + other.certificates)
+    }
+
+    /// Checks that `chain` (leaf first, then intermediates in any order; a trailing root is ignored) leads to one
+    /// of these roots, with every signature and validity period holding at `time`. Returns the leaf.
+    public func verify(chain: [Certificate], at time: Date) async throws(AttestationFailure) -> Certificate {
+        guard let leaf = chain.first else { throw AttestationFailure(.malformed, "the certificate chain is empty") }
+        var verifier = Verifier(rootCertificates: CertificateStore(certificates)) {
+            RFC5280Policy(validationTime: time)
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(chain.dropFirst()))
+        switch result {
+        case .validCertificate:
+            return leaf
+        case .couldNotValidate(let failures):
+            let when = time.formatted(.iso8601)
+            guard !failures.isEmpty else {
+                throw AttestationFailure(.chainInvalid, "no path from the leaf to a pinned root at \(when) (an unknown issuer or a bad signature)")
+            }
+            let reasons = failures.map { String(describing: $0.policyFailureReason) }
+            throw AttestationFailure(.chainInvalid, "the chain does not verify to a pinned root at \(when): \(reasons.joined(separator: "; "))")
+        }
+    }
+}
+
+/// DER or PEM certificates as a device or an operator hands them over.
+public enum CertificateInput {
+    /// Parses base64 DER certificates (`x5c`, Android `chain`), naming the one that fails.
+    public static func certificates(derEncoded items: [[UInt8]]) throws(AttestationFailure) -> [Certificate] {
+        var certificates: [Certificate] = []
+        for (index, der) in items.enumerated() {
+            do {
+                certificates.append(try Certificate(derEncoded: der))
+            } catch {
+                throw AttestationFailure(.malformed, "certificate \(index + 1) of the chain is not a DER certificate")
+            }
+        }
+        return certificates
+    }
+}
