@@ -52,8 +52,10 @@ struct JWTBearerGrant: TokenGrant {
                 scope: "host-jti:\(realm):\(token.issuer.issuer)", key: jti,
                 // Kept until the token could no longer be accepted anyway.
                 expiresAt: token.expiresAt.addingTimeInterval(TimeInterval(token.issuer.leeway) + Self.replayMargin),
-                refusal: HostTokenRefusal(.jtiReplayed, "jti \"\(displayable(jti))\" was used before").oauthFailure,
-                onReplay: { [metrics] in metrics.hostTokenChecked(outcome: HostTokenRefusal.Reason.jtiReplayed.rawValue) }
+                replayed: { [metrics] in
+                    metrics.hostTokenChecked(outcome: HostTokenRefusal.Reason.jtiReplayed.rawValue)
+                    return HostTokenRefusal(.jtiReplayed, "jti \"\(displayable(jti))\" was used before").oauthFailure
+                }
             )
         }
         let bound = token.boundThumbprint.map { jkt in

@@ -78,7 +78,7 @@ struct OAuthRoutes {
             let issued = try await tokens.token(tokenRequest)
             var headers: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
             if let nonce = issued.dpopNonce { headers[.dpopNonce] = nonce }
-            return JSONResponse.make(issued.response, headers: headers)
+            return JSONResponse.token(issued.response, headers: headers)
         } catch {
             return JSONResponse.oauthError(error)
         }

@@ -25,10 +25,9 @@ struct TokenGrantDecision: Sendable {
         let scope: String
         let key: String
         let expiresAt: Date
-        /// The answer when it was used before.
-        let refusal: OAuthFailure
-        /// Told when it was used before (the grant's own metrics).
-        let onReplay: @Sendable () -> Void
+        /// Called only when it was used before (so the grant counts it): the answer to give. Built then, not on
+        /// every request.
+        let replayed: @Sendable () -> OAuthFailure
     }
 
     /// The access token's `sub`.

@@ -146,10 +146,7 @@ public final class TokenService: Sendable {
             if proofEntry != nil, fresh.first != true {
                 throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "DPoP proof jti has already been used", dpopReason: .proof(.replayed))
             }
-            guard fresh.last == true else {
-                once.onReplay()
-                throw once.refusal
-            }
+            guard fresh.last == true else { throw once.replayed() }
         }
 
         let issued = try await issuer.issue(

@@ -102,7 +102,13 @@ enum SQLiteBackend {
         _ = try await connection.query("PRAGMA synchronous = NORMAL", [])
         _ = try await connection.query("PRAGMA wal_autocheckpoint = \(SQLiteCheckpointer.fallbackPages)", [])
         _ = try await connection.query("PRAGMA foreign_keys = ON", [])
+        // SQLite's default page cache is 2 MB. The single-use keys (DPoP and host-token jtis) land on random pages
+        // of their index, so with a small cache most inserts first read a page back through a system call.
+        _ = try await connection.query("PRAGMA cache_size = -\(cacheKibibytes)", [])
     }
+
+    /// Page cache per connection, in KiB.
+    static let cacheKibibytes = 65_536
 }
 
 /// What each engine's opener hands to `KeywardDatabase`.
