@@ -51,6 +51,8 @@ let package = Package(
         .target(name: "KeywardWire", swiftSettings: swiftSettings),
         // QR codes (byte mode, versions 1-40, SVG), with no dependency: the enrollment page draws its own.
         .target(name: "KeywardQR", swiftSettings: swiftSettings),
+        // A strict, bounded CBOR reader (definite lengths, major types 0-5) for App Attest objects, with no dependency.
+        .target(name: "KeywardCBOR", swiftSettings: swiftSettings),
         // What the HTTP surface reads from requests (form bodies, Accept, device JWTs), pure and kept out of the
         // server so that the fuzzers in fuzz/ build it without Hummingbird, NIO or the databases.
         .target(name: "KeywardHTTPInput", dependencies: ["KeywardJOSE"], swiftSettings: swiftSettings),
@@ -61,6 +63,7 @@ let package = Package(
             name: "KeywardAttestation",
             dependencies: [
                 "KeywardJOSE",
+                "KeywardCBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -149,14 +152,18 @@ let package = Package(
         ),
         .testTarget(name: "KeywardWireTests", dependencies: ["KeywardWire"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardQRTests", dependencies: ["KeywardQR"], swiftSettings: swiftSettings),
+        .testTarget(name: "KeywardCBORTests", dependencies: ["KeywardCBOR"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KeywardAttestationTests",
             dependencies: [
                 "KeywardAttestation",
                 "KeywardJOSE",
+                "KeywardCBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+                // The App Attest vectors are multi-document YAML files.
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
         ),
