@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for Keyward's parsers. A package of its own so that its sanitizer build compiles only the
-// parser targets and swift-crypto, never the server: the parser sources are symlinked from ../Sources, because a
+// parser targets, swift-crypto and (for the attestation readers) swift-certificates and swift-asn1, never the server: the parser sources are symlinked from ../Sources, because a
 // path dependency on the root package would still resolve and fetch every one of the server's dependencies.
 import PackageDescription
 
@@ -31,6 +31,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // The parser targets themselves: symlinks to ../Sources, compiled here with the sanitizers.
@@ -44,6 +46,17 @@ let package = Package(
         ),
         .target(name: "KeywardQR", swiftSettings: swiftSettings + [.unsafeFlags(encoderInstrumentation)]),
         .target(name: "KeywardHTTPInput", dependencies: ["KeywardJOSE"], swiftSettings: instrumented),
+        .target(
+            name: "KeywardAttestation",
+            dependencies: [
+                "KeywardJOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: instrumented
+        ),
         .target(name: "CFuzzerDriver"),
         .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"], swiftSettings: instrumented),
         .target(name: "FuzzFixtures", dependencies: ["KeywardJOSE", "FuzzSupport"], swiftSettings: instrumented),
@@ -58,5 +71,6 @@ let package = Package(
         fuzzer("device-jwt", ["KeywardHTTPInput", "KeywardJOSE"]),
         fuzzer("qr", ["KeywardQR"]),
         fuzzer("host-token", ["KeywardJOSE", "FuzzFixtures"]),
+        fuzzer("key-description", ["KeywardAttestation"]),
     ]
 )

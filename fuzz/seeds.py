@@ -81,6 +81,57 @@ def spki(algorithm: bytes, key: bytes) -> bytes:
     return der(0x30, algorithm + der(0x03, b"\0" + key))
 
 
+def pem_certificates(path: Path) -> list:
+    """The DER of every CERTIFICATE block of a PEM file."""
+    blocks = re.findall(r"-----BEGIN CERTIFICATE-----(.*?)-----END CERTIFICATE-----", path.read_text(), re.S)
+    return [base64.b64decode("".join(block.split())) for block in blocks]
+
+
+def tlv(data: bytes, offset: int = 0) -> tuple:
+    """The tag byte, the value's start and end of the DER element at offset (short tags only, as X.509 uses)."""
+    tag, first = data[offset], data[offset + 1]
+    start = offset + 2
+    if first < 0x80:
+        return tag, start, start + first
+    count = first & 0x7F
+    return tag, start + count, start + count + int.from_bytes(data[start:start + count], "big")
+
+
+def children(data: bytes) -> list:
+    """The encoded children of a constructed DER element."""
+    _, position, end = tlv(data)
+    out = []
+    while position < end:
+        _, start, stop = tlv(data, position)
+        out.append(data[position:stop])
+        position = stop
+    return out
+
+
+KEY_DESCRIPTION_OID = der(0x06, bytes.fromhex("2b06010401d679020111"))  # 1.3.6.1.4.1.11129.2.1.17
+ML_DSA_65 = der(0x30, der(0x06, bytes.fromhex("608648016503040312")))  # AlgorithmIdentifier { id-ml-dsa-65 }
+
+
+def key_description(certificate: bytes):
+    """The extension value (OCTET STRING contents) of the KeyDescription, or None."""
+    at = certificate.find(KEY_DESCRIPTION_OID)
+    if at < 0:
+        return None
+    tag, start, end = tlv(certificate, at + len(KEY_DESCRIPTION_OID))
+    if tag == 0x01:  # a critical flag before the value
+        tag, start, end = tlv(certificate, end)
+    return certificate[start:end]
+
+
+def with_ml_dsa_signature(certificate: bytes) -> bytes:
+    """The certificate with its signature algorithm (outer and in the TBS) named ML-DSA-65; the signature bytes are
+    left as they were, the reader must refuse the certificate before any signature is looked at."""
+    tbs, _, signature = children(certificate)
+    fields = children(tbs)
+    fields[2 if fields[0][0] == 0xA0 else 1] = ML_DSA_65
+    return der(0x30, der(0x30, b"".join(fields)) + ML_DSA_65 + signature)
+
+
 def unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
@@ -257,6 +308,17 @@ def main() -> int:
     write("qr", "binary-low", bytes([0]) + bytes(range(256)))
     write("qr", "empty-high", bytes([3]))
     write("qr", "version-boundary", bytes([2]) + b"x" * 33)
+
+    # key-description: every KeyDescription of the Android vectors (mode 0, the extension value) and every leaf
+    # certificate (mode 1), invalid/ included, plus a leaf whose signature algorithm is named ML-DSA-65.
+    android = ROOT / "Tests/Fixtures/android-key-attestation"
+    for path in sorted(android.glob("*/**/*.pem")):
+        name = str(path.relative_to(android).with_suffix("")).replace("/", "-").replace("+", "-").lower()
+        leaf = pem_certificates(path)[0]
+        write("key-description", f"{name}-extension", bytes([0]) + key_description(leaf))
+        write("key-description", f"{name}-leaf", bytes([1]) + leaf)
+    tegu_leaf = pem_certificates(android / "tegu/sdk36/TEE_EC_2026_ROOT.pem")[0]
+    write("key-description", "tegu-leaf-ml-dsa-65", bytes([1]) + with_ml_dsa_signature(tegu_leaf))
     return 0
 
 

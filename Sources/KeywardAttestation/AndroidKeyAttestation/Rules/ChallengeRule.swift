@@ -1,0 +1,18 @@
+import Foundation
+
+/// The device attested the challenge of this registration (`CHALLENGE_MISMATCH`): the proof is fresh and
+/// bound to the registration's key, not replayed from another.
+struct ChallengeRule: AndroidAttestationRule {
+    let expected: [UInt8]?
+
+    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AndroidAttestationCheck {
+        let attested = evidence.keyDescription.attestationChallenge
+        guard let expected else {
+            return AndroidAttestationCheck("challenge", .notChecked, "no expected challenge given")
+        }
+        guard attested == expected else {
+            throw AttestationFailure(.challengeMismatch, "the attested challenge (\(attested.count) bytes, \(Data(attested).base64EncodedString().prefix(64))) is not the expected one (\(expected.count) bytes)")
+        }
+        return AndroidAttestationCheck("challenge", .passed, "the expected \(expected.count)-byte challenge")
+    }
+}

@@ -1,0 +1,4 @@
+// The key-description fuzz target's entry: libFuzzer drives KeyDescriptionFuzzer.swift's LLVMFuzzerTestOneInput.
+import FuzzSupport
+
+runFuzzer(testOneInput)
