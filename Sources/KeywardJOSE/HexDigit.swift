@@ -10,3 +10,18 @@ package enum HexDigit {
         }
     }
 }
+
+extension HexDigit {
+    /// The bytes of an even-length hex string (either case); nil for anything else.
+    package static func bytes(_ hex: some StringProtocol) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+}

@@ -19,6 +19,30 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case unsupportedMediaType = "unsupported_media_type"
     case unavailable = "unavailable"
     case internalError = "internal_error"
+    // Device registration and signed device requests: the upper-case taxonomy device SDKs already know.
+    /// The app id is not registered in the realm.
+    case notConfigured = "NOT_CONFIGURED"
+    /// Not a challenge the realm issued for this app, or one already spent.
+    case invalidChallenge = "INVALID_CHALLENGE"
+    case challengeExpired = "CHALLENGE_EXPIRED"
+    /// `public_key` is not an uncompressed P-256 point.
+    case invalidPublicKey = "INVALID_PUBLIC_KEY"
+    /// The proof of possession (the new key's signature over the challenge) does not verify.
+    case invalidProof = "INVALID_PROOF"
+    /// The attestation was checked and failed; `reason` names the check.
+    case invalidAttestation = "INVALID_ATTESTATION"
+    /// No attestation came and the app's policy requires one.
+    case attestationUnavailable = "ATTESTATION_UNAVAILABLE"
+    /// Informational, on a 200: this key was registered before; the existing device is returned.
+    case alreadyRegistered = "ALREADY_REGISTERED"
+    /// The key is registered already under another device id.
+    case keyAlreadyRegistered = "KEY_ALREADY_REGISTERED"
+    /// A concurrent registration of the same device or key finished first.
+    case registrationInProgress = "REGISTRATION_IN_PROGRESS"
+    /// The device id is registered with another key (a new key for it goes through key rotation).
+    case deviceIdTaken = "DEVICE_ID_TAKEN"
+    /// Development traffic for an app that does not allow the development bypass.
+    case devModeRefused = "DEV_MODE_REFUSED"
 }
 
 /// The JSON error body of Keyward's own API routes.
@@ -26,11 +50,22 @@ public struct APIErrorBody: Codable, Sendable, Equatable {
     public var error: ErrorCode
     public var message: String
     public var requestId: String?
+    /// The finer rule that refused the request where one exists (an attestation check: `NONCE_MISMATCH`, …).
+    public var reason: String?
+    /// Unix seconds on the server, sent with `CLOCK_SKEW` so a device can correct its clock.
+    public var serverTimestamp: Int64?
 
-    public init(error: ErrorCode, message: String, requestId: String? = nil) {
+    public init(error: ErrorCode, message: String, requestId: String? = nil, reason: String? = nil, serverTimestamp: Int64? = nil) {
         self.error = error
         self.message = message
         self.requestId = requestId
+        self.reason = reason
+        self.serverTimestamp = serverTimestamp
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case error, message, requestId, reason
+        case serverTimestamp = "server_timestamp"
     }
 }
 

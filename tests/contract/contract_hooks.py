@@ -16,6 +16,7 @@ device to remove), which is what a 2xx needs. The rest stay as generated, realm 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -30,7 +31,9 @@ from urllib.parse import parse_qs, urlparse
 import requests
 import schemathesis
 from schemathesis.core import deserialization
-from keyward_peer import CLIENT_ID, CLIENT_SECRET, REALM, ProofMaker, b64u_decode
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from keyward_peer import CLIENT_ID, CLIENT_SECRET, DEVICE_APP, REALM, ProofMaker, b64u_decode
 
 BASE = os.environ["KEYWARD_CONTRACT_BASE"]
 RECORD = os.environ["KEYWARD_CONTRACT_RECORD"]
@@ -277,7 +280,29 @@ def _page(case, valid: bool) -> None:
         Browser(user("pages")).attach(case, {} if valid else None)
 
 
+def _device_challenge(case, valid: bool) -> None:
+    if valid:
+        case.body = {"app_id": DEVICE_APP}
+
+
+def _device_registration(case, valid: bool) -> None:
+    """A new installation: a fresh P-256 key, a challenge, and the key's signature over it."""
+    if valid:
+        answer = requests.post(f"{ISSUER}/v1/device/challenge", json={"app_id": DEVICE_APP}, timeout=TIMEOUT)
+        answer.raise_for_status()
+        challenge = answer.json()["challenge"]
+        key = ec.generate_private_key(ec.SECP256R1())
+        point = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        case.headers.pop("X-Keyward-Dev-Mode", None)
+        case.body = {
+            "app_id": DEVICE_APP, "challenge": challenge, "platform": "ios", "public_key": base64.b64encode(point).decode(),
+            "proof": base64.b64encode(key.sign(challenge.encode(), ec.ECDSA(hashes.SHA256()))).decode(),
+        }
+
+
 SETUP = {
+    "postDeviceChallenge": _device_challenge,
+    "postDeviceRegistration": _device_registration,
     "getWhoAmI": lambda case, valid: _whoami(case),
     "postToken": lambda case, valid: _token(case, valid),
     "postChallengeResponse": _device_operation,

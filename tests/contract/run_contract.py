@@ -28,7 +28,7 @@ import requests
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "interop"))
-from keyward_peer import REALM, Backend, KeywardServer  # noqa: E402
+from keyward_peer import DEVICE_APP, REALM, Backend, KeywardServer  # noqa: E402
 
 CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance,"
           # Beyond the five the contract asks for: a served path under another method answers 405 with Allow.
@@ -97,6 +97,8 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path) -> int:
         if done.returncode != 0:
             raise RuntimeError(f"keyward {' '.join(args)}: {done.stderr.strip()}")
     admin("push-mfa", "settings", "--realm", REALM, *REALM_SETTINGS)
+    admin("apps", "add", "--realm", REALM, DEVICE_APP, "--platform", "ios", "--environment", "production", "--team-id", "ABCDE12345",
+          "--bundle-id", "com.example.contract", "--missing-attestation", "accept")
     for role in ROLES:
         admin("users", "create", "--realm", REALM, f"c{run_id}-{role}")
 

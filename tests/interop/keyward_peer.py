@@ -29,6 +29,8 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey
 REALM = "demo"
 CLIENT_ID = "push-device-client"
 CLIENT_SECRET = "device-client-secret"
+# The iOS device app the contract run registers installations of (no attestation: its policy accepts that).
+DEVICE_APP = "contract-ios-app"
 
 # How long a server may take to answer /readyz 200 (cold PostgreSQL migrations included). A limit, not an assertion.
 READY_LIMIT_SECONDS = float(os.environ.get("KEYWARD_INTEROP_READY_SECONDS", "120"))

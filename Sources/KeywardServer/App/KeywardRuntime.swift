@@ -18,6 +18,7 @@ public final class KeywardRuntime: Sendable {
     public let accounts: AccountsAssembly
     public let pushMFA: PushMFAAssembly
     public let hostTokens: HostTokensAssembly
+    public let devices: DevicesAssembly
     let pageRenderer: PageRenderer
     let pushSenders: [any PushSender]
     let logger: Logger
@@ -68,6 +69,7 @@ public final class KeywardRuntime: Sendable {
         accounts = AccountsAssembly(core)
         pushMFA = PushMFAAssembly(core, oauth: oauth, accounts: accounts, senders: pushSenders)
         hostTokens = HostTokensAssembly(core, oauth: oauth, accounts: accounts)
+        devices = DevicesAssembly(core, oauth: oauth)
     }
 
     public func seedDemo() async throws -> DemoSeed {
@@ -81,6 +83,7 @@ public final class KeywardRuntime: Sendable {
         OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping() }).register(on: router)
         oauth.register(on: router, grants: [hostTokens.grant])
         pushMFA.registerAPI(on: router, renderer: pageRenderer)
+        devices.register(on: router, realms: oauth.realms, maxBodySize: configuration.maxBodySize)
         let browser = BrowserRequests(
             sessions: accounts.browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
             maxBodySize: configuration.maxBodySize, trustedProxies: configuration.trustedProxies

@@ -25,6 +25,13 @@ public struct AuditEvent: Sendable, Equatable {
         case hostIssuerAdded = "HostIssuerAdded"
         case hostIssuerUpdated = "HostIssuerUpdated"
         case hostIssuerRemoved = "HostIssuerRemoved"
+        case deviceAppAdded = "DeviceAppAdded"
+        case deviceAppRemoved = "DeviceAppRemoved"
+        case deviceRegistered = "DeviceRegistered"
+        case deviceRegistrationRefused = "DeviceRegistrationRefused"
+        /// Development traffic for an app that may not have any: a build meant for QA reached production, or someone
+        /// is probing for a bypass.
+        case devModeRefused = "DevModeRefused"
         case unknown = "Unknown"
     }
 

@@ -17,6 +17,8 @@ public final class KeywardMetrics: Sendable {
     private static var eventStreamRereadFailures: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "challenge_event_stream_reread_failures", unitName: "total", helpText: "Times an open challenge SSE stream could not re-read its challenge from storage") }
     private static var pushesDropped: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "push_dropped", unitName: "total", helpText: "Login pushes not sent because push.maxConcurrentSends were in flight and as many queued") }
     private static var passwordChecks: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "password_checks", unitName: "total", helpText: "Sign-in password checks run on the password threads (checked) or refused because accounts.maxConcurrentPasswordChecks were under way (busy)") }
+    private static var deviceRegistrations: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "device_registrations", unitName: "total", helpText: "Device registrations by outcome: a status stored, or the stable code of the refusal") }
+    private static var devModeRefusals: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "device_dev_mode_refusals", unitName: "total", helpText: "Development traffic refused for apps without the development bypass") }
     private static var hostTokens: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "host_token_checks", unitName: "total", helpText: "Host-signed tokens presented to the jwt-bearer grant, verified or refused by reason") }
     private static let latencyBuckets: [Duration] = [
         .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
@@ -67,6 +69,15 @@ public final class KeywardMetrics: Sendable {
     /// `outcome`: "verified" or a `HostTokenRefusal.Reason`, a closed set.
     func hostTokenChecked(outcome: String) {
         registry.makeCounter(descriptor: Self.hostTokens, labels: [("outcome", outcome)]).increment()
+    }
+
+    /// `outcome`: a device status or an `ErrorCode` raw value, both closed sets.
+    func deviceRegistration(outcome: String) {
+        registry.makeCounter(descriptor: Self.deviceRegistrations, labels: [("outcome", outcome)]).increment()
+    }
+
+    func devModeRefused() {
+        registry.makeCounter(descriptor: Self.devModeRefusals).increment()
     }
 
     func pushDropped() {

@@ -26,6 +26,7 @@ public struct SchemaMigration: Sendable, Equatable {
         ChallengeNotifyStatusSchemaMigration.migration,
         LoginChallengeFunctionSchemaMigration.migration,
         HostTokenSchemaMigration.migration,
+        DeviceSchemaMigration.migration,
     ]
 }
 

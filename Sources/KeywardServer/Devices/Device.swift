@@ -1,0 +1,33 @@
+import Foundation
+
+/// One app installation's registered key.
+public struct Device: Sendable, Equatable {
+    public enum Status: String, Sendable, CaseIterable {
+        /// Signed requests are accepted.
+        case registered
+        /// Stored under the app's policy for a missing or failed attestation; signed requests are refused until an
+        /// operator decides.
+        case pending
+        /// Refused by an operator; kept so the key cannot register again under another id.
+        case rejected
+    }
+
+    public var realm: String
+    public var appId: String
+    public var deviceId: String
+    /// The installation's P-256 public key, as the 65-byte uncompressed X9.62 point.
+    public var publicKey: [UInt8]
+    /// RFC 7638 thumbprint of `publicKey`: one key registers once per app.
+    public var keyThumbprint: String
+    public var platform: DeviceApp.Platform
+    public var status: Status
+    /// What the platform attested, or why nothing was (JSON object, for operators and audits).
+    public var attestation: String
+    /// App Attest: the attested key's id and public key (a key of its own, not `publicKey`), and the highest
+    /// assertion counter seen.
+    public var appAttestKeyId: String?
+    public var appAttestPublicKey: [UInt8]?
+    public var assertionCounter: Int64?
+    public var registeredAt: Date
+    public var keyRotatedAt: Date?
+}

@@ -1,0 +1,155 @@
+import Foundation
+import KeywardJOSE
+
+/// The operator's side of device apps: register, list, remove. Every setting is checked here, so the CLI and any
+/// later admin API refuse the same things with the same words.
+public final class DeviceAppService: Sendable {
+    private let store: any DeviceStore
+    private let audit: AuditLog
+    private let clock: any KeywardClock
+
+    init(store: any DeviceStore, audit: AuditLog, clock: any KeywardClock) {
+        self.store = store
+        self.audit = audit
+        self.clock = clock
+    }
+
+    /// An app as the operator describes it; `add` turns it into a `DeviceApp` or names the setting at fault.
+    public struct Registration: Sendable {
+        public var realm: String
+        public var appId: String
+        public var platform: DeviceApp.Platform
+        public var environment: DeviceApp.Environment
+        public var teamId: String?
+        public var bundleId: String?
+        public var packages: [String]
+        public var signingCertDigests: [String]
+        public var missingAttestation: DeviceApp.AttestationPolicy
+        public var failedAttestation: DeviceApp.AttestationPolicy
+        public var devBypass: Bool
+
+        public init(
+            realm: String, appId: String, platform: DeviceApp.Platform, environment: DeviceApp.Environment, teamId: String? = nil,
+            bundleId: String? = nil, packages: [String] = [], signingCertDigests: [String] = [],
+            missingAttestation: DeviceApp.AttestationPolicy = .reject, failedAttestation: DeviceApp.AttestationPolicy = .reject,
+            devBypass: Bool = false
+        ) {
+            self.realm = realm
+            self.appId = appId
+            self.platform = platform
+            self.environment = environment
+            self.teamId = teamId
+            self.bundleId = bundleId
+            self.packages = packages
+            self.signingCertDigests = signingCertDigests
+            self.missingAttestation = missingAttestation
+            self.failedAttestation = failedAttestation
+            self.devBypass = devBypass
+        }
+    }
+
+    public func add(_ registration: Registration) async throws -> DeviceApp {
+        let app = try Self.validated(registration, now: clock.now())
+        do {
+            try await store.createApp(app)
+        } catch StoreError.conflict(let message), StoreError.notFound(let message) {
+            throw DeviceAppError(message)
+        }
+        await audit.record(.deviceAppAdded, realm: app.realm, userId: nil, details: [
+            "app_id": app.appId, "platform": app.platform.rawValue, "environment": app.environment.rawValue,
+            "missing_attestation": app.missingAttestation.rawValue, "failed_attestation": app.failedAttestation.rawValue,
+            "dev_bypass": String(app.devBypass),
+        ])
+        return app
+    }
+
+    public func list(realm: String) async throws -> [DeviceApp] {
+        try await store.listApps(realm: realm)
+    }
+
+    public func app(realm: String, appId: String) async throws -> DeviceApp? {
+        try await store.app(realm: realm, appId: appId)
+    }
+
+    public func devices(realm: String, appId: String) async throws -> [Device] {
+        try await store.listDevices(realm: realm, appId: appId)
+    }
+
+    /// Removes the app and its devices: their signed requests stop at once.
+    public func remove(realm: String, appId: String) async throws {
+        guard try await store.removeApp(realm: realm, appId: appId) else {
+            throw DeviceAppError("app '\(appId)' is not registered in realm '\(realm)'")
+        }
+        await audit.record(.deviceAppRemoved, realm: realm, userId: nil, details: ["app_id": appId])
+    }
+
+    static func validated(_ registration: Registration, now: Date) throws(DeviceAppError) -> DeviceApp {
+        let appId = registration.appId
+        guard (1...255).contains(appId.utf8.count), appId.utf8.allSatisfy(Self.isNameByte) else {
+            throw DeviceAppError("app id '\(appId)' must be 1-255 characters of letters, digits, '.', '-' or '_'")
+        }
+        var app = DeviceApp(
+            realm: registration.realm, appId: appId, platform: registration.platform, environment: registration.environment,
+            teamId: nil, bundleId: nil, packages: [], signingCertDigests: [], missingAttestation: registration.missingAttestation,
+            failedAttestation: registration.failedAttestation, devBypass: registration.devBypass, createdAt: now
+        )
+        if registration.devBypass, registration.environment != .development {
+            throw DeviceAppError("--dev-bypass is allowed only for apps in the development environment")
+        }
+        switch registration.platform {
+        case .ios:
+            guard let teamId = registration.teamId, teamId.utf8.count == 10, teamId.utf8.allSatisfy({ Self.isUpperAlphanumeric($0) }) else {
+                throw DeviceAppError("--team-id must be the 10-character Apple team id (A-Z, 0-9)")
+            }
+            guard let bundleId = registration.bundleId, (1...155).contains(bundleId.utf8.count), bundleId.utf8.allSatisfy(Self.isNameByte) else {
+                throw DeviceAppError("--bundle-id must be the app's bundle identifier (letters, digits, '.', '-')")
+            }
+            guard registration.packages.isEmpty, registration.signingCertDigests.isEmpty else {
+                throw DeviceAppError("--package and --signing-cert-digest are for android apps")
+            }
+            (app.teamId, app.bundleId) = (teamId, bundleId)
+        case .android:
+            guard registration.teamId == nil, registration.bundleId == nil else {
+                throw DeviceAppError("--team-id and --bundle-id are for ios apps")
+            }
+            guard !registration.packages.isEmpty else { throw DeviceAppError("--package is required for android apps") }
+            for package in registration.packages where !Self.isJavaPackage(package) {
+                throw DeviceAppError("--package '\(package)' is not an Android package name (e.g. com.example.app)")
+            }
+            app.packages = registration.packages
+            app.signingCertDigests = try registration.signingCertDigests.map { digest throws(DeviceAppError) in
+                let hex = digest.replacingOccurrences(of: ":", with: "").lowercased()
+                guard hex.utf8.count == 64, HexDigit.bytes(hex) != nil else {
+                    throw DeviceAppError("--signing-cert-digest '\(digest)' must be a SHA-256 digest in hex (64 digits, colons allowed)")
+                }
+                return hex
+            }
+        }
+        return app
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        isUpperAlphanumeric(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+    }
+
+    private static func isUpperAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+
+    /// Segments of letters, digits and '_', each starting with a letter, at least two (Android's rule).
+    private static func isJavaPackage(_ name: String) -> Bool {
+        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count >= 2, name.utf8.count <= 255 else { return false }
+        return segments.allSatisfy { segment in
+            guard let first = segment.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first | 0x20) else { return false }
+            return segment.utf8.allSatisfy { isUpperAlphanumeric($0) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "_") }
+        }
+    }
+}
+
+/// A refused app setting, naming it.
+public struct DeviceAppError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

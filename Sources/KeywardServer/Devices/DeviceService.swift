@@ -1,0 +1,217 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import KeywardAttestation
+import KeywardJOSE
+import Logging
+
+/// Device registration: challenges, proof of possession, attestation judged by the app's policy, and the stored
+/// device. Routes only translate HTTP to these calls.
+public final class DeviceService: Sendable {
+    private let store: any DeviceStore
+    private let replayStore: any ReplayStore
+    private let challengeKey: SymmetricKey
+    private let attestations: any DeviceAttestationVerifier
+    private let audit: AuditLog
+    private let metrics: KeywardMetrics
+    private let clock: any KeywardClock
+    let challengeLifetime: TimeInterval
+
+    static let defaultChallengeLifetime: TimeInterval = 90
+
+    init(
+        store: any DeviceStore, replayStore: any ReplayStore, challengeKey: SymmetricKey, attestations: any DeviceAttestationVerifier,
+        audit: AuditLog, metrics: KeywardMetrics, clock: any KeywardClock, challengeLifetime: TimeInterval = DeviceService.defaultChallengeLifetime
+    ) {
+        self.store = store
+        self.replayStore = replayStore
+        self.challengeKey = challengeKey
+        self.attestations = attestations
+        self.audit = audit
+        self.metrics = metrics
+        self.clock = clock
+        self.challengeLifetime = challengeLifetime
+    }
+
+    public struct IssuedChallenge: Sendable {
+        public let challenge: String
+        public let expiresAt: Date
+    }
+
+    /// A fresh challenge for an installation of `appId`. Writes nothing (see `DeviceChallenge`).
+    func challenge(realm: String, appId: String) async throws(DeviceError) -> IssuedChallenge {
+        _ = try await app(realm: realm, appId: appId)
+        let challenge = DeviceChallenge.issue(realm: realm, appId: appId, now: clock.now(), lifetime: challengeLifetime)
+        return IssuedChallenge(challenge: challenge.encoded(key: challengeKey), expiresAt: challenge.expiresAt)
+    }
+
+    public struct Registration: Sendable {
+        public let device: Device
+        /// The key was registered before: `device` is the existing record and nothing changed.
+        public let alreadyRegistered: Bool
+    }
+
+    /// Registers the key in `request`. Checks run cheapest first, and the challenge is spent only once the proof
+    /// of possession holds, so a garbage request cannot burn an installation's challenge.
+    func register(realm: String, request: RegistrationRequest, developmentTraffic: Bool) async throws(DeviceError) -> Registration {
+        do {
+            let registration = try await registerChecked(realm: realm, request: request, developmentTraffic: developmentTraffic)
+            metrics.deviceRegistration(outcome: registration.alreadyRegistered ? "already_registered" : registration.device.status.rawValue)
+            return registration
+        } catch {
+            metrics.deviceRegistration(outcome: error.code.rawValue)
+            throw error
+        }
+    }
+
+    private func registerChecked(realm: String, request: RegistrationRequest, developmentTraffic: Bool) async throws(DeviceError) -> Registration {
+        let now = clock.now()
+        let app = try await app(realm: realm, appId: request.appId)
+        guard request.platform == app.platform else {
+            throw .invalidRequest("app '\(displayable(app.appId))' is an \(app.platform.rawValue) app; platform says \(request.platform.rawValue)")
+        }
+        if developmentTraffic, !(app.devBypass && app.environment == .development) {
+            metrics.devModeRefused()
+            await audit.record(.devModeRefused, realm: realm, userId: nil, details: ["app_id": app.appId, "environment": app.environment.rawValue])
+            throw DeviceError(.forbidden, .devModeRefused, "app '\(displayable(app.appId))' does not accept development traffic")
+        }
+        let challenge: DeviceChallenge
+        do throws(DeviceChallenge.Refusal) {
+            challenge = try DeviceChallenge.open(request.challenge, realm: realm, appId: app.appId, key: challengeKey, now: now)
+        } catch .expired {
+            throw DeviceError(.badRequest, .challengeExpired, "the challenge has expired; ask for a new one")
+        } catch {
+            throw DeviceError(.badRequest, .invalidChallenge, "the challenge was not issued for this app in this realm")
+        }
+        let key = try Self.verifyProof(request)
+        let thumbprint = try Self.thumbprint(key)
+
+        let spent: Bool
+        do {
+            spent = try await replayStore.recordOnce(
+                scope: "device-challenge:" + realm, key: Base64URL.encode(challenge.nonce), expiresAt: challenge.expiresAt.addingTimeInterval(60), now: now
+            )
+        } catch {
+            throw .unavailable
+        }
+        guard spent else { throw DeviceError(.badRequest, .invalidChallenge, "the challenge was used already; ask for a new one") }
+
+        if let existing = try await lookup({ try await self.store.device(realm: realm, appId: app.appId, keyThumbprint: thumbprint) }) {
+            if let wanted = request.deviceId, wanted != existing.deviceId {
+                throw DeviceError(.conflict, .keyAlreadyRegistered, "this key is registered already for another device id")
+            }
+            return Registration(device: existing, alreadyRegistered: true)
+        }
+        if let wanted = request.deviceId, try await lookup({ try await self.store.device(realm: realm, appId: app.appId, deviceId: wanted) }) != nil {
+            throw DeviceError(.conflict, .deviceIdTaken, "device id '\(wanted)' is registered with another key; rotate its key instead")
+        }
+
+        let judged = try await judge(request, app: app, binding: BindingNonce(challenge: request.challenge, publicKey: request.publicKeyText),
+                                     developmentTraffic: developmentTraffic, now: now)
+        let device = Device(
+            realm: realm, appId: app.appId, deviceId: request.deviceId ?? UUID().uuidString.lowercased(), publicKey: request.publicKey,
+            keyThumbprint: thumbprint, platform: app.platform, status: judged.status, attestation: String(decoding: StrictJSON.serialize(judged.summary), as: UTF8.self),
+            appAttestKeyId: judged.verified?.appAttestKeyId, appAttestPublicKey: judged.verified?.appAttestPublicKey,
+            assertionCounter: judged.verified?.appAttestKeyId == nil ? nil : 0, registeredAt: now, keyRotatedAt: nil
+        )
+        do {
+            try await store.createDevice(device)
+        } catch StoreError.conflict {
+            // Another registration of this key or id won the race between the lookups above and this insert.
+            throw DeviceError(.conflict, .registrationInProgress, "another registration of this device or key has just completed; retry")
+        } catch {
+            throw .unavailable
+        }
+        await audit.record(.deviceRegistered, realm: realm, userId: nil, details: [
+            "app_id": app.appId, "device_id": device.deviceId, "status": device.status.rawValue,
+            "attestation": judged.summary["type"]?.stringValue ?? "none",
+        ])
+        return Registration(device: device, alreadyRegistered: false)
+    }
+
+    private struct Judgement {
+        var status: Device.Status
+        var summary: JSONObject
+        var verified: VerifiedAttestation?
+    }
+
+    /// The attestation (or its absence) judged by the app's policy.
+    private func judge(
+        _ request: RegistrationRequest, app: DeviceApp, binding: BindingNonce, developmentTraffic: Bool, now: Date
+    ) async throws(DeviceError) -> Judgement {
+        guard let attestation = request.attestation else {
+            if developmentTraffic { return Judgement(status: .registered, summary: ["type": .string("none"), "dev_bypass": .bool(true)]) }
+            switch app.missingAttestation {
+            case .reject:
+                throw DeviceError(.badRequest, .attestationUnavailable, "app '\(displayable(app.appId))' requires an attestation of the key")
+            case .pending: return Judgement(status: .pending, summary: ["type": .string("none")])
+            case .accept: return Judgement(status: .registered, summary: ["type": .string("none")])
+            }
+        }
+        do throws(AttestationFailure) {
+            let verified = try await attestations.verify(attestation, app: app, binding: binding, publicKey: request.publicKey, now: now)
+            return Judgement(status: .registered, summary: verified.summary, verified: verified)
+        } catch {
+            var summary: JSONObject = ["type": .string(attestation.typeName), "failed": .string(error.reason.rawValue)]
+            if developmentTraffic {
+                summary["dev_bypass"] = .bool(true)
+                return Judgement(status: .registered, summary: summary)
+            }
+            switch app.failedAttestation {
+            case .reject:
+                await audit.record(.deviceRegistrationRefused, realm: app.realm, userId: nil, details: [
+                    "app_id": app.appId, "attestation": attestation.typeName, "reason": error.reason.rawValue,
+                ])
+                throw .invalidAttestation(error)
+            case .pending: return Judgement(status: .pending, summary: summary)
+            case .accept: return Judgement(status: .registered, summary: summary)
+            }
+        }
+    }
+
+    private func app(realm: String, appId: String) async throws(DeviceError) -> DeviceApp {
+        guard let app = try await lookup({ try await self.store.app(realm: realm, appId: appId) }) else {
+            throw .notConfigured(appId, realm: realm)
+        }
+        return app
+    }
+
+    private func lookup<Value>(_ read: () async throws -> Value) async throws(DeviceError) -> Value {
+        do {
+            return try await read()
+        } catch {
+            throw .unavailable
+        }
+    }
+
+    /// The new key's signature over the challenge: possession proven whatever the attestation says.
+    private static func verifyProof(_ request: RegistrationRequest) throws(DeviceError) -> P256.Signing.PublicKey {
+        guard let key = try? P256.Signing.PublicKey(x963Representation: request.publicKey) else {
+            throw DeviceError(.badRequest, .invalidPublicKey, "public_key is not a point on P-256")
+        }
+        let signature = request.proof.count == 64
+            ? try? P256.Signing.ECDSASignature(rawRepresentation: request.proof)
+            : try? P256.Signing.ECDSASignature(derRepresentation: request.proof)
+        guard let signature, key.isValidSignature(signature, for: Array(request.challenge.utf8)) else {
+            throw DeviceError(.badRequest, .invalidProof, "proof is not public_key's ECDSA P-256 SHA-256 signature over the challenge")
+        }
+        return key
+    }
+
+    private static func thumbprint(_ key: P256.Signing.PublicKey) throws(DeviceError) -> String {
+        guard let jwk = try? JWK(subjectPublicKeyInfo: Array(key.derRepresentation)) else {
+            throw DeviceError(.badRequest, .invalidPublicKey, "public_key cannot be used")
+        }
+        return jwk.thumbprint()
+    }
+}
+
+extension RegistrationRequest.Attestation {
+    var typeName: String {
+        switch self {
+        case .appAttest: "app-attest"
+        case .androidKey: "android-key"
+        case .playIntegrity: "play-integrity"
+        }
+    }
+}

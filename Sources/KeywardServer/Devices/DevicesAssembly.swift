@@ -1,0 +1,21 @@
+// Devices, assembled: the app registry, challenges, registration with platform attestation.
+import Foundation
+import Hummingbird
+
+public struct DevicesAssembly: Sendable {
+    public let apps: DeviceAppService
+    let service: DeviceService
+
+    init(_ core: CoreServices, oauth: OAuthAssembly) {
+        let store = SQLDeviceStore(database: core.database)
+        apps = DeviceAppService(store: store, audit: core.audit, clock: core.clock)
+        service = DeviceService(
+            store: store, replayStore: oauth.replayStore, challengeKey: core.masterKey.derivedKey(purpose: DeviceChallenge.keyPurpose),
+            attestations: PlatformAttestationVerifier(), audit: core.audit, metrics: core.metrics, clock: core.clock
+        )
+    }
+
+    func register(on router: Router<KeywardRequestContext>, realms: RealmService, maxBodySize: Int) {
+        DeviceRoutes(service: service, realms: realms, maxBodySize: maxBodySize).register(on: router)
+    }
+}

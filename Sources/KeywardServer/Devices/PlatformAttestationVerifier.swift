@@ -1,0 +1,81 @@
+import Crypto
+import Foundation
+import KeywardAttestation
+import KeywardJOSE
+
+/// The attestation verifiers of KeywardAttestation, applied with an app's settings — the same code
+/// `keyward attestation verify` runs for an operator.
+struct PlatformAttestationVerifier: DeviceAttestationVerifier {
+    /// Google's roots, plus any the operator added.
+    var androidRoots: PinnedRoots = .googleHardwareAttestation
+    /// The operator's copy of Google's attestation status list, when configured.
+    var androidRevocations: RevocationList? = nil
+
+    func verify(
+        _ attestation: RegistrationRequest.Attestation, app: DeviceApp, binding: BindingNonce, publicKey: [UInt8], now: Date
+    ) async throws(AttestationFailure) -> VerifiedAttestation {
+        switch attestation {
+        case .appAttest(let keyId, let object):
+            return try await appAttest(keyId: keyId, object: object, app: app, binding: binding, now: now)
+        case .androidKey(let chain):
+            return try await androidKey(chain: chain, app: app, binding: binding, publicKey: publicKey, now: now)
+        case .playIntegrity:
+            throw AttestationFailure(.malformed, "Play Integrity tokens are not accepted by this server yet; send an android-key attestation")
+        }
+    }
+
+    /// App Attest attests a key of its own; the registered key is bound through clientDataHash, in one of the
+    /// forms installations use (`BindingNonce.AppAttestForm`), tried in order.
+    private func appAttest(keyId: String, object: [UInt8], app: DeviceApp, binding: BindingNonce, now: Date) async throws(AttestationFailure) -> VerifiedAttestation {
+        guard app.platform == .ios, let appleAppId = app.appleAppId else {
+            throw AttestationFailure(.malformed, "an App Attest attestation for an \(app.platform.rawValue) app")
+        }
+        let environment: AppAttestEnvironment = app.environment == .production ? .production : .development
+        let verifier = AppAttestVerifier(appID: appleAppId, environment: environment)
+        var mismatch: AttestationFailure?
+        for form in BindingNonce.AppAttestForm.allCases {
+            do throws(AttestationFailure) {
+                let result = try await verifier.verifyAttestation(object, clientDataHash: binding.clientDataHash(form), keyIDBase64: keyId, at: now)
+                return VerifiedAttestation(
+                    summary: [
+                        "type": .string("app-attest"), "binding": .string(form.rawValue), "key_id": .string(result.keyIDBase64),
+                        "environment": .string(result.environment.rawValue),
+                    ],
+                    appAttestKeyId: result.keyIDBase64, appAttestPublicKey: Array(result.publicKey.x963Representation)
+                )
+            } catch where error.reason == .nonceMismatch {
+                mismatch = error
+            }
+        }
+        throw mismatch ?? AttestationFailure(.nonceMismatch, "no binding form matched")
+    }
+
+    /// Android Key Attestation certifies the registered key itself: the leaf's key must be it.
+    private func androidKey(chain: [[UInt8]], app: DeviceApp, binding: BindingNonce, publicKey: [UInt8], now: Date) async throws(AttestationFailure) -> VerifiedAttestation {
+        guard app.platform == .android else {
+            throw AttestationFailure(.malformed, "an Android Key Attestation for an \(app.platform.rawValue) app")
+        }
+        guard let key = try? P256.Signing.PublicKey(x963Representation: publicKey), let jwk = try? JWK(subjectPublicKeyInfo: Array(key.derRepresentation)) else {
+            throw AttestationFailure(.malformed, "the registered key is not a P-256 point")
+        }
+        let policy = AndroidAttestationPolicy(
+            expectedChallenge: binding.digest,
+            // Verified boot and a locked bootloader for production apps; development apps run on test devices.
+            requireVerifiedBoot: app.environment == .production,
+            allowedPackageNames: Set(app.packages),
+            allowedSigningCertDigests: Set(app.signingCertDigests.compactMap { HexDigit.bytes($0) }),
+            registeredPublicKey: jwk
+        )
+        let verifier = AndroidKeyAttestationVerifier(roots: androidRoots, revocationList: androidRevocations)
+        let result = try await verifier.verify(try AndroidCertificateChain(der: chain), policy: policy, at: now)
+        var summary: JSONObject = [
+            "type": .string("android-key"),
+            "security_level": .string(result.attestationSecurityLevel.description),
+            "attestation_version": .number(Double(result.attestationVersion)),
+        ]
+        if let state = result.verifiedBootState { summary["verified_boot_state"] = .string("\(state)") }
+        if let locked = result.deviceLocked { summary["device_locked"] = .bool(locked) }
+        if let package = result.packageNames.first { summary["package"] = .string(package) }
+        return VerifiedAttestation(summary: summary)
+    }
+}

@@ -1,0 +1,167 @@
+// The device_apps and devices tables.
+import Foundation
+import KeywardJOSE
+import SQLKit
+
+public struct SQLDeviceStore: DeviceStore {
+    let database: KeywardDatabase
+
+    public init(database: KeywardDatabase) {
+        self.database = database
+    }
+
+    public func createApp(_ app: DeviceApp) async throws {
+        try await StoreErrorMapping.mapping(
+            "createApp",
+            conflict: "app '\(app.appId)' is registered already in realm '\(app.realm)'",
+            missingParent: "realm '\(app.realm)' does not exist"
+        ) {
+            try await database.sql.raw("""
+                INSERT INTO device_apps (realm, app_id, platform, team_id, bundle_id, environment, packages, signing_cert_digests,
+                    missing_attestation, failed_attestation, dev_bypass, created_at)
+                VALUES (\(bind: app.realm), \(bind: app.appId), \(bind: app.platform.rawValue), \(bind: app.teamId), \(bind: app.bundleId),
+                    \(bind: app.environment.rawValue), \(bind: Self.list(app.packages, whenEmpty: app.platform == .android ? "" : nil)),
+                    \(bind: Self.list(app.signingCertDigests, whenEmpty: nil)), \(bind: app.missingAttestation.rawValue),
+                    \(bind: app.failedAttestation.rawValue), \(bind: app.devBypass), \(bind: StorageTime.milliseconds(app.createdAt)))
+                """).run()
+        }
+    }
+
+    public func app(realm: String, appId: String) async throws -> DeviceApp? {
+        try await StoreErrorMapping.mapping("app(realm:appId:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.appColumns) FROM device_apps WHERE realm = \(bind: realm) AND app_id = \(bind: appId)
+                """).first().map(Self.app(from:))
+        }
+    }
+
+    public func listApps(realm: String) async throws -> [DeviceApp] {
+        try await StoreErrorMapping.mapping("listApps") {
+            try await database.sql.raw("SELECT \(unsafeRaw: Self.appColumns) FROM device_apps WHERE realm = \(bind: realm) ORDER BY app_id")
+                .all().map(Self.app(from:))
+        }
+    }
+
+    public func removeApp(realm: String, appId: String) async throws -> Bool {
+        try await StoreErrorMapping.mapping("removeApp") {
+            try await database.sql.countingRows("""
+                DELETE FROM device_apps WHERE realm = \(bind: realm) AND app_id = \(bind: appId) RETURNING 1 AS removed
+                """) > 0
+        }
+    }
+
+    public func createDevice(_ device: Device) async throws {
+        try await StoreErrorMapping.mapping(
+            "createDevice",
+            conflict: "device '\(device.deviceId)' or its key is registered already for app '\(device.appId)'",
+            missingParent: "app '\(device.appId)' is not registered in realm '\(device.realm)'"
+        ) {
+            try await database.sql.raw("""
+                INSERT INTO devices (realm, app_id, device_id, public_key, key_thumbprint, platform, status, attestation,
+                    app_attest_key_id, app_attest_public_key, assertion_counter, registered_at, key_rotated_at)
+                VALUES (\(bind: device.realm), \(bind: device.appId), \(bind: device.deviceId), \(bind: Base64URL.encode(device.publicKey)),
+                    \(bind: device.keyThumbprint), \(bind: device.platform.rawValue), \(bind: device.status.rawValue), \(bind: device.attestation),
+                    \(bind: device.appAttestKeyId), \(bind: device.appAttestPublicKey.map(Base64URL.encode)), \(bind: device.assertionCounter),
+                    \(bind: StorageTime.milliseconds(device.registeredAt)), \(bind: device.keyRotatedAt.map(StorageTime.milliseconds)))
+                """).run()
+        }
+    }
+
+    public func device(realm: String, appId: String, deviceId: String) async throws -> Device? {
+        try await StoreErrorMapping.mapping("device(deviceId:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.deviceColumns) FROM devices
+                WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId)
+                """).first().map(Self.device(from:))
+        }
+    }
+
+    public func device(realm: String, appId: String, keyThumbprint: String) async throws -> Device? {
+        try await StoreErrorMapping.mapping("device(keyThumbprint:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.deviceColumns) FROM devices
+                WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND key_thumbprint = \(bind: keyThumbprint)
+                """).first().map(Self.device(from:))
+        }
+    }
+
+    public func listDevices(realm: String, appId: String) async throws -> [Device] {
+        try await StoreErrorMapping.mapping("listDevices") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE realm = \(bind: realm) AND app_id = \(bind: appId)
+                ORDER BY registered_at, device_id
+                """).all().map(Self.device(from:))
+        }
+    }
+
+    // MARK: - Rows
+
+    private static let appColumns = """
+        realm, app_id, platform, team_id, bundle_id, environment, packages, signing_cert_digests, missing_attestation,
+        failed_attestation, dev_bypass, created_at
+        """
+
+    private static let deviceColumns = """
+        realm, app_id, device_id, public_key, key_thumbprint, platform, status, attestation, app_attest_key_id,
+        app_attest_public_key, assertion_counter, registered_at, key_rotated_at
+        """
+
+    /// Comma-separated: package names and hex digests contain no comma (the service checks).
+    private static func list(_ values: [String], whenEmpty: String?) -> String? {
+        values.isEmpty ? whenEmpty : values.joined(separator: ",")
+    }
+
+    private static func split(_ value: String?) -> [String] {
+        (value ?? "").split(separator: ",").map(String.init)
+    }
+
+    private static func app(from row: any SQLRow) throws -> DeviceApp {
+        DeviceApp(
+            realm: try row.decode(column: "realm", as: String.self),
+            appId: try row.decode(column: "app_id", as: String.self),
+            platform: try enumValue(row, "platform"),
+            environment: try enumValue(row, "environment"),
+            teamId: try row.decode(column: "team_id", as: String?.self),
+            bundleId: try row.decode(column: "bundle_id", as: String?.self),
+            packages: split(try row.decode(column: "packages", as: String?.self)),
+            signingCertDigests: split(try row.decode(column: "signing_cert_digests", as: String?.self)),
+            missingAttestation: try enumValue(row, "missing_attestation"),
+            failedAttestation: try enumValue(row, "failed_attestation"),
+            devBypass: try row.decode(column: "dev_bypass", as: Bool.self),
+            createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
+        )
+    }
+
+    private static func device(from row: any SQLRow) throws -> Device {
+        Device(
+            realm: try row.decode(column: "realm", as: String.self),
+            appId: try row.decode(column: "app_id", as: String.self),
+            deviceId: try row.decode(column: "device_id", as: String.self),
+            publicKey: try bytes(row, "public_key"),
+            keyThumbprint: try row.decode(column: "key_thumbprint", as: String.self),
+            platform: try enumValue(row, "platform"),
+            status: try enumValue(row, "status"),
+            attestation: try row.decode(column: "attestation", as: String.self),
+            appAttestKeyId: try row.decode(column: "app_attest_key_id", as: String?.self),
+            appAttestPublicKey: try row.decode(column: "app_attest_public_key", as: String?.self).map { try decodeBytes($0, "app_attest_public_key") },
+            assertionCounter: try row.decode(column: "assertion_counter", as: Int64?.self),
+            registeredAt: StorageTime.date(milliseconds: try row.decode(column: "registered_at", as: Int64.self)),
+            keyRotatedAt: try row.decode(column: "key_rotated_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) }
+        )
+    }
+
+    private static func enumValue<Value: RawRepresentable<String>>(_ row: any SQLRow, _ column: String) throws -> Value {
+        let raw = try row.decode(column: column, as: String.self)
+        guard let value = Value(rawValue: raw) else { throw StoreError.unavailable("unexpected \(column) '\(raw)' in the database") }
+        return value
+    }
+
+    private static func bytes(_ row: any SQLRow, _ column: String) throws -> [UInt8] {
+        try decodeBytes(try row.decode(column: column, as: String.self), column)
+    }
+
+    private static func decodeBytes(_ text: String, _ column: String) throws -> [UInt8] {
+        guard let bytes = try? Base64URL.decode(text) else { throw StoreError.unavailable("unreadable \(column) in the database") }
+        return bytes
+    }
+}
