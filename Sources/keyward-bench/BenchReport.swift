@@ -55,10 +55,14 @@ struct BenchReport: Codable {
                 ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond, ceiling.rs256VerifyPerSecond, ceiling.rs256SignPerSecond,
                 ceiling.es384VerifyPerSecond, ceiling.es384SignPerSecond
             ),
-            "CPU ms/req: user + system time per successful request (server: the keyward process only, not a database server's)",
-            "",
-            "scenario                            req/s     p50 ms   p99 ms   failures   CPU ms/req: server  load generator",
         ]
+        if !scenarios.isEmpty {
+            lines += [
+                "CPU ms/req: user + system time per successful request (server: the keyward process only, not a database server's)",
+                "",
+                "scenario                            req/s     p50 ms   p99 ms   failures   CPU ms/req: server  load generator",
+            ]
+        }
         func cpu(_ milliseconds: Double?) -> String { milliseconds.map { String(format: "%.2f", $0) } ?? "-" }
         for result in scenarios {
             lines.append(
