@@ -136,6 +136,9 @@ let package = Package(
             dependencies: [
                 "KeywardJOSE",
                 "KeywardKit",
+                // The app-attest scenario verifies real App Attest objects in process.
+                "KeywardAttestation",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -31,6 +31,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        // The attestation verifiers' certificate chains and DER extensions.
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
@@ -46,10 +47,12 @@ let package = Package(
         ),
         .target(name: "KeywardQR", swiftSettings: swiftSettings + [.unsafeFlags(encoderInstrumentation)]),
         .target(name: "KeywardHTTPInput", dependencies: ["KeywardJOSE"], swiftSettings: instrumented),
+        .target(name: "KeywardCBOR", swiftSettings: instrumented),
         .target(
             name: "KeywardAttestation",
             dependencies: [
                 "KeywardJOSE",
+                "KeywardCBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -72,5 +75,7 @@ let package = Package(
         fuzzer("qr", ["KeywardQR"]),
         fuzzer("host-token", ["KeywardJOSE", "FuzzFixtures"]),
         fuzzer("key-description", ["KeywardAttestation"]),
+        fuzzer("cbor", ["KeywardCBOR"]),
+        fuzzer("app-attest", ["KeywardAttestation", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

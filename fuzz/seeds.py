@@ -55,6 +55,18 @@ def wycheproof_keys(limit_per_file: int = 3) -> list:
     return keys
 
 
+def app_attest_vectors() -> list:
+    """(name, attestation object, assertion object) of each real vector in Tests/Fixtures/app-attest. The files are
+    multi-document YAML; the two base64 fields sit on lines of their own, so no YAML reader is needed."""
+    vectors = []
+    for path in sorted((ROOT / "Tests/Fixtures/app-attest").glob("*.yaml")):
+        text = path.read_text()
+        attestation = re.search(r"^attestationBase64: (\S+)$", text, re.M).group(1)
+        assertion = re.search(r"^assertionBase64: (\S+)$", text, re.M).group(1)
+        vectors.append((path.stem, base64.b64decode(attestation), base64.b64decode(assertion)))
+    return vectors
+
+
 def write(target: str, name: str, data) -> None:
     if isinstance(data, str):
         data = data.encode()
@@ -319,6 +331,22 @@ def main() -> int:
         write("key-description", f"{name}-leaf", bytes([1]) + leaf)
     tegu_leaf = pem_certificates(android / "tegu/sdk36/TEE_EC_2026_ROOT.pem")[0]
     write("key-description", "tegu-leaf-ml-dsa-65", bytes([1]) + with_ml_dsa_signature(tegu_leaf))
+    # cbor: the real App Attest objects, a COSE key followed by Apple's newer authData map (the shape of its
+    # validation guide's sample), and shapes CBORReaderTests refuses (tag, float, indefinite, duplicate, deep).
+    vectors = app_attest_vectors()
+    for name, attestation, assertion in vectors:
+        write("cbor", f"{name}-attestation", attestation)
+        write("cbor", f"{name}-assertion", assertion)
+    cose_key = bytes.fromhex("a5010203262001215820" + "aa" * 32 + "225820" + "bb" * 32)
+    trailer = bytes.fromhex("a2") + b"\x77apple_bundle_version_01" + b"\x611" + b"\x78\x1capple_validation_category_01" + bytes.fromhex("4401000000")
+    write("cbor", "cose-key-and-trailer", cose_key + trailer)
+    for name, hex_text in {"tag": "c11a514b67b0", "float": "fb3ff199999999999a", "indefinite": "9f0102ff", "duplicate": "a2010101 02".replace(" ", "") + "02",
+                           "non-minimal": "b90001 1801 5a00000001 61".replace(" ", ""), "deep": "81" * 20 + "80", "utf8": "62c328"}.items():
+        write("cbor", name, bytes.fromhex(hex_text))
+
+    # app-attest: each real attestation with the option byte that verifies it at its own time (development).
+    for index, (name, attestation, _) in enumerate(vectors):
+        write("app-attest", name, bytes([index]) + attestation)
     return 0
 
 

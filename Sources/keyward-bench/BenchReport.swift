@@ -44,18 +44,25 @@ struct BenchReport: Codable {
     let generatorNice: Int32
     let ceiling: CryptoCeiling
     let scenarios: [ScenarioResult]
+    /// In-process App Attest verification rates, when the app-attest scenario ran.
+    let appAttest: AppAttestThroughput?
 
     func table() -> String {
         var lines = [
             "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive (one blocking client thread per connection, nice \(generatorNice)), no TLS",
             String(
-                format: "crypto ceiling (1 core): ES256 verify %.0f/s, ES256 sign %.0f/s, RS256 (RSA-2048) verify %.0f/s, RS256 sign %.0f/s",
-                ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond, ceiling.rs256VerifyPerSecond, ceiling.rs256SignPerSecond
+                format: "crypto ceiling (1 core): ES256 verify %.0f/s, ES256 sign %.0f/s, RS256 (RSA-2048) verify %.0f/s, RS256 sign %.0f/s, ES384 verify %.0f/s, ES384 sign %.0f/s",
+                ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond, ceiling.rs256VerifyPerSecond, ceiling.rs256SignPerSecond,
+                ceiling.es384VerifyPerSecond, ceiling.es384SignPerSecond
             ),
-            "CPU ms/req: user + system time per successful request (server: the keyward process only, not a database server's)",
-            "",
-            "scenario                            req/s     p50 ms   p99 ms   failures   CPU ms/req: server  load generator",
         ]
+        if !scenarios.isEmpty {
+            lines += [
+                "CPU ms/req: user + system time per successful request (server: the keyward process only, not a database server's)",
+                "",
+                "scenario                            req/s     p50 ms   p99 ms   failures   CPU ms/req: server  load generator",
+            ]
+        }
         func cpu(_ milliseconds: Double?) -> String { milliseconds.map { String(format: "%.2f", $0) } ?? "-" }
         for result in scenarios {
             lines.append(
@@ -64,6 +71,11 @@ struct BenchReport: Codable {
                     + "   " + cpu(result.serverCPUMilliseconds).leftPadded(to: 18) + cpu(result.generatorCPUMilliseconds).leftPadded(to: 16)
             )
             if let failure = result.firstFailure { lines.append("  first failure: \(failure.prefix(200))") }
+        }
+        if let appAttest {
+            lines.append("App Attest, in process on 1 core (\(appAttest.vector)): " + String(
+                format: "attestation verify %.0f/s, assertion verify %.0f/s", appAttest.attestationsPerSecond, appAttest.assertionsPerSecond
+            ))
         }
         return lines.joined(separator: "\n")
     }

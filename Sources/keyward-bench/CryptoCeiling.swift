@@ -2,20 +2,25 @@ import Foundation
 import KeywardJOSE
 
 /// Single-core signature throughput measured in the same run as the HTTP scenarios: ES256, the ceiling any
-/// DPoP-protected request (one or two verifications) is compared with, and RS256 with RSA-2048, what a host
-/// token's verification costs (the sign rate is for reference: a host's auth provider signs, not Keyward).
+/// DPoP-protected request (one or two verifications) is compared with, RS256 with RSA-2048, what a host
+/// token's verification costs (the sign rate is for reference: a host's auth provider signs, not Keyward), and
+/// ES384, the curve of Apple's App Attest intermediate and root (two P-384 verifications per attestation).
 struct CryptoCeiling: Codable {
     let es256VerifyPerSecond: Double
     let es256SignPerSecond: Double
     let rs256VerifyPerSecond: Double
     let rs256SignPerSecond: Double
+    let es384VerifyPerSecond: Double
+    let es384SignPerSecond: Double
 
     static func measure(seconds: Double) -> CryptoCeiling {
         let message = Array(repeating: UInt8(ascii: "a"), count: 300)
         let es256 = rates(key: try! SigningKey.generate(.es256), message: message, seconds: seconds)
         let rs256 = rates(key: try! SigningKey.generate(.rs256), message: message, seconds: seconds)
+        let es384 = rates(key: try! SigningKey.generate(.es384), message: message, seconds: seconds)
         return CryptoCeiling(
-            es256VerifyPerSecond: es256.verify, es256SignPerSecond: es256.sign, rs256VerifyPerSecond: rs256.verify, rs256SignPerSecond: rs256.sign
+            es256VerifyPerSecond: es256.verify, es256SignPerSecond: es256.sign, rs256VerifyPerSecond: rs256.verify, rs256SignPerSecond: rs256.sign,
+            es384VerifyPerSecond: es384.verify, es384SignPerSecond: es384.sign
         )
     }
 
@@ -27,16 +32,29 @@ struct CryptoCeiling: Codable {
         return (verifies, signs)
     }
 
-    private static func rate(seconds: Double, _ operation: () -> Void) -> Double {
+    /// Operations per second of `operation` run back to back on this thread for at least `seconds`.
+    static func rate(seconds: Double, _ operation: () -> Void) -> Double {
         let clock = ContinuousClock()
         let start = clock.now
         var count = 0
         while true {
             for _ in 0..<100 { operation() }
             count += 100
-            let elapsed = clock.now - start
-            let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            if elapsedSeconds >= seconds { return Double(count) / elapsedSeconds }
+            let elapsed = (clock.now - start).seconds
+            if elapsed >= seconds { return Double(count) / elapsed }
+        }
+    }
+
+    /// The same for an async operation, awaited one at a time (one core, as long as it does not fan out).
+    static func rate(seconds: Double, _ operation: () async throws -> Void) async rethrows -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var count = 0
+        while true {
+            for _ in 0..<100 { try await operation() }
+            count += 100
+            let elapsed = (clock.now - start).seconds
+            if elapsed >= seconds { return Double(count) / elapsed }
         }
     }
 }

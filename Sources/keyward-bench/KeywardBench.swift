@@ -6,11 +6,12 @@ import Foundation
 struct KeywardBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keyward-bench",
-        abstract: "Measure Keyward's token endpoint, DPoP-protected requests, push-MFA login round trips and host-token exchanges against the crypto ceiling.",
+        abstract: "Measure Keyward's token endpoint, DPoP-protected requests, push-MFA login round trips, host-token exchanges and App Attest verification against the crypto ceiling.",
         discussion: """
             Starts `keyward serve --demo` (release build next to this binary, embedded SQLite, fresh data \
-            directory, loopback) unless --url names a running demo server, measures the single-core ES256 and \
-            RS256 ceilings, then runs each scenario and prints a table; --json writes the figures as JSON.
+            directory, loopback) unless --url names a running demo server, measures the single-core ES256, \
+            RS256 and ES384 ceilings, then runs each scenario and prints a table; --json writes the figures as JSON. \
+            app-attest runs in this process and needs no server: `--scenarios app-attest` starts none.
             Build both first: swift build -c release --product keyward && swift build -c release --product keyward-bench
             """
     )
@@ -39,13 +40,16 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Write the results as JSON to this file.")
     var json: String?
 
-    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token (default: all; with --url, token and protected: the other two set up with the keyward CLI on the server's database).")
+    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest (default: all; with --url, token, protected and app-attest: push-login and host-token set up with the keyward CLI on the server's database).")
     var scenarios: String?
 
     private var scenarioNames: [String] {
-        (scenarios ?? (url == nil ? "token,protected,push-login,host-token" : "token,protected"))
+        (scenarios ?? (url == nil ? "token,protected,push-login,host-token,app-attest" : "token,protected,app-attest"))
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     }
+
+    @Option(name: .customLong("app-attest-vector"), help: "app-attest: the App Attest vector file (YAML as in Tests/Fixtures/app-attest; default: veehaitch-ios-14.4.yaml of the source tree this binary was built from).")
+    var appAttestVector: String?
 
     @Option(help: "push-login: concurrent logins (one user and device each).")
     var logins = 100
@@ -65,10 +69,10 @@ struct KeywardBench: AsyncParsableCommand {
         guard (1...400).contains(logins) else { throw ValidationError("--logins must be 1...400") }
         guard (0...19).contains(generatorNice) else { throw ValidationError("--generator-nice must be 0...19") }
         if let loginRate, !(1...10_000).contains(loginRate) { throw ValidationError("--login-rate must be 1...10000 round trips per second") }
-        let known: Set<String> = ["token", "protected", "push-login", "host-token"]
+        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest"]
         let names = scenarioNames
         for name in names where !known.contains(name) {
-            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token)")
+            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest)")
         }
         if url != nil, let needsCLI = names.first(where: { $0 == "push-login" || $0 == "host-token" }) {
             throw ValidationError("\(needsCLI) sets up with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
@@ -76,6 +80,44 @@ struct KeywardBench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let selected = Set(scenarioNames)
+        let ceiling = measureCeiling()
+        var results: [ScenarioResult] = []
+        if !selected.subtracting(["app-attest"]).isEmpty {
+            results = try await runHTTPScenarios(selected)
+        }
+        var appAttest: AppAttestThroughput?
+        if selected.contains("app-attest") {
+            let vector = appAttestVector.map { URL(fileURLWithPath: $0) } ?? AppAttestThroughput.defaultVector
+            log("app-attest: verifying \(vector.lastPathComponent) in process (\(cryptoSeconds) s per operation, one core)")
+            appAttest = try await AppAttestThroughput.measure(vectorFile: vector, seconds: cryptoSeconds)
+        }
+
+        let report = BenchReport(
+            date: Date(), cores: ProcessInfo.processInfo.activeProcessorCount, database: database.map { $0.hasPrefix("postgres") ? "postgresql" : "sqlite" } ?? "sqlite",
+            requestsPerScenario: requests, concurrency: concurrency, generatorNice: generatorNice, ceiling: ceiling, scenarios: results,
+            appAttest: appAttest
+        )
+        print(report.table())
+        if let json {
+            try report.jsonData().write(to: URL(fileURLWithPath: json))
+            log("wrote \(json)")
+        }
+    }
+
+    private func measureCeiling() -> CryptoCeiling {
+        log("measuring the crypto ceiling (\(cryptoSeconds) s per operation, one core)")
+        let ceiling = CryptoCeiling.measure(seconds: cryptoSeconds)
+        log(String(
+            format: "ES256 verify %.0f/s, ES256 sign %.0f/s, RS256 (RSA-2048) verify %.0f/s, RS256 sign %.0f/s, ES384 verify %.0f/s, ES384 sign %.0f/s",
+            ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond, ceiling.rs256VerifyPerSecond, ceiling.rs256SignPerSecond,
+            ceiling.es384VerifyPerSecond, ceiling.es384SignPerSecond
+        ))
+        return ceiling
+    }
+
+    /// The scenarios that send HTTP to a server: the one at --url, or one started here and stopped at the end.
+    private func runHTTPScenarios(_ selected: Set<String>) async throws -> [ScenarioResult] {
         let process: ServerProcess?
         let baseURL: String
         if let url {
@@ -90,19 +132,11 @@ struct KeywardBench: AsyncParsableCommand {
         }
         defer { process?.stop() }
 
-        log("measuring the crypto ceiling (\(cryptoSeconds) s per operation, one core)")
-        let ceiling = CryptoCeiling.measure(seconds: cryptoSeconds)
-        log(String(
-            format: "ES256 verify %.0f/s, ES256 sign %.0f/s, RS256 (RSA-2048) verify %.0f/s, RS256 sign %.0f/s",
-            ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond, ceiling.rs256VerifyPerSecond, ceiling.rs256SignPerSecond
-        ))
-
         guard let port = URLComponents(string: baseURL)?.port, baseURL.hasPrefix("http://127.0.0.1:") else {
             throw ValidationError("--url must be http://127.0.0.1:PORT (the load generator speaks plain HTTP on loopback)")
         }
         let threads = WorkerThreads(meter: CPUMeter(serverPID: process?.processIdentifier), nice: generatorNice)
         let workloads = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, threads: threads, log: log)
-        let selected = Set(scenarioNames)
         var results: [ScenarioResult] = []
         if selected.contains("token") { results.append(try workloads.tokenEndpoint()) }
         if selected.contains("protected") { results.append(try workloads.protectedResource()) }
@@ -118,16 +152,7 @@ struct KeywardBench: AsyncParsableCommand {
         if selected.contains("host-token") {
             results.append(try HostTokenScenario(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, cli: cli, threads: threads, log: log).run())
         }
-
-        let report = BenchReport(
-            date: Date(), cores: ProcessInfo.processInfo.activeProcessorCount, database: database.map { $0.hasPrefix("postgres") ? "postgresql" : "sqlite" } ?? "sqlite",
-            requestsPerScenario: requests, concurrency: concurrency, generatorNice: generatorNice, ceiling: ceiling, scenarios: results
-        )
-        print(report.table())
-        if let json {
-            try report.jsonData().write(to: URL(fileURLWithPath: json))
-            log("wrote \(json)")
-        }
+        return results
     }
 
     private func log(_ message: String) {
