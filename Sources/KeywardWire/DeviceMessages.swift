@@ -57,3 +57,32 @@ public struct DeviceRegistrationResponse: Codable, Sendable, Equatable {
         case code
     }
 }
+
+/// `GET /v1/device/status` (a signed request): the signing device's record.
+public struct DeviceStatusResponse: Codable, Sendable, Equatable {
+    public var appId: String
+    public var deviceId: String
+    public var platform: String
+    public var status: String
+    /// RFC 3339, UTC.
+    public var registeredAt: String
+    /// RFC 3339, UTC; absent until the key is first rotated.
+    public var keyRotatedAt: String?
+
+    public init(appId: String, deviceId: String, platform: String, status: String, registeredAt: String, keyRotatedAt: String?) {
+        self.appId = appId
+        self.deviceId = deviceId
+        self.platform = platform
+        self.status = status
+        self.registeredAt = registeredAt
+        self.keyRotatedAt = keyRotatedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case appId = "app_id"
+        case deviceId = "device_id"
+        case platform, status
+        case registeredAt = "registered_at"
+        case keyRotatedAt = "key_rotated_at"
+    }
+}

@@ -43,6 +43,18 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case deviceIdTaken = "DEVICE_ID_TAKEN"
     /// Development traffic for an app that does not allow the development bypass.
     case devModeRefused = "DEV_MODE_REFUSED"
+    /// A signed request's timestamp is outside the server's window; `server_timestamp` says the server's time.
+    case clockSkew = "CLOCK_SKEW"
+    /// A signed request was seen before (the same signed message).
+    case nonceReplay = "NONCE_REPLAY"
+    /// No device with this app id and device id is registered.
+    case notRegistered = "NOT_REGISTERED"
+    /// The device's registration waits for an operator (its app's policy stored it as pending).
+    case devicePending = "DEVICE_PENDING"
+    /// An operator refused the device.
+    case deviceRevoked = "DEVICE_REVOKED"
+    /// The request signature is missing, malformed, or not the device key's signature over the request.
+    case invalidSignature = "INVALID_SIGNATURE"
 }
 
 /// The JSON error body of Keyward's own API routes.

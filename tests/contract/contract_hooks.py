@@ -17,6 +17,7 @@ device to remove), which is what a 2xx needs. The rest stay as generated, realm 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import re
@@ -285,24 +286,75 @@ def _device_challenge(case, valid: bool) -> None:
         case.body = {"app_id": DEVICE_APP}
 
 
-def _device_registration(case, valid: bool) -> None:
-    """A new installation: a fresh P-256 key, a challenge, and the key's signature over it."""
-    if valid:
+class Installation:
+    """An app installation of DEVICE_APP: a P-256 key, registered through the API, that signs its requests."""
+
+    def __init__(self):
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.device_id: str | None = None
+
+    @staticmethod
+    def challenge() -> str:
         answer = requests.post(f"{ISSUER}/v1/device/challenge", json={"app_id": DEVICE_APP}, timeout=TIMEOUT)
         answer.raise_for_status()
-        challenge = answer.json()["challenge"]
-        key = ec.generate_private_key(ec.SECP256R1())
-        point = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        return answer.json()["challenge"]
+
+    @staticmethod
+    def point(key) -> str:
+        return base64.b64encode(key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)).decode()
+
+    @staticmethod
+    def sign(key, data: bytes) -> str:
+        return base64.b64encode(key.sign(data, ec.ECDSA(hashes.SHA256()))).decode()
+
+    def registration(self) -> dict[str, Any]:
+        challenge = self.challenge()
+        return {"app_id": DEVICE_APP, "challenge": challenge, "platform": "ios", "public_key": self.point(self.key),
+                "proof": self.sign(self.key, challenge.encode())}
+
+    def registered(self) -> "Installation":
+        answer = requests.post(f"{ISSUER}/v1/device/register", json=self.registration(), timeout=TIMEOUT)
+        answer.raise_for_status()
+        self.device_id = answer.json()["device_id"]
+        return self
+
+    def sign_request(self, case, method: str, target: str, body: bytes) -> None:
+        """The signing headers over METHOD, target, time, nonce and the body's digest (README, "Signed device requests")."""
+        timestamp, nonce = str(int(time.time())), str(uuid.uuid4())
+        message = "\n".join([method, target, timestamp, nonce, hashlib.sha256(body).hexdigest()]).encode()
+        case.headers.update({"X-App-ID": DEVICE_APP, "X-Device-ID": self.device_id, "X-Keyward-Timestamp": timestamp,
+                             "X-Keyward-Nonce": nonce, "X-Keyward-Sig-Version": "1", "X-Keyward-Signature": self.sign(self.key, message)})
+
+
+def _device_registration(case, valid: bool) -> None:
+    if valid:
         case.headers.pop("X-Keyward-Dev-Mode", None)
-        case.body = {
-            "app_id": DEVICE_APP, "challenge": challenge, "platform": "ios", "public_key": base64.b64encode(point).decode(),
-            "proof": base64.b64encode(key.sign(challenge.encode(), ec.ECDSA(hashes.SHA256()))).decode(),
-        }
+        case.body = Installation().registration()
+
+
+def _device_status(case, valid: bool) -> None:
+    if valid:
+        installation = Installation().registered()
+        case.path_parameters["realm"] = REALM
+        installation.sign_request(case, "GET", f"/realms/{REALM}/v1/device/status", b"")
+
+
+def _device_rotation(case, valid: bool) -> None:
+    if valid:
+        installation = Installation().registered()
+        new_key = ec.generate_private_key(ec.SECP256R1())
+        challenge = Installation.challenge()
+        case.path_parameters["realm"] = REALM
+        case.body = {"challenge": challenge, "new_public_key": Installation.point(new_key), "proof": Installation.sign(new_key, challenge.encode())}
+        # The signature covers the body's bytes: signed as schemathesis serializes a JSON body (json.dumps defaults).
+        installation.sign_request(case, "POST", f"/realms/{REALM}/v1/device/rotate-key", json.dumps(case.body).encode())
 
 
 SETUP = {
     "postDeviceChallenge": _device_challenge,
     "postDeviceRegistration": _device_registration,
+    "getDeviceStatus": _device_status,
+    "postDeviceKeyRotation": _device_rotation,
     "getWhoAmI": lambda case, valid: _whoami(case),
     "postToken": lambda case, valid: _token(case, valid),
     "postChallengeResponse": _device_operation,

@@ -29,6 +29,7 @@ public struct AuditEvent: Sendable, Equatable {
         case deviceAppRemoved = "DeviceAppRemoved"
         case deviceRegistered = "DeviceRegistered"
         case deviceRegistrationRefused = "DeviceRegistrationRefused"
+        case deviceKeyRotated = "DeviceKeyRotated"
         /// Development traffic for an app that may not have any: a build meant for QA reached production, or someone
         /// is probing for a bypass.
         case devModeRefused = "DevModeRefused"

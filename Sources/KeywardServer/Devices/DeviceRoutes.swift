@@ -44,9 +44,38 @@ struct DeviceRoutes {
                 return JSONResponse.make(answer, status: registration.alreadyRegistered ? .ok : .created, headers: Self.noStore)
             }
         }
+        router.get("\(base)/status") { request, context in
+            try await answer(context) {
+                let realm = try await realmName(context)
+                let body = try await request.body.collect(upTo: maxBodySize)
+                let device = try await service.authenticate(realm: realm, request: try signed(request, body: body.readableBytesView))
+                return JSONResponse.make(Self.status(device), headers: Self.noStore)
+            }
+        }
+        router.post("\(base)/rotate-key") { request, context in
+            try await answer(context) {
+                let realm = try await realmName(context)
+                let body = try await request.body.collect(upTo: maxBodySize)
+                let device = try await service.authenticate(realm: realm, request: try signed(request, body: body.readableBytesView))
+                let rotation = try KeyRotationRequest(json: try Self.jsonObject(request, body: body.readableBytesView))
+                return JSONResponse.make(Self.status(try await service.rotateKey(device: device, rotation: rotation)), headers: Self.noStore)
+            }
+        }
     }
 
     static let noStore: HTTPFields = [.cacheControl: "no-store"]
+
+    private func signed(_ request: Request, body: some Collection<UInt8>) throws(DeviceError) -> SignedRequest {
+        // The request target exactly as sent: path and query are signed byte for byte.
+        try SignedRequest(headers: request.headers, method: request.method.rawValue, target: request.head.path ?? "/", body: body)
+    }
+
+    private static func status(_ device: Device) -> DeviceStatusResponse {
+        DeviceStatusResponse(
+            appId: device.appId, deviceId: device.deviceId, platform: device.platform.rawValue, status: device.status.rawValue,
+            registeredAt: device.registeredAt.formatted(.iso8601), keyRotatedAt: device.keyRotatedAt?.formatted(.iso8601)
+        )
+    }
 
     /// Any value but "false" or "0" counts: a header that is there was put there on purpose.
     static func isDevelopmentTraffic(_ headers: HTTPFields) -> Bool {
@@ -70,12 +99,16 @@ struct DeviceRoutes {
     }
 
     private func jsonBody(_ request: Request) async throws -> JSONObject {
+        let buffer = try await request.body.collect(upTo: maxBodySize)
+        return try Self.jsonObject(request, body: buffer.readableBytesView)
+    }
+
+    private static func jsonObject(_ request: Request, body: some Collection<UInt8>) throws(DeviceError) -> JSONObject {
         guard request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json" else {
             throw DeviceError(.unsupportedMediaType, .unsupportedMediaType, "Content-Type must be application/json")
         }
-        let buffer = try await request.body.collect(upTo: maxBodySize)
         do {
-            return try StrictJSON.parseObject(Array(buffer.readableBytesView))
+            return try StrictJSON.parseObject(body)
         } catch {
             throw DeviceError.invalidRequest("the body is not a JSON object: \(error.message)")
         }

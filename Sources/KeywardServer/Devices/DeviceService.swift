@@ -83,7 +83,7 @@ public final class DeviceService: Sendable {
         } catch {
             throw DeviceError(.badRequest, .invalidChallenge, "the challenge was not issued for this app in this realm")
         }
-        let key = try Self.verifyProof(request)
+        let key = try Self.verifyProof(publicKey: request.publicKey, proof: request.proof, challenge: request.challenge)
         let thumbprint = try Self.thumbprint(key)
 
         let spent: Bool
@@ -127,6 +127,56 @@ public final class DeviceService: Sendable {
             "attestation": judged.summary["type"]?.stringValue ?? "none",
         ])
         return Registration(device: device, alreadyRegistered: false)
+    }
+
+    /// The registered device that signed this request (see `SignedRequest`).
+    func authenticate(realm: String, request: SignedRequest) async throws(DeviceError) -> Device {
+        let app = try await lookup({ try await self.store.app(realm: realm, appId: request.appId) })
+        let authenticator = DeviceRequestAuthenticator(store: store, replayStore: replayStore, clock: clock)
+        return try await authenticator.authenticate(request, realm: realm, app: app)
+    }
+
+    /// Replaces an authenticated device's key: the request is signed by the old key over a fresh challenge and
+    /// the new key, and the new key's own signature over the challenge proves it is held. The device id stays; the
+    /// old key is refused from then on.
+    func rotateKey(device: Device, rotation: KeyRotationRequest) async throws(DeviceError) -> Device {
+        let now = clock.now()
+        let challenge: DeviceChallenge
+        do throws(DeviceChallenge.Refusal) {
+            challenge = try DeviceChallenge.open(rotation.challenge, realm: device.realm, appId: device.appId, key: challengeKey, now: now)
+        } catch .expired {
+            throw DeviceError(.badRequest, .challengeExpired, "the challenge has expired; ask for a new one")
+        } catch {
+            throw DeviceError(.badRequest, .invalidChallenge, "the challenge was not issued for this app in this realm")
+        }
+        let key = try Self.verifyProof(publicKey: rotation.newPublicKey, proof: rotation.proof, challenge: rotation.challenge)
+        let thumbprint = try Self.thumbprint(key)
+        guard thumbprint != device.keyThumbprint else { throw .invalidRequest("new_public_key is the device's current key") }
+        let spent: Bool
+        do {
+            spent = try await replayStore.recordOnce(
+                scope: "device-challenge:" + device.realm, key: Base64URL.encode(challenge.nonce), expiresAt: challenge.expiresAt.addingTimeInterval(60), now: now
+            )
+        } catch {
+            throw .unavailable
+        }
+        guard spent else { throw DeviceError(.badRequest, .invalidChallenge, "the challenge was used already; ask for a new one") }
+        let replaced: Bool
+        do {
+            replaced = try await store.replaceKey(
+                realm: device.realm, appId: device.appId, deviceId: device.deviceId, previousThumbprint: device.keyThumbprint,
+                publicKey: rotation.newPublicKey, thumbprint: thumbprint, at: now
+            )
+        } catch StoreError.conflict {
+            throw DeviceError(.conflict, .keyAlreadyRegistered, "the new key is registered already for this app")
+        } catch {
+            throw .unavailable
+        }
+        guard replaced else { throw DeviceError(.conflict, .registrationInProgress, "the device's key changed meanwhile; sign with its current key") }
+        await audit.record(.deviceKeyRotated, realm: device.realm, userId: nil, details: ["app_id": device.appId, "device_id": device.deviceId])
+        var rotated = device
+        (rotated.publicKey, rotated.keyThumbprint, rotated.keyRotatedAt) = (rotation.newPublicKey, thumbprint, now)
+        return rotated
     }
 
     private struct Judgement {
@@ -185,15 +235,15 @@ public final class DeviceService: Sendable {
     }
 
     /// The new key's signature over the challenge: possession proven whatever the attestation says.
-    private static func verifyProof(_ request: RegistrationRequest) throws(DeviceError) -> P256.Signing.PublicKey {
-        guard let key = try? P256.Signing.PublicKey(x963Representation: request.publicKey) else {
-            throw DeviceError(.badRequest, .invalidPublicKey, "public_key is not a point on P-256")
+    private static func verifyProof(publicKey: [UInt8], proof: [UInt8], challenge: String) throws(DeviceError) -> P256.Signing.PublicKey {
+        guard let key = try? P256.Signing.PublicKey(x963Representation: publicKey) else {
+            throw DeviceError(.badRequest, .invalidPublicKey, "the public key is not a point on P-256")
         }
-        let signature = request.proof.count == 64
-            ? try? P256.Signing.ECDSASignature(rawRepresentation: request.proof)
-            : try? P256.Signing.ECDSASignature(derRepresentation: request.proof)
-        guard let signature, key.isValidSignature(signature, for: Array(request.challenge.utf8)) else {
-            throw DeviceError(.badRequest, .invalidProof, "proof is not public_key's ECDSA P-256 SHA-256 signature over the challenge")
+        let signature = proof.count == 64
+            ? try? P256.Signing.ECDSASignature(rawRepresentation: proof)
+            : try? P256.Signing.ECDSASignature(derRepresentation: proof)
+        guard let signature, key.isValidSignature(signature, for: Array(challenge.utf8)) else {
+            throw DeviceError(.badRequest, .invalidProof, "proof is not the new key's ECDSA P-256 SHA-256 signature over the challenge")
         }
         return key
     }

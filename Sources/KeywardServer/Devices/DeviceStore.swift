@@ -13,4 +13,14 @@ public protocol DeviceStore: Sendable {
     func device(realm: String, appId: String, deviceId: String) async throws -> Device?
     func device(realm: String, appId: String, keyThumbprint: String) async throws -> Device?
     func listDevices(realm: String, appId: String) async throws -> [Device]
+
+    /// Stores `counter` as the device's App Attest assertion counter if it is greater than the stored one, in one
+    /// statement (compare-and-set: of two assertions racing with one counter, one wins). Returns whether it did.
+    func advanceAssertionCounter(realm: String, appId: String, deviceId: String, to counter: Int64) async throws -> Bool
+
+    /// Replaces the device's key, if it still is `previousThumbprint` (compare-and-set against a concurrent rotation).
+    /// `StoreError.conflict` when the new key is registered already for the app.
+    func replaceKey(
+        realm: String, appId: String, deviceId: String, previousThumbprint: String, publicKey: [UInt8], thumbprint: String, at: Date
+    ) async throws -> Bool
 }

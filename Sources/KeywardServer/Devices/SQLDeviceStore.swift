@@ -94,6 +94,30 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
+    public func advanceAssertionCounter(realm: String, appId: String, deviceId: String, to counter: Int64) async throws -> Bool {
+        try await StoreErrorMapping.mapping("advanceAssertionCounter") {
+            try await database.sql.countingRows("""
+                UPDATE devices SET assertion_counter = \(bind: counter)
+                WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId) AND assertion_counter < \(bind: counter)
+                RETURNING 1 AS advanced
+                """) > 0
+        }
+    }
+
+    public func replaceKey(
+        realm: String, appId: String, deviceId: String, previousThumbprint: String, publicKey: [UInt8], thumbprint: String, at: Date
+    ) async throws -> Bool {
+        try await StoreErrorMapping.mapping("replaceKey", conflict: "the new key is registered already for app '\(appId)'") {
+            try await database.sql.countingRows("""
+                UPDATE devices SET public_key = \(bind: Base64URL.encode(publicKey)), key_thumbprint = \(bind: thumbprint),
+                    key_rotated_at = \(bind: StorageTime.milliseconds(at))
+                WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId)
+                    AND key_thumbprint = \(bind: previousThumbprint)
+                RETURNING 1 AS replaced
+                """) > 0
+        }
+    }
+
     // MARK: - Rows
 
     private static let appColumns = """

@@ -9,7 +9,7 @@ import XCTest
 
 /// An app installation for the device API tests: a P-256 key, and the requests it sends.
 struct TestInstallation: Sendable {
-    let key = P256.Signing.PrivateKey()
+    var key = P256.Signing.PrivateKey()
     var publicKeyText: String { Data(key.publicKey.x963Representation).base64EncodedString() }
 
     /// The registration body for `challenge`: the key, its proof over the challenge, and `extra` members.
@@ -21,6 +21,24 @@ struct TestInstallation: Sendable {
         if let deviceId { body["device_id"] = .string(deviceId) }
         for (name, value) in extra { body[name] = value }
         return body
+    }
+}
+
+extension TestInstallation {
+    /// The signing headers of a request by this installation (docs: README, "Signed device requests").
+    func signedHeaders(
+        appId: String = DeviceFixture.iosApp, deviceId: String, method: String, target: String, body: [UInt8] = [], timestamp: Int64,
+        nonce: String = UUID().uuidString
+    ) throws -> HTTPFields {
+        let digest = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+        let message = [method, target, String(timestamp), nonce, digest].joined(separator: "\n")
+        let signature = try key.signature(for: Array(message.utf8))
+        return [
+            HTTPField.Name("X-App-ID")!: appId, HTTPField.Name("X-Device-ID")!: deviceId,
+            HTTPField.Name("X-Keyward-Timestamp")!: String(timestamp), HTTPField.Name("X-Keyward-Nonce")!: nonce,
+            HTTPField.Name("X-Keyward-Signature")!: Data(signature.derRepresentation).base64EncodedString(),
+            HTTPField.Name("X-Keyward-Sig-Version")!: "1",
+        ]
     }
 }
 
@@ -59,6 +77,19 @@ extension TestClientProtocol {
         let answer = try await postJSON("/realms/demo/v1/device/challenge", ["app_id": .string(appId)])
         XCTAssertEqual(answer.status, .ok, "challenge refused: \(answer.json)")
         return try XCTUnwrap(answer.json["challenge"]?.stringValue)
+    }
+
+    func deviceStatus(headers: HTTPFields, target: String = "/realms/demo/v1/device/status") async throws -> JSONAnswer {
+        try await execute(uri: target, method: .get, headers: headers) { response in
+            (response.status, (try? StrictJSON.parseObject(response.body.readableBytesView)) ?? [:], response.headers)
+        }
+    }
+
+    /// Registers `installation` (the app's policy must accept a missing attestation); returns the device id.
+    func registeredDevice(_ installation: TestInstallation, appId: String = DeviceFixture.iosApp) async throws -> String {
+        let answer = try await registerDevice(try installation.registration(appId: appId, challenge: try await deviceChallenge(appId)))
+        XCTAssertEqual(answer.status, .created, "registration refused: \(answer.json)")
+        return try XCTUnwrap(answer.json["device_id"]?.stringValue)
     }
 
     func registerDevice(_ body: JSONObject, headers: HTTPFields = [:]) async throws -> JSONAnswer {

@@ -1,0 +1,98 @@
+import Crypto
+import Foundation
+import KeywardAttestation
+import KeywardJOSE
+
+/// Checks signed device requests (`SignedRequest`): the time window, the device and its status, the signature by
+/// its key (or its App Attest key's assertion, counter advanced atomically), and single use of the signed message.
+struct DeviceRequestAuthenticator: Sendable {
+    let store: any DeviceStore
+    let replayStore: any ReplayStore
+    let clock: any KeywardClock
+
+    /// Accepted distance between a request's timestamp and the server's clock, either way.
+    static let window: TimeInterval = 300
+
+    func authenticate(_ request: SignedRequest, realm: String, app: DeviceApp?) async throws(DeviceError) -> Device {
+        let now = clock.now()
+        let serverTime = Int64(now.timeIntervalSince1970.rounded(.down))
+        // Whole seconds on both sides, as the header carries them.
+        guard abs(request.timestamp - serverTime) <= Int64(Self.window) else {
+            throw DeviceError(
+                .unauthorized, .clockSkew, "the request's timestamp is more than \(Int(Self.window)) s from the server's time",
+                serverTimestamp: serverTime
+            )
+        }
+        let found: Device?
+        do {
+            found = try await store.device(realm: realm, appId: request.appId, deviceId: request.deviceId)
+        } catch {
+            throw .unavailable
+        }
+        guard let device = found else {
+            throw DeviceError(.unauthorized, .notRegistered, "no device '\(displayable(request.deviceId))' is registered for app '\(displayable(request.appId))'")
+        }
+        switch request.version {
+        case .deviceKey: try Self.verifyDeviceKeySignature(request, device: device)
+        case .appAttestAssertion: try await verifyAssertion(request, device: device, app: app)
+        }
+        switch device.status {
+        case .registered: break
+        case .pending: throw DeviceError(.forbidden, .devicePending, "the device's registration waits for an operator's decision")
+        case .rejected: throw DeviceError(.forbidden, .deviceRevoked, "the device was refused by an operator")
+        }
+        // Keyed by the signed message itself (nonce included): a replay, even with a re-encoded signature, is the
+        // same message.
+        let fresh: Bool
+        do {
+            fresh = try await replayStore.recordOnce(
+                scope: "device-request:\(realm):\(device.appId):\(device.deviceId)", key: Base64URL.encode(SHA256.hash(data: request.message)),
+                expiresAt: Date(timeIntervalSince1970: TimeInterval(request.timestamp) + Self.window + 60), now: now
+            )
+        } catch {
+            throw .unavailable
+        }
+        guard fresh else { throw DeviceError(.unauthorized, .nonceReplay, "this signed request was received before") }
+        return device
+    }
+
+    private static func verifyDeviceKeySignature(_ request: SignedRequest, device: Device) throws(DeviceError) {
+        guard let key = try? P256.Signing.PublicKey(x963Representation: device.publicKey) else { throw .unavailable }
+        let signature = request.signature.count == 64
+            ? try? P256.Signing.ECDSASignature(rawRepresentation: request.signature)
+            : try? P256.Signing.ECDSASignature(derRepresentation: request.signature)
+        guard let signature, key.isValidSignature(signature, for: request.message) else {
+            throw DeviceError(.unauthorized, .invalidSignature, "the signature is not the device key's over this request")
+        }
+    }
+
+    /// An App Attest assertion over the message (its client data), by the key attested at registration.
+    private func verifyAssertion(_ request: SignedRequest, device: Device, app: DeviceApp?) async throws(DeviceError) {
+        guard let attested = device.appAttestPublicKey, let counter = device.assertionCounter,
+            let key = try? P256.Signing.PublicKey(x963Representation: attested), let appleAppId = app?.appleAppId
+        else {
+            throw DeviceError(.unauthorized, .invalidSignature, "the device was not registered with App Attest; sign with its key (version 1)")
+        }
+        let verifier = AppAttestVerifier(appID: appleAppId, environment: app?.environment == .production ? .production : .development)
+        let assertion: AppAttestAssertion
+        do throws(AttestationFailure) {
+            assertion = try verifier.verifyAssertion(
+                request.signature, clientData: .data(request.message), publicKey: key, previousCounter: UInt32(clamping: counter)
+            )
+        } catch {
+            throw DeviceError(.unauthorized, .invalidSignature, "the App Attest assertion was refused: \(error.detail)", reason: error.reason.rawValue)
+        }
+        let advanced: Bool
+        do {
+            advanced = try await store.advanceAssertionCounter(realm: device.realm, appId: device.appId, deviceId: device.deviceId, to: Int64(assertion.counter))
+        } catch {
+            throw .unavailable
+        }
+        guard advanced else {
+            throw DeviceError(
+                .unauthorized, .invalidSignature, "the assertion's counter does not exceed the stored one (a replay or a concurrent assertion)",
+                reason: AttestationReason.counterNotIncreasing.rawValue
+            )
+        }
+    }
+}
