@@ -35,8 +35,8 @@ public struct AndroidCertificateChain: Sendable {
         try self.init(certificates: certificates)
     }
 
-    /// Base64 DER certificates, leaf first. Standard or URL-safe alphabet, padding optional: Android apps encode
-    /// with either `Base64.DEFAULT`/`NO_WRAP` or `URL_SAFE`.
+    /// Base64 DER certificates, leaf first. Standard or URL-safe alphabet, padding optional, line breaks ignored:
+    /// Android apps encode with `Base64.DEFAULT` (lines of 76), `NO_WRAP` or `URL_SAFE`.
     public init(base64 items: [String]) throws(AttestationFailure) {
         guard items.count <= Self.maximumCertificates else {
             throw AttestationFailure(.malformed, "the chain has \(items.count) certificates, more than \(Self.maximumCertificates)")
@@ -128,7 +128,14 @@ public struct AndroidCertificateChain: Sendable {
 
     static func base64Decoded(_ text: String) -> [UInt8]? {
         guard text.utf8.count <= maximumCertificateSize * 2 else { return nil }
-        var standard = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
+        var standard = String(text.compactMap { character -> Character? in
+            switch character {
+            case "\n", "\r", "\r\n": nil
+            case "-": "+"
+            case "_": "/"
+            default: character
+            }
+        })
         if standard.utf8.count % 4 != 0 { standard += String(repeating: "=", count: 4 - standard.utf8.count % 4) }
         return Data(base64Encoded: standard).map(Array.init)
     }
