@@ -6,6 +6,8 @@ import KeywardJOSE
 /// The attestation verifiers of KeywardAttestation, applied with an app's settings — the same code
 /// `keyward attestation verify` runs for an operator.
 struct PlatformAttestationVerifier: DeviceAttestationVerifier {
+    /// Apple's App Attestation root (tests pin a root of their own to forge attestations).
+    var appleRoots: PinnedRoots = .appleAppAttestation
     /// Google's roots, plus any the operator added.
     var androidRoots: PinnedRoots = .googleHardwareAttestation
     /// The operator's copy of Google's attestation status list, when configured.
@@ -31,7 +33,7 @@ struct PlatformAttestationVerifier: DeviceAttestationVerifier {
             throw AttestationFailure(.malformed, "an App Attest attestation for an \(app.platform.rawValue) app")
         }
         let environment: AppAttestEnvironment = app.environment == .production ? .production : .development
-        let verifier = AppAttestVerifier(appID: appleAppId, environment: environment)
+        let verifier = AppAttestVerifier(appID: appleAppId, environment: environment, roots: appleRoots)
         var mismatch: AttestationFailure?
         for form in BindingNonce.AppAttestForm.allCases {
             do throws(AttestationFailure) {
