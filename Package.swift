@@ -117,6 +117,10 @@ let package = Package(
             name: "keyward",
             dependencies: [
                 "KeywardServer",
+                // `keyward attestation verify` runs the verifiers directly, offline.
+                "KeywardAttestation",
+                "KeywardJOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
