@@ -160,9 +160,22 @@ let package = Package(
         .testTarget(name: "KeywardWireTests", dependencies: ["KeywardWire"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardQRTests", dependencies: ["KeywardQR"], swiftSettings: swiftSettings),
         .testTarget(name: "KeywardCBORTests", dependencies: ["KeywardCBOR"], swiftSettings: swiftSettings),
+        // Attestations made in tests (a self-made CA in place of Apple's), shared by the verifier's and the server's tests.
+        .target(
+            name: "AttestationTestSupport",
+            dependencies: [
+                "KeywardCBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/AttestationTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "KeywardAttestationTests",
             dependencies: [
+                "AttestationTestSupport",
                 "KeywardAttestation",
                 "KeywardJOSE",
                 "KeywardCBOR",
@@ -202,6 +215,9 @@ let package = Package(
             name: "KeywardServerTests",
             dependencies: [
                 "KeywardServer",
+                "KeywardAttestation",
+                "KeywardCBOR",
+                "AttestationTestSupport",
                 "KeywardJOSE",
                 "KeywardWire",
                 "KeywardQR",

@@ -1,3 +1,4 @@
+import AttestationTestSupport
 import Crypto
 import Foundation
 import KeywardAttestation
@@ -96,13 +97,7 @@ final class AppAttestAssertionTests: XCTestCase {
     private func assertion(
         key: P256.Signing.PrivateKey, appID: String, counter: UInt32, clientData: [UInt8], trailer: [UInt8] = []
     ) throws -> [UInt8] {
-        let authenticatorData = Array(SHA256.hash(data: Array(appID.utf8))) + [0x40] + withUnsafeBytes(of: counter.bigEndian, Array.init) + trailer
-        let nonce = Data(SHA256.hash(data: authenticatorData + Array(SHA256.hash(data: clientData))))
-        let signature = try key.signature(for: nonce)
-        return CBORValue.map([
-            CBORMapEntry(.text("signature"), .bytes(Array(signature.derRepresentation))),
-            CBORMapEntry(.text("authenticatorData"), .bytes(authenticatorData)),
-        ]).encoded
+        try ForgedAppAttestation.assertion(key: key, appID: appID, counter: counter, clientData: clientData, trailer: trailer)
     }
 
     /// Newer iOS versions append a CBOR map (and set the AT flag) in assertions too: covered by the signature,

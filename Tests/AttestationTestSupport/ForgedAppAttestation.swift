@@ -8,24 +8,24 @@ import X509
 /// extension, so the object is right in every respect but its root. Pinning the CA lets the tests reach the checks
 /// behind the chain with objects the real vectors cannot provide (a trailing map, a wrong counter...); pinning
 /// Apple's root shows that a root sent inside x5c is never trusted.
-struct ForgedAppAttestation {
-    let time: Date
-    let caKey = P256.Signing.PrivateKey()
-    let ca: Certificate
-    let credentialKey = P256.Signing.PrivateKey()
+public struct ForgedAppAttestation: Sendable {
+    public let time: Date
+    public let caKey = P256.Signing.PrivateKey()
+    public let ca: Certificate
+    public let credentialKey = P256.Signing.PrivateKey()
 
-    var appID = "6MURL8TA57.de.vincent-haupert.apple-appattest-poc"
-    var aaguid = Array("appattestdevelop".utf8)
-    var counter: UInt32 = 0
-    var clientDataHash = Array(SHA256.hash(data: Array("forged challenge".utf8)))
+    public var appID = "6MURL8TA57.de.vincent-haupert.apple-appattest-poc"
+    public var aaguid = Array("appattestdevelop".utf8)
+    public var counter: UInt32 = 0
+    public var clientDataHash = Array(SHA256.hash(data: Array("forged challenge".utf8)))
     /// The credential id written into authData; the key id when nil.
-    var credentialID: [UInt8]?
+    public var credentialID: [UInt8]?
     /// The COSE key written into authData; the credential key's when nil.
-    var coseKey: CBORValue?
+    public var coseKey: CBORValue?
     /// A map after the COSE key, as newer devices write one.
-    var trailer: CBORValue?
+    public var trailer: CBORValue?
 
-    init(time: Date) throws {
+    public init(time: Date) throws {
         self.time = time
         let name = try DistinguishedName { CommonName("Forged App Attestation Root CA") }
         ca = try Certificate(
@@ -40,9 +40,9 @@ struct ForgedAppAttestation {
         )
     }
 
-    var keyID: [UInt8] { Array(SHA256.hash(data: credentialKey.publicKey.x963Representation)) }
+    public var keyID: [UInt8] { Array(SHA256.hash(data: credentialKey.publicKey.x963Representation)) }
 
-    static func coseKey(_ key: P256.Signing.PublicKey) -> CBORValue {
+    public static func coseKey(_ key: P256.Signing.PublicKey) -> CBORValue {
         let point = Array(key.x963Representation)
         return .map([
             CBORMapEntry(.integer(1), .integer(2)), CBORMapEntry(.integer(3), .integer(-7)), CBORMapEntry(.integer(-1), .integer(1)),
@@ -50,7 +50,7 @@ struct ForgedAppAttestation {
         ])
     }
 
-    var authData: [UInt8] {
+    public var authData: [UInt8] {
         let credential = credentialID ?? keyID
         var bytes = Array(SHA256.hash(data: Array(appID.utf8))) + [0x40]
         bytes += withUnsafeBytes(of: counter.bigEndian, Array.init)
@@ -61,7 +61,7 @@ struct ForgedAppAttestation {
     }
 
     /// The attestation object, x5c = [credential certificate, the forged CA].
-    func object() throws -> [UInt8] {
+    public func object() throws -> [UInt8] {
         let authData = authData
         let nonce = Array(SHA256.hash(data: authData + clientDataHash))
         var value = DER.Serializer()
@@ -90,9 +90,25 @@ struct ForgedAppAttestation {
         ]).encoded
     }
 
-    static func der(_ certificate: Certificate) throws -> [UInt8] {
+    public static func der(_ certificate: Certificate) throws -> [UInt8] {
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)
         return serializer.serializedBytes
+    }
+
+    /// An assertion by the credential key (`generateAssertion`): authenticatorData = rpIdHash ‖ flags ‖ counter ‖
+    /// `trailer`, signed as Apple's devices sign it (SHA-256 of the nonce, the nonce passed as a message).
+    public func assertion(counter: UInt32, clientData: [UInt8], trailer: [UInt8] = []) throws -> [UInt8] {
+        try Self.assertion(key: credentialKey, appID: appID, counter: counter, clientData: clientData, trailer: trailer)
+    }
+
+    public static func assertion(key: P256.Signing.PrivateKey, appID: String, counter: UInt32, clientData: [UInt8], trailer: [UInt8] = []) throws -> [UInt8] {
+        let authenticatorData = Array(SHA256.hash(data: Array(appID.utf8))) + [0x40] + withUnsafeBytes(of: counter.bigEndian, Array.init) + trailer
+        let nonce = Data(SHA256.hash(data: authenticatorData + Array(SHA256.hash(data: clientData))))
+        let signature = try key.signature(for: nonce)
+        return CBORValue.map([
+            CBORMapEntry(.text("signature"), .bytes(Array(signature.derRepresentation))),
+            CBORMapEntry(.text("authenticatorData"), .bytes(authenticatorData)),
+        ]).encoded
     }
 }

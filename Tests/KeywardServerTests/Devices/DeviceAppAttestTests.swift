@@ -1,0 +1,177 @@
+import AttestationTestSupport
+import Crypto
+import Foundation
+import HTTPTypes
+import KeywardAttestation
+import KeywardJOSE
+@testable import KeywardServer
+import XCTest
+
+/// Registration with App Attest and requests signed with its assertions. Real attestations cannot carry this
+/// server's challenge, so the attestations here are made in the test under a CA the service pins in place of
+/// Apple's (ForgedAppAttestation); the same objects through the real service are refused at the chain.
+final class DeviceAppAttestTests: XCTestCase {
+    static let teamId = "6MURL8TA57"
+    static let bundleId = "de.vincent-haupert.apple-appattest-poc"
+
+    /// The device service with the forged CA pinned as App Attest root, on the server's database and clock.
+    static func service(_ server: TestServer, pinning forged: ForgedAppAttestation) -> DeviceService {
+        let runtime = server.runtime
+        return DeviceService(
+            store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore,
+            challengeKey: SymmetricKey(size: .bits256),
+            attestations: PlatformAttestationVerifier(appleRoots: PinnedRoots([forged.ca])),
+            audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
+        )
+    }
+
+    static func addApp(_ server: TestServer, _ appId: String, environment: DeviceApp.Environment = .development, failed: DeviceApp.AttestationPolicy = .reject) async throws {
+        _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
+            realm: "demo", appId: appId, platform: .ios, environment: environment, teamId: teamId, bundleId: bundleId, failedAttestation: failed
+        ))
+    }
+
+    /// A registration body carrying `forged`'s attestation, made for this challenge and key in `form`.
+    static func registration(
+        _ installation: TestInstallation, appId: String, challenge: String, forged: inout ForgedAppAttestation,
+        form: BindingNonce.AppAttestForm = .keyward
+    ) throws -> RegistrationRequest {
+        forged.clientDataHash = BindingNonce(challenge: challenge, publicKey: installation.publicKeyText).clientDataHash(form)
+        let attestation: JSONObject = [
+            "type": "app-attest", "keyId": .string(Data(forged.keyID).base64EncodedString()),
+            "object": .string(Data(try forged.object()).base64EncodedString()),
+        ]
+        return try RegistrationRequest(json: try installation.registration(appId: appId, challenge: challenge, extra: ["attestation": .object(attestation)]))
+    }
+
+    func testAnAttestedKeyRegistersInEitherBindingFormAndOnlyUnderThePinnedRoot() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await Self.addApp(server, "ios-app")
+            for form in BindingNonce.AppAttestForm.allCases {
+                var forged = try ForgedAppAttestation(time: server.clock.now())
+                let service = Self.service(server, pinning: forged)
+                let installation = TestInstallation()
+                let challenge = try await service.challenge(realm: "demo", appId: "ios-app").challenge
+                let request = try Self.registration(installation, appId: "ios-app", challenge: challenge, forged: &forged, form: form)
+                let registered = try await service.register(realm: "demo", request: request, developmentTraffic: false)
+                XCTAssertEqual(registered.device.status, .registered)
+                XCTAssertEqual(registered.device.appAttestKeyId, Data(forged.keyID).base64EncodedString())
+                XCTAssertEqual(registered.device.appAttestPublicKey, Array(forged.credentialKey.publicKey.x963Representation))
+                XCTAssertEqual(registered.device.assertionCounter, 0)
+                let summary = try StrictJSON.parseObject(Array(registered.device.attestation.utf8))
+                XCTAssertEqual(summary["binding"]?.stringValue, form.rawValue)
+                XCTAssertEqual(summary["type"]?.stringValue, "app-attest")
+            }
+
+            // The same kind of object through the running server, which pins Apple's root only.
+            var forged = try ForgedAppAttestation(time: server.clock.now())
+            let installation = TestInstallation()
+            let challenge = try await client.deviceChallenge()
+            let body = try installation.registration(appId: "ios-app", challenge: challenge, extra: ["attestation": .object([
+                "type": "app-attest", "keyId": .string(Data(forged.keyID).base64EncodedString()),
+                "object": .string(Data(try { forged.clientDataHash = BindingNonce(challenge: challenge, publicKey: installation.publicKeyText).digest; return try forged.object() }()).base64EncodedString()),
+            ])])
+            let refused = try await client.registerDevice(body)
+            XCTAssertEqual(refused.status, .badRequest)
+            XCTAssertEqual(refused.json["error"]?.stringValue, "INVALID_ATTESTATION")
+            XCTAssertEqual(refused.json["reason"]?.stringValue, "CHAIN_INVALID", "\(refused.json)")
+        }
+    }
+
+    func testAnAttestationForAnotherChallengeOrEnvironmentFollowsTheFailedPolicy() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            try await Self.addApp(server, "strict")
+            try await Self.addApp(server, "prod-app", environment: .production)
+            try await Self.addApp(server, "reviewed", failed: .pending)
+            var forged = try ForgedAppAttestation(time: server.clock.now())
+            let service = Self.service(server, pinning: forged)
+
+            /// An attestation made for one challenge, sent with another.
+            func crossed(_ appId: String) async throws -> RegistrationRequest {
+                let installation = TestInstallation()
+                let attested = try await service.challenge(realm: "demo", appId: appId).challenge
+                let sent = try await service.challenge(realm: "demo", appId: appId).challenge
+                _ = try Self.registration(installation, appId: appId, challenge: attested, forged: &forged)
+                return try RegistrationRequest(json: try installation.registration(appId: appId, challenge: sent, extra: [
+                    "attestation": .object(["type": "app-attest", "keyId": .string(Data(forged.keyID).base64EncodedString()),
+                                            "object": .string(Data(try forged.object()).base64EncodedString())]),
+                ]))
+            }
+            await Self.assertRefused(service, try await crossed("strict"), code: "INVALID_ATTESTATION", reason: "NONCE_MISMATCH")
+
+            let production = try Self.registration(
+                TestInstallation(), appId: "prod-app", challenge: try await service.challenge(realm: "demo", appId: "prod-app").challenge, forged: &forged
+            )
+            await Self.assertRefused(service, production, code: "INVALID_ATTESTATION", reason: "AAGUID_MISMATCH")
+
+            let pending = try await service.register(realm: "demo", request: try await crossed("reviewed"), developmentTraffic: false)
+            XCTAssertEqual(pending.device.status, .pending)
+            XCTAssertEqual(try StrictJSON.parseObject(Array(pending.device.attestation.utf8))["failed"]?.stringValue, "NONCE_MISMATCH")
+            XCTAssertNil(pending.device.appAttestKeyId, "a failed attestation's key is not stored")
+            let refusals = try await server.runtime.audit.events(realm: "demo").filter { $0.type == .deviceRegistrationRefused }
+            XCTAssertEqual(refusals.count, 2)
+        }
+    }
+
+    /// Requests signed with App Attest assertions: the counter must grow, and is advanced by compare-and-set.
+    func testAssertionSignedRequestsNeedAGrowingCounter() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await Self.addApp(server, DeviceFixture.iosApp)
+            var forged = try ForgedAppAttestation(time: server.clock.now())
+            let service = Self.service(server, pinning: forged)
+            let installation = TestInstallation()
+            let challenge = try await service.challenge(realm: "demo", appId: DeviceFixture.iosApp).challenge
+            let request = try Self.registration(installation, appId: DeviceFixture.iosApp, challenge: challenge, forged: &forged)
+            let deviceId = try await service.register(realm: "demo", request: request, developmentTraffic: false).device.deviceId
+            let now = Int64(server.clock.now().timeIntervalSince1970)
+            let attested = forged
+
+            @Sendable func call(counter: UInt32) async throws -> JSONAnswer {
+                try await client.deviceStatus(headers: try Self.assertionHeaders(attested, deviceId: deviceId, counter: counter, timestamp: now))
+            }
+            let first = try await call(counter: 1)
+            XCTAssertEqual(first.status, .ok, "\(first.json)")
+            let same = try await call(counter: 1)
+            XCTAssertEqual(same.status, .unauthorized)
+            XCTAssertEqual(same.json["reason"]?.stringValue, "COUNTER_NOT_INCREASING", "\(same.json)")
+            let seven = try await call(counter: 7)
+            XCTAssertEqual(seven.status, .ok, "\(seven.json)")
+            let back = try await call(counter: 5)
+            XCTAssertEqual(back.json["reason"]?.stringValue, "COUNTER_NOT_INCREASING")
+
+            // Two requests racing with one counter: exactly one advances it.
+            let racing = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<2 { group.addTask { try await call(counter: 9).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(racing.filter { $0 == .ok }.count, 1, "\(racing)")
+
+            var forgedByOtherKey = try ForgedAppAttestation(time: server.clock.now())
+            forgedByOtherKey.appID = forged.appID
+            let otherKey = try await client.deviceStatus(headers: try Self.assertionHeaders(forgedByOtherKey, deviceId: deviceId, counter: 20, timestamp: now))
+            XCTAssertEqual(otherKey.json["error"]?.stringValue, "INVALID_SIGNATURE")
+            XCTAssertEqual(otherKey.json["reason"]?.stringValue, "SIGNATURE_INVALID", "\(otherKey.json)")
+        }
+    }
+
+    static func assertionHeaders(_ forged: ForgedAppAttestation, deviceId: String, counter: UInt32, timestamp: Int64) throws -> HTTPFields {
+        let nonce = UUID().uuidString
+        let message = SignedRequest.message(method: "GET", target: "/realms/demo/v1/device/status", timestamp: String(timestamp), nonce: nonce, body: [])
+        return [
+            HTTPField.Name("X-App-ID")!: DeviceFixture.iosApp, HTTPField.Name("X-Device-ID")!: deviceId,
+            HTTPField.Name("X-Keyward-Timestamp")!: String(timestamp), HTTPField.Name("X-Keyward-Nonce")!: nonce,
+            HTTPField.Name("X-Keyward-Sig-Version")!: "appattest-1",
+            HTTPField.Name("X-Keyward-Signature")!: Data(try forged.assertion(counter: counter, clientData: message)).base64EncodedString(),
+        ]
+    }
+
+    private static func assertRefused(_ service: DeviceService, _ request: RegistrationRequest, code: String, reason: String, line: UInt = #line) async {
+        do {
+            _ = try await service.register(realm: "demo", request: request, developmentTraffic: false)
+            XCTFail("registered", line: line)
+        } catch {
+            XCTAssertEqual(error.code.rawValue, code, "\(error)", line: line)
+            XCTAssertEqual(error.reason, reason, "\(error)", line: line)
+        }
+    }
+}
