@@ -35,6 +35,9 @@ struct Serve: AsyncParsableCommand {
               accounts.loginAttemptsPerAddress KEYWARD_ACCOUNTS_LOGIN_ATTEMPTS_PER_ADDRESS sign-in attempts per client address per 15 min (100)
               http.maxBodySize              KEYWARD_HTTP_MAX_BODY_SIZE               largest accepted request body, bytes (65536)
               accounts.bcryptCost           KEYWARD_ACCOUNTS_BCRYPT_COST             password hash work factor, 4-31 (12)
+              devices.challengeLifetime     KEYWARD_DEVICES_CHALLENGE_LIFETIME       seconds a device registration challenge lives, 30-600 (90)
+              devices.android.extraRootsFile KEYWARD_DEVICES_ANDROID_EXTRA_ROOTS_FILE PEM roots trusted besides Google's for Android Key Attestation
+              devices.android.revocationListFile KEYWARD_DEVICES_ANDROID_REVOCATION_LIST_FILE Google's attestation status list (JSON), read at start
             A JSON config file nests dotted keys: {"port": 8080, "dpop": {"maxAge": 120}}.
             """
     )

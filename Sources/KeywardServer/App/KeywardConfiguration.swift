@@ -88,6 +88,13 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var apnsTopic: String?
     /// `push.apns.url`: `https://api.push.apple.com` (default) or `https://api.sandbox.push.apple.com`.
     public var apnsURL = APNsSettings.production
+    /// `devices.challengeLifetime`: seconds a device registration or rotation challenge stays valid.
+    public var devicesChallengeLifetime = 90
+    /// `devices.android.extraRootsFile`: PEM roots trusted for Android Key Attestation besides Google's (e.g. its
+    /// original 2016 RSA certificate, for chains made before the 2022 re-issue).
+    public var androidExtraRootsFile: String?
+    /// `devices.android.revocationListFile`: Google's attestation status list (JSON); read at start.
+    public var androidRevocationListFile: String?
     /// `push.apns.caFile`: an extra trust anchor (PEM) for a TLS-intercepting proxy or a test double.
     public var apnsCAFile: String?
     /// `https_proxy`, `http_proxy`, `no_proxy` (either case) from the environment: push services are reached
@@ -275,6 +282,9 @@ private struct SettingReader {
         configuration.apnsTopic = try string("push.apns.topic")
         configuration.apnsURL = try string("push.apns.url") ?? configuration.apnsURL
         configuration.apnsCAFile = try string("push.apns.caFile")
+        configuration.devicesChallengeLifetime = try integer("devices.challengeLifetime", in: 30...600) ?? configuration.devicesChallengeLifetime
+        configuration.androidExtraRootsFile = try string("devices.android.extraRootsFile")
+        configuration.androidRevocationListFile = try string("devices.android.revocationListFile")
         try configuration.validate()
         return configuration
     }

@@ -40,7 +40,8 @@ public final class KeywardRuntime: Sendable {
             if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
             return KeywardRuntime(
                 configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger,
-                pageRenderer: try PageRenderer(), pushSenders: try PushSenders.configured(configuration, logger: logger, clock: clock)
+                pageRenderer: try PageRenderer(), pushSenders: try PushSenders.configured(configuration, logger: logger, clock: clock),
+                deviceSettings: try DeviceSettings(configuration)
             )
         } catch {
             try? await database.close()
@@ -50,7 +51,7 @@ public final class KeywardRuntime: Sendable {
 
     private init(
         configuration: KeywardConfiguration, database: KeywardDatabase, masterKey: MasterKey, clock: any KeywardClock, logger: Logger,
-        pageRenderer: PageRenderer, pushSenders: [any PushSender]
+        pageRenderer: PageRenderer, pushSenders: [any PushSender], deviceSettings: DeviceSettings
     ) {
         self.pageRenderer = pageRenderer
         self.pushSenders = pushSenders
@@ -69,7 +70,7 @@ public final class KeywardRuntime: Sendable {
         accounts = AccountsAssembly(core)
         pushMFA = PushMFAAssembly(core, oauth: oauth, accounts: accounts, senders: pushSenders)
         hostTokens = HostTokensAssembly(core, oauth: oauth, accounts: accounts)
-        devices = DevicesAssembly(core, oauth: oauth)
+        devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
     }
 
     public func seedDemo() async throws -> DemoSeed {

@@ -6,12 +6,13 @@ public struct DevicesAssembly: Sendable {
     public let apps: DeviceAppService
     let service: DeviceService
 
-    init(_ core: CoreServices, oauth: OAuthAssembly) {
+    init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
         let store = SQLDeviceStore(database: core.database)
         apps = DeviceAppService(store: store, audit: core.audit, clock: core.clock)
         service = DeviceService(
             store: store, replayStore: oauth.replayStore, challengeKey: core.masterKey.derivedKey(purpose: DeviceChallenge.keyPurpose),
-            attestations: PlatformAttestationVerifier(), audit: core.audit, metrics: core.metrics, clock: core.clock
+            attestations: PlatformAttestationVerifier(androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations),
+            audit: core.audit, metrics: core.metrics, clock: core.clock, challengeLifetime: settings.challengeLifetime
         )
     }
 

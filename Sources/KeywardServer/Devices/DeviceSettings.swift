@@ -1,0 +1,43 @@
+import Foundation
+import KeywardAttestation
+
+/// The device settings that name files, read once at start: a bad file stops the server with the setting named,
+/// instead of refusing every Android registration later.
+struct DeviceSettings: Sendable {
+    var challengeLifetime: TimeInterval
+    var androidRoots: PinnedRoots
+    var androidRevocations: RevocationList?
+
+    static let maximumFileSize = 16 << 20
+
+    init(_ configuration: KeywardConfiguration) throws(ConfigurationError) {
+        challengeLifetime = TimeInterval(configuration.devicesChallengeLifetime)
+        androidRoots = .googleHardwareAttestation
+        if let path = configuration.androidExtraRootsFile {
+            let setting = "devices.android.extraRootsFile"
+            let pem = String(decoding: try Self.read(path, setting: setting), as: UTF8.self)
+            do throws(AttestationFailure) {
+                androidRoots = androidRoots.adding(try PinnedRoots(pem: pem))
+            } catch {
+                throw ConfigurationError(setting: setting, problem: "\(path): \(error.detail)")
+            }
+        }
+        if let path = configuration.androidRevocationListFile {
+            let setting = "devices.android.revocationListFile"
+            let json = try Self.read(path, setting: setting)
+            do throws(AttestationFailure) {
+                androidRevocations = try RevocationList(json: json)
+            } catch {
+                throw ConfigurationError(setting: setting, problem: "\(path): \(error.detail)")
+            }
+        }
+    }
+
+    private static func read(_ path: String, setting: String) throws(ConfigurationError) -> Data {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(setting: setting, problem: "\(path) cannot be read")
+        }
+        guard data.count <= maximumFileSize else { throw ConfigurationError(setting: setting, problem: "\(path) is larger than 16 MiB") }
+        return data
+    }
+}

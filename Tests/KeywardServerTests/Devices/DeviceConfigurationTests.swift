@@ -1,0 +1,44 @@
+import Foundation
+@testable import KeywardServer
+import XCTest
+
+/// The device settings that name files are read at start, and a bad file names its setting.
+final class DeviceConfigurationTests: XCTestCase {
+    func testFilesAreReadAtStartAndABadOneNamesItsSetting() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let blueline = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/android-key-attestation/blueline/sdk28/TEE_EC_NONE.pem"), encoding: .utf8
+        )
+        let root2016 = "-----BEGIN CERTIFICATE-----" + blueline.components(separatedBy: "-----BEGIN CERTIFICATE-----").last!
+        let roots = directory.appendingPathComponent("roots.pem")
+        try root2016.write(to: roots, atomically: true, encoding: .utf8)
+        let statusList = directory.appendingPathComponent("status.json")
+        try Data(#"{"entries": {"2c8cdddfd5e03bfc": {"status": "REVOKED", "reason": "KEY_COMPROMISE"}}}"#.utf8).write(to: statusList)
+
+        var configuration = KeywardConfiguration()
+        configuration.devicesChallengeLifetime = 120
+        configuration.androidExtraRootsFile = roots.path
+        configuration.androidRevocationListFile = statusList.path
+        let settings = try DeviceSettings(configuration)
+        XCTAssertEqual(settings.challengeLifetime, 120)
+        XCTAssertEqual(settings.androidRoots.certificates.count, 3, "Google's two roots and the operator's")
+        XCTAssertEqual(settings.androidRevocations?.entries.count, 1)
+
+        configuration.androidRevocationListFile = roots.path
+        XCTAssertThrowsError(try DeviceSettings(configuration)) { error in
+            XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.android.revocationListFile", "\(error)")
+        }
+        configuration.androidRevocationListFile = nil
+        configuration.androidExtraRootsFile = directory.appendingPathComponent("missing.pem").path
+        XCTAssertThrowsError(try DeviceSettings(configuration)) { error in
+            XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.android.extraRootsFile", "\(error)")
+        }
+        configuration.androidExtraRootsFile = statusList.path
+        XCTAssertThrowsError(try DeviceSettings(configuration)) { error in
+            XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.android.extraRootsFile", "\(error)")
+        }
+    }
+}
