@@ -41,6 +41,9 @@ public enum AttestationReason: String, Sendable, Hashable, CaseIterable, Codable
     case appNotRecognized = "APP_NOT_RECOGNIZED"
     /// Play Integrity: the device verdict lacks the integrity level the policy asks for.
     case deviceIntegrityRefused = "DEVICE_INTEGRITY_REFUSED"
+    /// Play Integrity, decoded by Google: the decoding service could not be asked or gave no usable answer (network,
+    /// credentials, quota, an answer without a verdict). Says nothing about the device: the caller may retry later.
+    case verifierUnavailable = "VERIFIER_UNAVAILABLE"
 }
 
 /// A refused attestation: the stable reason and a sentence for logs and operators naming the check and the values

@@ -28,6 +28,16 @@ public struct JOSEError: Error, Equatable, Sendable, CustomStringConvertible {
         case issuerMismatch = "iss_mismatch"
         case audienceMismatch = "aud_mismatch"
         case lifetimeTooLong = "lifetime_too_long"
+        /// JWE: no `enc` header member.
+        case missingEncryption = "missing_enc"
+        /// JWE: an `enc` other than the one content encryption implemented (A256GCM).
+        case encryptionNotAllowed = "enc_not_allowed"
+        /// JWE: a `zip` header member; compressed plaintext is refused.
+        case unsupportedCompression = "unsupported_zip"
+        /// JWE: the encrypted key fails AES Key Wrap's integrity check (a wrong key-encryption key, or an altered key).
+        case keyUnwrapFailed = "key_unwrap_failed"
+        /// JWE: AES-GCM refuses the tag (an altered header, IV, ciphertext or tag).
+        case decryptionFailed = "decryption_failed"
     }
 
     public let code: Code

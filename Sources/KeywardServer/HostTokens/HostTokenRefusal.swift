@@ -66,6 +66,9 @@ struct HostTokenRefusal: Error, Equatable {
         case .malformed, .badBase64URL, .badJSON, .unsupportedCritical, .unsupportedB64, .unsupportedKey, .weakKey,
             .privateKeyMaterial, .invalidKey:
             .malformed
+        // JWE codes: a host token is a JWS, and KeywardJOSE decrypts no JWE on its path.
+        case .missingEncryption, .encryptionNotAllowed, .unsupportedCompression, .keyUnwrapFailed, .decryptionFailed:
+            .malformed
         }
         self.init(reason, error.message)
     }

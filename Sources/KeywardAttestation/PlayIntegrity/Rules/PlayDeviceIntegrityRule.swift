@@ -1,0 +1,17 @@
+import Foundation
+
+/// The device meets the integrity the app asks for (`DEVICE_INTEGRITY_REFUSED`); a device verdict that is missing or
+/// empty meets none.
+struct PlayDeviceIntegrityRule: PlayIntegrityRule {
+    let requirement: PlayIntegrityPolicy.DeviceIntegrityRequirement
+
+    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> PlayIntegrityCheck {
+        let verdicts = verdict.deviceRecognitionVerdicts
+        let accepted = requirement.acceptedVerdicts
+        guard let met = verdicts.first(where: accepted.contains) else {
+            let found = verdicts.isEmpty ? "no device verdict" : "[\(verdicts.prefix(8).map { String($0.prefix(64)) }.joined(separator: ", "))]"
+            throw AttestationFailure(.deviceIntegrityRefused, "\(found); the policy (\(requirement.rawValue)) wants one of \(accepted.sorted().joined(separator: ", "))")
+        }
+        return PlayIntegrityCheck("deviceIntegrity", .passed, "\(met) (policy \(requirement.rawValue))")
+    }
+}
