@@ -48,14 +48,19 @@ struct Apps: AsyncParsableCommand {
         var failedAttestation: DeviceApp.AttestationPolicy = .reject
         @Flag(name: .customLong("dev-bypass"), help: "Let development traffic register without attestation (development apps only).")
         var devBypass = false
+        @Option(name: .customLong("play-integrity-decryption-key-file"), help: "Android: the Play Integrity response decryption key (base64, from Play Console).")
+        var playIntegrityDecryptionKeyFile: String?
+        @Option(name: .customLong("play-integrity-verification-key-file"), help: "Android: the Play Integrity response verification key (base64, from Play Console).")
+        var playIntegrityVerificationKeyFile: String?
 
         func run() async throws {
+            let playIntegrityKeys = try readPlayIntegrityKeys()
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
                 let registration = DeviceAppService.Registration(
                     realm: realm, appId: appId, platform: platform, environment: environment, teamId: teamId, bundleId: bundleId,
                     packages: packages, signingCertDigests: digests, missingAttestation: missingAttestation,
-                    failedAttestation: failedAttestation, devBypass: devBypass
+                    failedAttestation: failedAttestation, devBypass: devBypass, playIntegrityKeys: playIntegrityKeys
                 )
                 let app: DeviceApp
                 do {
@@ -65,6 +70,28 @@ struct Apps: AsyncParsableCommand {
                 }
                 print("registered app \(app.appId) in realm \(realm)")
                 print(Apps.describe(app))
+            }
+        }
+
+        /// Both key files or neither; their contents are checked as keys before anything is stored.
+        private func readPlayIntegrityKeys() throws -> PlayIntegrityKeys? {
+            switch (playIntegrityDecryptionKeyFile, playIntegrityVerificationKeyFile) {
+            case (nil, nil): return nil
+            case (let decryption?, let verification?):
+                func read(_ path: String, _ option: String) throws -> String {
+                    guard let data = FileManager.default.contents(atPath: path) else { throw CommandError("\(option): cannot read \(path)") }
+                    return String(decoding: data, as: UTF8.self)
+                }
+                do {
+                    return try PlayIntegrityKeys(
+                        decryptionKey: try read(decryption, "--play-integrity-decryption-key-file"),
+                        verificationKey: try read(verification, "--play-integrity-verification-key-file")
+                    )
+                } catch let error as DeviceAppError {
+                    throw CommandError(error.description)
+                }
+            default:
+                throw CommandError("give both --play-integrity-decryption-key-file and --play-integrity-verification-key-file")
             }
         }
     }
@@ -125,6 +152,7 @@ struct Apps: AsyncParsableCommand {
             lines.append("  signing certificate digests: \(app.signingCertDigests.isEmpty ? "not checked" : app.signingCertDigests.joined(separator: ", "))")
         }
         lines.append("  missing attestation: \(app.missingAttestation.rawValue), failed attestation: \(app.failedAttestation.rawValue)")
+        if app.platform == .android { lines.append("  Play Integrity: \(app.sealedPlayIntegrityKeys == nil ? "no keys (tokens refused)" : "keys stored (sealed)")") }
         lines.append("  development bypass: \(app.devBypass ? "allowed" : "refused")")
         return lines.joined(separator: "\n")
     }

@@ -38,7 +38,12 @@ public struct DeviceApp: Sendable, Equatable {
     /// Registrations marked as development traffic may skip attestation (QA builds, simulators). Only for apps in
     /// the development environment; the database refuses it for production apps too.
     public var devBypass: Bool
+    /// Android: Play Integrity response keys from Play Console, sealed under the master key (`PlayIntegrityKeys`).
+    public var sealedPlayIntegrityKeys: [UInt8]?
     public var createdAt: Date
+
+    /// The context a sealed secret of this app is bound to: a sealed blob copied to another app does not open.
+    var sealingContext: String { "device-app:\(realm):\(appId)" }
 
     /// "TEAMID.bundle.id", the App ID App Attest binds attestations to.
     public var appleAppId: String? {

@@ -5,11 +5,13 @@ import KeywardJOSE
 /// later admin API refuse the same things with the same words.
 public final class DeviceAppService: Sendable {
     private let store: any DeviceStore
+    private let masterKey: MasterKey
     private let audit: AuditLog
     private let clock: any KeywardClock
 
-    init(store: any DeviceStore, audit: AuditLog, clock: any KeywardClock) {
+    init(store: any DeviceStore, masterKey: MasterKey, audit: AuditLog, clock: any KeywardClock) {
         self.store = store
+        self.masterKey = masterKey
         self.audit = audit
         self.clock = clock
     }
@@ -27,12 +29,14 @@ public final class DeviceAppService: Sendable {
         public var missingAttestation: DeviceApp.AttestationPolicy
         public var failedAttestation: DeviceApp.AttestationPolicy
         public var devBypass: Bool
+        /// Android: Play Integrity response keys, for apps that send Play Integrity tokens.
+        public var playIntegrityKeys: PlayIntegrityKeys?
 
         public init(
             realm: String, appId: String, platform: DeviceApp.Platform, environment: DeviceApp.Environment, teamId: String? = nil,
             bundleId: String? = nil, packages: [String] = [], signingCertDigests: [String] = [],
             missingAttestation: DeviceApp.AttestationPolicy = .reject, failedAttestation: DeviceApp.AttestationPolicy = .reject,
-            devBypass: Bool = false
+            devBypass: Bool = false, playIntegrityKeys: PlayIntegrityKeys? = nil
         ) {
             self.realm = realm
             self.appId = appId
@@ -45,11 +49,13 @@ public final class DeviceAppService: Sendable {
             self.missingAttestation = missingAttestation
             self.failedAttestation = failedAttestation
             self.devBypass = devBypass
+            self.playIntegrityKeys = playIntegrityKeys
         }
     }
 
     public func add(_ registration: Registration) async throws -> DeviceApp {
-        let app = try Self.validated(registration, now: clock.now())
+        var app = try Self.validated(registration, now: clock.now())
+        app.sealedPlayIntegrityKeys = try registration.playIntegrityKeys.map { try $0.sealed(for: app, with: masterKey) }
         do {
             try await store.createApp(app)
         } catch StoreError.conflict(let message), StoreError.notFound(let message) {
@@ -58,7 +64,7 @@ public final class DeviceAppService: Sendable {
         await audit.record(.deviceAppAdded, realm: app.realm, userId: nil, details: [
             "app_id": app.appId, "platform": app.platform.rawValue, "environment": app.environment.rawValue,
             "missing_attestation": app.missingAttestation.rawValue, "failed_attestation": app.failedAttestation.rawValue,
-            "dev_bypass": String(app.devBypass),
+            "dev_bypass": String(app.devBypass), "play_integrity": String(app.sealedPlayIntegrityKeys != nil),
         ])
         return app
     }
@@ -91,7 +97,7 @@ public final class DeviceAppService: Sendable {
         var app = DeviceApp(
             realm: registration.realm, appId: appId, platform: registration.platform, environment: registration.environment,
             teamId: nil, bundleId: nil, packages: [], signingCertDigests: [], missingAttestation: registration.missingAttestation,
-            failedAttestation: registration.failedAttestation, devBypass: registration.devBypass, createdAt: now
+            failedAttestation: registration.failedAttestation, devBypass: registration.devBypass, sealedPlayIntegrityKeys: nil, createdAt: now
         )
         if registration.devBypass, registration.environment != .development {
             throw DeviceAppError("--dev-bypass is allowed only for apps in the development environment")
@@ -104,8 +110,8 @@ public final class DeviceAppService: Sendable {
             guard let bundleId = registration.bundleId, (1...155).contains(bundleId.utf8.count), bundleId.utf8.allSatisfy(Self.isNameByte) else {
                 throw DeviceAppError("--bundle-id must be the app's bundle identifier (letters, digits, '.', '-')")
             }
-            guard registration.packages.isEmpty, registration.signingCertDigests.isEmpty else {
-                throw DeviceAppError("--package and --signing-cert-digest are for android apps")
+            guard registration.packages.isEmpty, registration.signingCertDigests.isEmpty, registration.playIntegrityKeys == nil else {
+                throw DeviceAppError("--package, --signing-cert-digest and the Play Integrity keys are for android apps")
             }
             (app.teamId, app.bundleId) = (teamId, bundleId)
         case .android:

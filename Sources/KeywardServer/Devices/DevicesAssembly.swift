@@ -8,10 +8,12 @@ public struct DevicesAssembly: Sendable {
 
     init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
         let store = SQLDeviceStore(database: core.database)
-        apps = DeviceAppService(store: store, audit: core.audit, clock: core.clock)
+        apps = DeviceAppService(store: store, masterKey: core.masterKey, audit: core.audit, clock: core.clock)
         service = DeviceService(
             store: store, replayStore: oauth.replayStore, challengeKey: core.masterKey.derivedKey(purpose: DeviceChallenge.keyPurpose),
-            attestations: PlatformAttestationVerifier(androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations),
+            attestations: PlatformAttestationVerifier(
+                androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations, masterKey: core.masterKey
+            ),
             audit: core.audit, metrics: core.metrics, clock: core.clock, challengeLifetime: settings.challengeLifetime
         )
     }

@@ -12,6 +12,8 @@ struct PlatformAttestationVerifier: DeviceAttestationVerifier {
     var androidRoots: PinnedRoots = .googleHardwareAttestation
     /// The operator's copy of Google's attestation status list, when configured.
     var androidRevocations: RevocationList? = nil
+    /// Opens apps' sealed Play Integrity keys.
+    var masterKey: MasterKey? = nil
 
     func verify(
         _ attestation: RegistrationRequest.Attestation, app: DeviceApp, binding: BindingNonce, publicKey: [UInt8], now: Date
@@ -21,8 +23,8 @@ struct PlatformAttestationVerifier: DeviceAttestationVerifier {
             return try await appAttest(keyId: keyId, object: object, app: app, binding: binding, now: now)
         case .androidKey(let chain):
             return try await androidKey(chain: chain, app: app, binding: binding, publicKey: publicKey, now: now)
-        case .playIntegrity:
-            throw AttestationFailure(.malformed, "Play Integrity tokens are not accepted by this server yet; send an android-key attestation")
+        case .playIntegrity(let token):
+            return try await playIntegrity(token: token, app: app, binding: binding, now: now)
         }
     }
 
@@ -79,5 +81,35 @@ struct PlatformAttestationVerifier: DeviceAttestationVerifier {
         if let locked = result.deviceLocked { summary["device_locked"] = .bool(locked) }
         if let package = result.packageNames.first { summary["package"] = .string(package) }
         return VerifiedAttestation(summary: summary)
+    }
+
+    /// Play Integrity (classic request) says the app and device are genuine; the key is bound through the request
+    /// nonce (the binding nonce in web-safe base64, as Play wants it) and its possession by the registration's proof.
+    private func playIntegrity(token: String, app: DeviceApp, binding: BindingNonce, now: Date) async throws(AttestationFailure) -> VerifiedAttestation {
+        guard app.platform == .android else {
+            throw AttestationFailure(.malformed, "a Play Integrity token for an \(app.platform.rawValue) app")
+        }
+        let keys: PlayIntegrityKeys?
+        do {
+            keys = try masterKey.flatMap { try PlayIntegrityKeys.opened(for: app, with: $0) }
+        } catch {
+            throw AttestationFailure(.verifierUnavailable, "the app's Play Integrity keys cannot be opened")
+        }
+        guard let keys else {
+            throw AttestationFailure(.verifierUnavailable, "app '\(app.appId)' has no Play Integrity keys (keyward apps add --play-integrity-decryption-key-file …)")
+        }
+        let policy = PlayIntegrityPolicy(
+            packageNames: app.packages, expectedNonce: binding.playIntegrityNonce,
+            allowedCertificateDigests: Set(app.signingCertDigests.compactMap { HexDigit.bytes($0) }),
+            // Development apps run on emulators and test devices.
+            deviceIntegrity: app.environment == .production ? .device : .relaxed
+        )
+        let result = try await PlayIntegrityVerifier(decoder: try keys.decoder()).verify(token, policy: policy, at: now)
+        let verdict = result.verdict
+        return VerifiedAttestation(summary: [
+            "type": .string("play-integrity"), "app_recognition": .string(verdict.appRecognitionVerdict),
+            "device_recognition": .array(verdict.deviceRecognitionVerdicts.map(JSONValue.string)),
+            "package": .string(verdict.packageName ?? verdict.requestPackageName),
+        ])
     }
 }
