@@ -15,7 +15,7 @@ struct Apps: AsyncParsableCommand {
             with POST /realms/{realm}/v1/device/register, proving possession and sending its platform's \
             attestation (App Attest, Android Key Attestation or Play Integrity), judged by the app's settings here.
             """,
-        subcommands: [Add.self, List.self, Remove.self]
+        subcommands: [Add.self, List.self, Approve.self, Reject.self, Remove.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -118,6 +118,48 @@ struct Apps: AsyncParsableCommand {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    struct Approve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Approve a pending device: its signed requests are accepted from its next one.",
+            discussion: "Devices wait as pending when their app's policy says so for a missing or failed attestation (see `apps list --devices`)."
+        )
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "The app id.") var appId: String
+        @Argument(help: "The device id.") var deviceId: String
+
+        func run() async throws {
+            try await Apps.decide(common, realm: realm, appId: appId, deviceId: deviceId, status: .registered)
+            print("approved device \(deviceId) of app \(appId)")
+        }
+    }
+
+    struct Reject: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Reject a device: its signed requests are refused (DEVICE_REVOKED), and its key cannot register again."
+        )
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Realm name.") var realm: String
+        @Argument(help: "The app id.") var appId: String
+        @Argument(help: "The device id.") var deviceId: String
+
+        func run() async throws {
+            try await Apps.decide(common, realm: realm, appId: appId, deviceId: deviceId, status: .rejected)
+            print("rejected device \(deviceId) of app \(appId)")
+        }
+    }
+
+    static func decide(_ common: CommonOptions, realm: String, appId: String, deviceId: String, status: Device.Status) async throws {
+        try await withRuntime(common) { runtime in
+            _ = try await requireRealm(runtime, realm)
+            do {
+                try await runtime.devices.apps.decide(realm: realm, appId: appId, deviceId: deviceId, status: status)
+            } catch let error as DeviceAppError {
+                throw CommandError(error.description)
             }
         }
     }

@@ -30,6 +30,8 @@ public struct AuditEvent: Sendable, Equatable {
         case deviceRegistered = "DeviceRegistered"
         case deviceRegistrationRefused = "DeviceRegistrationRefused"
         case deviceKeyRotated = "DeviceKeyRotated"
+        case deviceApproved = "DeviceApproved"
+        case deviceRejected = "DeviceRejected"
         /// Development traffic for an app that may not have any: a build meant for QA reached production, or someone
         /// is probing for a bypass.
         case devModeRefused = "DevModeRefused"

@@ -81,6 +81,18 @@ public final class DeviceAppService: Sendable {
         try await store.listDevices(realm: realm, appId: appId)
     }
 
+    /// An operator's decision on a device: `registered` lets its signed requests in, `rejected` refuses them (and keeps
+    /// the key from registering again under another id). Takes effect on the device's next request, on every node.
+    public func decide(realm: String, appId: String, deviceId: String, status: Device.Status) async throws {
+        guard status != .pending else { throw DeviceAppError("a device can be approved (registered) or rejected") }
+        guard try await store.setStatus(realm: realm, appId: appId, deviceId: deviceId, to: status) else {
+            throw DeviceAppError("no device '\(deviceId)' is registered for app '\(appId)' in realm '\(realm)'")
+        }
+        await audit.record(status == .registered ? .deviceApproved : .deviceRejected, realm: realm, userId: nil, details: [
+            "app_id": appId, "device_id": deviceId,
+        ])
+    }
+
     /// Removes the app and its devices: their signed requests stop at once.
     public func remove(realm: String, appId: String) async throws {
         guard try await store.removeApp(realm: realm, appId: appId) else {

@@ -14,6 +14,9 @@ public protocol DeviceStore: Sendable {
     func device(realm: String, appId: String, keyThumbprint: String) async throws -> Device?
     func listDevices(realm: String, appId: String) async throws -> [Device]
 
+    /// Sets a device's status (an operator's decision). Returns false when there is no such device.
+    func setStatus(realm: String, appId: String, deviceId: String, to status: Device.Status) async throws -> Bool
+
     /// Stores `counter` as the device's App Attest assertion counter if it is greater than the stored one, in one
     /// statement (compare-and-set: of two assertions racing with one counter, one wins). Returns whether it did.
     func advanceAssertionCounter(realm: String, appId: String, deviceId: String, to counter: Int64) async throws -> Bool

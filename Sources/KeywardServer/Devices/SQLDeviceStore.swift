@@ -95,6 +95,16 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
+    public func setStatus(realm: String, appId: String, deviceId: String, to status: Device.Status) async throws -> Bool {
+        try await StoreErrorMapping.mapping("setStatus") {
+            try await database.sql.countingRows("""
+                UPDATE devices SET status = \(bind: status.rawValue)
+                WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId)
+                RETURNING 1 AS updated
+                """) > 0
+        }
+    }
+
     public func advanceAssertionCounter(realm: String, appId: String, deviceId: String, to counter: Int64) async throws -> Bool {
         try await StoreErrorMapping.mapping("advanceAssertionCounter") {
             try await database.sql.countingRows("""

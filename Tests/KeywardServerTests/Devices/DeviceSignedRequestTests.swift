@@ -108,6 +108,40 @@ final class DeviceSignedRequestTests: XCTestCase {
         }
     }
 
+    /// A pending device waits for an operator: approved, it signs in; rejected, it is refused and its key stays refused.
+    func testAnOperatorDecidesOnPendingDevices() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await DeviceFixture.addApp(server, missing: .pending)
+            let installation = TestInstallation()
+            let deviceId = try await client.registeredDevice(installation)
+            let now = Int64(server.clock.now().timeIntervalSince1970)
+            @Sendable func status() async throws -> JSONAnswer {
+                try await client.deviceStatus(headers: try installation.signedHeaders(deviceId: deviceId, method: "GET", target: Self.statusPath, timestamp: now))
+            }
+            let waiting = try await status()
+            XCTAssertEqual(waiting.json["error"]?.stringValue, "DEVICE_PENDING")
+            try await server.runtime.devices.apps.decide(realm: "demo", appId: "ios-app", deviceId: deviceId, status: .registered)
+            let approved = try await status()
+            XCTAssertEqual(approved.status, .ok, "\(approved.json)")
+            try await server.runtime.devices.apps.decide(realm: "demo", appId: "ios-app", deviceId: deviceId, status: .rejected)
+            let rejected = try await status()
+            XCTAssertEqual(rejected.status, .forbidden)
+            XCTAssertEqual(rejected.json["error"]?.stringValue, "DEVICE_REVOKED")
+
+            let again = try await client.registerDevice(try installation.registration(appId: "ios-app", challenge: try await client.deviceChallenge()))
+            XCTAssertEqual(again.json["code"]?.stringValue, "ALREADY_REGISTERED")
+            XCTAssertEqual(again.json["status"]?.stringValue, "rejected", "a rejected key does not come back by registering again")
+            do {
+                try await server.runtime.devices.apps.decide(realm: "demo", appId: "ios-app", deviceId: "nope", status: .rejected)
+                XCTFail("decided on a device that does not exist")
+            } catch let error as DeviceAppError {
+                XCTAssertTrue(error.description.contains("nope"))
+            }
+            let events = try await server.runtime.audit.events(realm: "demo").map(\.type)
+            XCTAssertTrue(events.contains(.deviceApproved) && events.contains(.deviceRejected))
+        }
+    }
+
     func testRotationKeepsTheDeviceAndRetiresTheOldKey() async throws {
         try await TestServer.forEachEngine { server, client in
             try await DeviceFixture.addApp(server, missing: .accept)
