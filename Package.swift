@@ -165,6 +165,8 @@ let package = Package(
             name: "AttestationTestSupport",
             dependencies: [
                 "KeywardCBOR",
+                "KeywardAttestation",
+                "KeywardJOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

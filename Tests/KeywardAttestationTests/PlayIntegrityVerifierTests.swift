@@ -1,3 +1,4 @@
+import AttestationTestSupport
 import Crypto
 import Foundation
 import KeywardAttestation

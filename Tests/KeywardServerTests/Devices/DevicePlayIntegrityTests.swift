@@ -1,0 +1,93 @@
+import AttestationTestSupport
+import Crypto
+import Foundation
+import HTTPTypes
+import KeywardJOSE
+import KeywardServer
+import XCTest
+
+/// Registration with a Play Integrity token, through the running server: the app's response keys are stored with the
+/// app (sealed), tokens are minted in the test with those keys the way Google mints them, and the verdict must carry
+/// this registration's binding nonce.
+final class DevicePlayIntegrityTests: XCTestCase {
+    static let package = "com.example.keyward"
+
+    static func verdict(nonce: String, requestedAt: Date, device: [String] = ["MEETS_DEVICE_INTEGRITY"], app: String = "PLAY_RECOGNIZED") -> JSONObject {
+        [
+            "requestDetails": .object([
+                "requestPackageName": .string(package), "nonce": .string(nonce),
+                "timestampMillis": .string(String(Int64(requestedAt.timeIntervalSince1970 * 1000))),
+            ]),
+            "appIntegrity": .object(["appRecognitionVerdict": .string(app), "packageName": .string(package), "versionCode": "42"]),
+            "deviceIntegrity": .object(["deviceRecognitionVerdict": .array(device.map(JSONValue.string))]),
+        ]
+    }
+
+    func testATokenForThisRegistrationRegistersAndOthersAreRefused() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let keys = PlayIntegrityTestKeys()
+            _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
+                realm: "demo", appId: "android-app", platform: .android, environment: .production, packages: [Self.package],
+                playIntegrityKeys: try PlayIntegrityKeys(decryptionKey: keys.decryptionKeyBase64, verificationKey: keys.verificationKeyBase64)
+            ))
+            _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
+                realm: "demo", appId: "keyless-app", platform: .android, environment: .production, packages: [Self.package]
+            ))
+
+            func register(_ app: String = "android-app", token: (String, TestInstallation) throws -> String) async throws -> JSONAnswer {
+                let installation = TestInstallation()
+                let challenge = try await client.deviceChallenge(app)
+                return try await client.registerDevice(try installation.registration(appId: app, challenge: challenge, platform: "android", extra: [
+                    "attestation": .object(["type": "play-integrity", "token": .string(try token(challenge, installation))]),
+                ]))
+            }
+            func nonce(_ challenge: String, _ installation: TestInstallation) -> String {
+                Base64URL.encode(SHA256.hash(data: Array((challenge + installation.publicKeyText).utf8)))
+            }
+            let now = server.clock.now()
+
+            let registered = try await register { challenge, installation in
+                try keys.token(Self.verdict(nonce: nonce(challenge, installation), requestedAt: now))
+            }
+            XCTAssertEqual(registered.status, .created, "\(registered.json)")
+            XCTAssertEqual(registered.json["status"]?.stringValue, "registered")
+
+            let refusals: [(String, String, (String, TestInstallation) throws -> String)] = [
+                ("another registration's nonce", "NONCE_MISMATCH", { _, _ in
+                    try keys.token(Self.verdict(nonce: Base64URL.encode([UInt8](repeating: 1, count: 32)), requestedAt: now))
+                }),
+                ("an old request", "STALE", { challenge, installation in
+                    try keys.token(Self.verdict(nonce: nonce(challenge, installation), requestedAt: now.addingTimeInterval(-3600)))
+                }),
+                ("an unrecognized app", "APP_NOT_RECOGNIZED", { challenge, installation in
+                    try keys.token(Self.verdict(nonce: nonce(challenge, installation), requestedAt: now, app: "UNRECOGNIZED_VERSION"))
+                }),
+                ("a device meeting basic integrity only", "DEVICE_INTEGRITY_REFUSED", { challenge, installation in
+                    try keys.token(Self.verdict(nonce: nonce(challenge, installation), requestedAt: now, device: ["MEETS_BASIC_INTEGRITY"]))
+                }),
+                ("another app's keys", "UNDECRYPTABLE", { challenge, installation in
+                    try PlayIntegrityTestKeys().token(Self.verdict(nonce: nonce(challenge, installation), requestedAt: now))
+                }),
+            ]
+            for (name, reason, token) in refusals {
+                let answer = try await register(token: token)
+                XCTAssertEqual(answer.status, .badRequest, name)
+                XCTAssertEqual(answer.json["error"]?.stringValue, "INVALID_ATTESTATION", "\(name): \(answer.json)")
+                XCTAssertEqual(answer.json["reason"]?.stringValue, reason, "\(name): \(answer.json)")
+            }
+            let keyless = try await register("keyless-app") { challenge, installation in
+                try keys.token(Self.verdict(nonce: nonce(challenge, installation), requestedAt: now))
+            }
+            XCTAssertEqual(keyless.json["reason"]?.stringValue, "VERIFIER_UNAVAILABLE", "\(keyless.json)")
+        }
+    }
+
+    func testWrongKeysAreRefusedWhenTheAppIsAdded() throws {
+        XCTAssertThrowsError(try PlayIntegrityKeys(decryptionKey: "AAAA", verificationKey: PlayIntegrityTestKeys().verificationKeyBase64)) { error in
+            XCTAssertTrue("\(error)".contains("decryption key"), "\(error)")
+        }
+        XCTAssertThrowsError(try PlayIntegrityKeys(decryptionKey: PlayIntegrityTestKeys().decryptionKeyBase64, verificationKey: "not a key")) { error in
+            XCTAssertTrue("\(error)".contains("verification key"), "\(error)")
+        }
+    }
+}
