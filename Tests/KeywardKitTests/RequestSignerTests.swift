@@ -33,10 +33,9 @@ final class RequestSignerTests: XCTestCase {
 
         let digest = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
         let expected = "POST\n/realms/demo/v1/device/rotate-key?trace=a%20b\n1900000000\n\(headers.nonce)\n\(digest)"
-        XCTAssertEqual(
-            RequestSigner.message(method: "post", target: "/realms/demo/v1/device/rotate-key?trace=a%20b", timestamp: "1900000000", nonce: headers.nonce, body: body),
-            Array(expected.utf8)
-        )
+        let message = RequestSigner.message(method: "post", target: "/realms/demo/v1/device/rotate-key?trace=a%20b", timestamp: "1900000000", nonce: headers.nonce, body: body)
+        XCTAssertEqual(String(decoding: message, as: UTF8.self), expected)
+        XCTAssertEqual(message, Array(expected.utf8))
         let der = try XCTUnwrap(Data(base64Encoded: headers.signature))
         XCTAssertEqual(der.first, 0x30, "DER: a SEQUENCE of r and s, not the 64 raw bytes")
         let signature = try P256.Signing.ECDSASignature(derRepresentation: der)
