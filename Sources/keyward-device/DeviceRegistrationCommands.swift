@@ -72,13 +72,13 @@ struct SignedCall: AsyncParsableCommand {
             """
     )
     @OptionGroup var installation: InstallationOptions
-    @Option(help: "HTTP method.") var method = "GET"
+    @Option(help: "HTTP method (default GET, or POST with --data).") var method: String?
     @Option(help: "Request body, sent as application/json.") var data: String?
     @Argument(help: "Path under the realm, or an absolute URL.") var path = "/v1/device/status"
 
     func run() async throws {
         let (body, response) = try await installation.registrar().send(
-            appId: installation.appId, method: method.uppercased(), path: path, body: data.map { Data($0.utf8) }
+            appId: installation.appId, method: (method ?? (data == nil ? "GET" : "POST")).uppercased(), path: path, body: data.map { Data($0.utf8) }
         )
         print("HTTP \(response.statusCode)")
         print(String(decoding: body, as: UTF8.self))

@@ -1,4 +1,5 @@
-#if canImport(DeviceCheck)
+// DeviceCheck also exists on watchOS, where App Attest does not.
+#if canImport(DeviceCheck) && (os(iOS) || os(macOS))
 import DeviceCheck
 import Foundation
 import KeywardJOSE
