@@ -62,6 +62,9 @@ final class RequestSignerTests: XCTestCase {
         XCTAssertEqual(try signer(key, offset: -1_500).sign(method: "GET", target: "/").timestamp, "1899999999")
         XCTAssertEqual(try signer(key, offset: 249).timestamp(), 1_900_000_000)
         XCTAssertEqual(try signer(key, offset: 250).timestamp(), 1_900_000_001)
+        // An offset from a damaged state file gives an absurd timestamp (refused by the server), not a trap.
+        XCTAssertGreaterThan(try signer(key, offset: .max).timestamp(), 1_000_000_000_000_000)
+        XCTAssertLessThan(try signer(key, offset: .min).timestamp(), -1_000_000_000_000_000)
     }
 
     func testOnlyES256KeysSign() throws {

@@ -64,10 +64,18 @@ final class SignedDeviceCallTests: DeviceRegistrarTestCase {
         XCTAssertEqual(unhelpful.statusCode, 401)
         XCTAssertEqual(realm.requests(to: "status").count, 3, "no server time, nothing to learn, no second try")
 
+        for absurd in [Int64(-1), 9_007_199_254_740_991] {
+            realm.script("status", FakeDeviceRealm.refusal(401, "CLOCK_SKEW", serverTimestamp: absurd))
+            let (_, refused) = try await registrar().send(appId: Self.appId)
+            XCTAssertEqual(refused.statusCode, 401, "\(absurd)")
+        }
+        XCTAssertEqual(realm.requests(to: "status").count, 5, "a server time out of any range is not learned")
+        XCTAssertEqual(try stateStore.state(appId: Self.appId)?.clockOffsetMs, 500)
+
         realm.script("status", FakeDeviceRealm.refusal(503, "unavailable"))
         let (_, unavailable) = try await registrar().send(appId: Self.appId)
         XCTAssertEqual(unavailable.statusCode, 503)
-        XCTAssertEqual(realm.requests(to: "status").count, 4, "a signed call is not retried: it may not be idempotent")
+        XCTAssertEqual(realm.requests(to: "status").count, 6, "a signed call is not retried: it may not be idempotent")
         XCTAssertEqual(sleeps.all, [])
     }
 

@@ -4,7 +4,7 @@ import KeywardJOSE
 /// server judges it (or its absence) by the app's policy; the installation only gathers it.
 ///
 /// The attestation is bound to the registration through the binding nonce, SHA-256(challenge ‖ public_key) of the
-/// exact strings the registration sends. ``AppAttestAttester`` (Apple platforms) passes it to App Attest as the
+/// exact strings the registration sends. `AppAttestAttester` (Apple platforms) passes it to App Attest as the
 /// `clientDataHash`; ``NoAttestation`` sends none.
 public protocol Attester: Sendable {
     /// The `attestation` member for a registration whose binding nonce is `bindingNonce` (32 bytes), or nil to

@@ -58,7 +58,10 @@ extension DeviceRegistrar {
             let (data, response) = try await api.exchange(method, url, body: body, contentType: contentType, headers: headers)
             guard !corrected, response.statusCode == 401 else { return (data, response) }
             let refusal = DeviceAPI.refusal(status: response.statusCode, data: data)
-            guard refusal.code == ErrorCode.clockSkew.rawValue, let serverTime = refusal.serverTimestamp else { return (data, response) }
+            // A time before 1970 or after the year 5000 is no time to learn from (and would overflow the offset).
+            guard refusal.code == ErrorCode.clockSkew.rawValue, let serverTime = refusal.serverTimestamp, (0...95_617_584_000).contains(serverTime) else {
+                return (data, response)
+            }
             state.clockOffsetMs = clockOffset(serverTime: serverTime)
             try rememberClockOffset(state.clockOffsetMs, appId: state.appId)
             corrected = true

@@ -59,7 +59,9 @@ public struct RequestSigner: Sendable {
 
     /// Unix seconds on the server's clock, as far as the device knows it.
     public func timestamp() -> Int64 {
-        let milliseconds = Int64((clock().timeIntervalSince1970 * 1000).rounded(.down)) + clockOffsetMs
+        // Saturating: an offset read from a damaged state file must not trap.
+        let (sum, overflow) = Int64((clock().timeIntervalSince1970 * 1000).rounded(.down)).addingReportingOverflow(clockOffsetMs)
+        let milliseconds = overflow ? (clockOffsetMs < 0 ? Int64.min / 2 : Int64.max / 2) : sum
         // Whole seconds, rounded down also before 1970, as the server counts them.
         return milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
     }
