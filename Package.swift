@@ -110,7 +110,13 @@ let package = Package(
         ),
         .target(
             name: "KeywardKit",
-            dependencies: ["KeywardJOSE", "KeywardWire"],
+            dependencies: [
+                "KeywardJOSE",
+                "KeywardWire",
+                // SHA-256 (signed requests' body digest, the registration's binding nonce) and DER signatures. Linked
+                // already through KeywardJOSE; on Apple platforms it is CryptoKit underneath.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

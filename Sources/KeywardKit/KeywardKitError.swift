@@ -45,6 +45,20 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     case exchangeRefused(status: Int, code: String?, reason: String?, description: String?)
     /// The app's token signer gave no answer within the session's signer timeout.
     case signerTimedOut(after: Duration)
+    /// A device registration moved between phases its state machine does not connect (``RegistrationPhase``).
+    case invalidStateTransition(from: RegistrationPhase, to: RegistrationPhase)
+    /// An app id that is not 1-255 letters, digits, `.`, `-` or `_` (what the server accepts).
+    case invalidAppId(String)
+    /// A device registration state file (the path) that does not hold a registration state.
+    case corruptStateFile(String)
+    /// No device is registered for this app id: register it before signing requests or rotating its key.
+    case notRegistered(appId: String)
+    /// Another registration or key rotation for this app id is under way in this process.
+    case registrationInProgress(appId: String)
+    /// The app id's device is registered with another realm (`issuer`); a state store keeps one registration per app.
+    case registeredElsewhere(appId: String, issuer: String)
+    /// A device id was asked for, but the installation already registers as `registered`.
+    case deviceIdMismatch(registered: String, requested: String)
 
     /// One line saying what failed, naming the input, and for Keychain failures the usual cause.
     public var description: String {
@@ -70,6 +84,13 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         case .exchangeRefused(let status, let code, let reason, let description):
             "host token exchange refused (\(status)\(code.map { " \($0)" } ?? "")\(reason.map { ", \($0)" } ?? ""))\(description.map { ": \($0)" } ?? "")"
         case .signerTimedOut(let after): "the token signer did not answer within \(after)"
+        case .invalidStateTransition(let from, let to): "device registration cannot move from \(from.rawValue) to \(to.rawValue)"
+        case .invalidAppId(let appId): "app id '\(appId.prefix(80))' is invalid (1-255 letters, digits, '.', '-', '_')"
+        case .corruptStateFile(let path): "device registration state \(path) is corrupt"
+        case .notRegistered(let appId): "no device is registered for app '\(appId)' (register it first)"
+        case .registrationInProgress(let appId): "a registration or key rotation for app '\(appId)' is under way"
+        case .registeredElsewhere(let appId, let issuer): "app '\(appId)' is registered with \(issuer); use that issuer or another state store"
+        case .deviceIdMismatch(let registered, let requested): "this installation registers as device '\(registered)', not '\(requested)'"
         }
     }
 

@@ -8,8 +8,11 @@ import KeywardKit
 struct KeywardDevice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keyward-device",
-        abstract: "A phone on the command line: a device key in a state directory, push-MFA enrollment and approvals, DPoP-bound tokens.",
-        subcommands: [Enroll.self, Pending.self, Approve.self, Deny.self, RotateKey.self, PushProvider.self, Lockout.self, Status.self, Token.self, WhoAmI.self]
+        abstract: "A phone on the command line: a device key in a state directory, push-MFA enrollment and approvals, DPoP-bound tokens, device registration and signed requests.",
+        subcommands: [
+            Enroll.self, Pending.self, Approve.self, Deny.self, RotateKey.self, PushProvider.self, Lockout.self, Status.self, Token.self, WhoAmI.self,
+            Register.self, SignedCall.self, RotateDeviceKey.self,
+        ]
     )
 }
 
