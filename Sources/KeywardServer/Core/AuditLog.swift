@@ -67,7 +67,7 @@ public struct AuditLog: Sendable {
     let clock: any KeywardClock
     let logger: Logger
     let metrics: KeywardMetrics?
-    private let writes: GroupCommit<AuditEvent>
+    private let writes: GroupCommit<AuditEvent, Void>
 
     /// Events per insert; far below either engine's limit on bound parameters (7 per event).
     static let maxEventsPerWrite = 256

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import XCTest
 
@@ -38,7 +39,7 @@ final class GroupCommitTests: XCTestCase {
     func testAloneAnItemIsWrittenAtOnceByItself() async {
         let recorder = Recorder()
         recorder.open()
-        let commit = GroupCommit<Int>(maxGroup: 8, write: recorder.write)
+        let commit = GroupCommit<Int, Void>(maxGroup: 8, write: recorder.write)
         await commit.submit(1)
         await commit.submit(2)
         XCTAssertEqual(recorder.writes.withLock { $0 }, [[1], [2]])
@@ -46,7 +47,7 @@ final class GroupCommitTests: XCTestCase {
 
     func testConcurrentItemsShareWritesAndReturnOnlyOnceWritten() async throws {
         let recorder = Recorder()
-        let commit = GroupCommit<Int>(maxGroup: 16, write: recorder.write)
+        let commit = GroupCommit<Int, Void>(maxGroup: 16, write: recorder.write)
         let count = 200
         await withTaskGroup(of: Void.self) { group in
             for item in 0..<count {
@@ -69,12 +70,41 @@ final class GroupCommitTests: XCTestCase {
     func testSubmitAfterAQuietPeriodStartsANewWrite() async {
         let recorder = Recorder()
         recorder.open()
-        let commit = GroupCommit<Int>(maxGroup: 4, write: recorder.write)
+        let commit = GroupCommit<Int, Void>(maxGroup: 4, write: recorder.write)
         await withTaskGroup(of: Void.self) { group in
             for item in 0..<50 { group.addTask { await commit.submit(item) } }
         }
         await commit.submit(99)
         XCTAssertEqual(recorder.writes.withLock { $0.last }, [99])
         XCTAssertEqual(recorder.written.withLock { $0.count }, 51)
+    }
+}
+
+/// The grouped replay writer when the table cannot be written: every request of the group gets the failure, and
+/// the next group writes again.
+final class GroupedReplayStoreFailureTests: XCTestCase {
+    private final class FailingOnce: ReplayStore, Sendable {
+        let calls = Mutex(0)
+        func recordOnce(scope: String, key: String, expiresAt: Date, now: Date) async throws -> Bool { true }
+        func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] {
+            let call = calls.withLock { $0 += 1; return $0 }
+            if call == 1 { throw StoreError.unavailable("simulated outage") }
+            return entries.map { _ in true }
+        }
+        func deleteExpired(now: Date) async throws -> Int { 0 }
+    }
+
+    func testAFailedWriteFailsItsRequestsOnly() async throws {
+        let base = FailingOnce()
+        let store = GroupedReplayStore(base: base)
+        let entry = ReplayEntry(scope: "s", key: "k", expiresAt: Date().addingTimeInterval(60))
+        do {
+            _ = try await store.recordEachOnce([entry], now: Date())
+            XCTFail("the outage was not reported")
+        } catch {
+            XCTAssertEqual(error as? StoreError, .unavailable("simulated outage"))
+        }
+        let answer = try await store.recordEachOnce([entry], now: Date())
+        XCTAssertEqual(answer, [true])
     }
 }

@@ -9,7 +9,16 @@ enum ReplayScenarios {
     static let t0 = StorageFixtures.t0
 
     static func recordOnceLifecycle(_ database: KeywardDatabase) async throws {
-        let store = SQLReplayStore(database: database)
+        try await recordOnceLifecycle(SQLReplayStore(database: database))
+    }
+
+    /// The same answers through the grouped writer the servers use.
+    static func groupedStoreAnswersAsTheTableDoes(_ database: KeywardDatabase) async throws {
+        try await recordOnceLifecycle(GroupedReplayStore(base: SQLReplayStore(database: database)))
+        try await recordEachOnceDecidesPerEntry(GroupedReplayStore(base: SQLReplayStore(database: database)), scopes: "grouped")
+    }
+
+    static func recordOnceLifecycle(_ store: any ReplayStore) async throws {
         let expiry = t0.storageShifted(60)
 
         try await StorageAssert.isTrue(await store.recordOnce(scope: "dpop", key: "jti-1", expiresAt: expiry, now: t0))
@@ -27,15 +36,18 @@ enum ReplayScenarios {
 
     /// Several entries in one statement: each recorded or refused on its own, as separate calls would.
     static func recordEachOnceDecidesPerEntry(_ database: KeywardDatabase) async throws {
-        let store = SQLReplayStore(database: database)
+        try await recordEachOnceDecidesPerEntry(SQLReplayStore(database: database), scopes: "")
+    }
+
+    static func recordEachOnceDecidesPerEntry(_ store: any ReplayStore, scopes prefix: String) async throws {
         let expiry = t0.storageShifted(60)
-        let proof = ReplayEntry(scope: "dpop:r", key: "k:j1", expiresAt: expiry)
-        let host = ReplayEntry(scope: "host-jti:r:i", key: "j1", expiresAt: expiry)
+        let proof = ReplayEntry(scope: prefix + "dpop:r", key: "k:j1", expiresAt: expiry)
+        let host = ReplayEntry(scope: prefix + "host-jti:r:i", key: "j1", expiresAt: expiry)
         try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: t0), [true, true])
         try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: t0.storageShifted(1)), [false, false])
-        let fresh = ReplayEntry(scope: "dpop:r", key: "k:j2", expiresAt: expiry)
+        let fresh = ReplayEntry(scope: prefix + "dpop:r", key: "k:j2", expiresAt: expiry)
         try await StorageAssert.equal(await store.recordEachOnce([fresh, host], now: t0.storageShifted(1)), [true, false])
-        try await StorageAssert.isFalse(await store.recordOnce(scope: "dpop:r", key: "k:j2", expiresAt: expiry, now: t0.storageShifted(2)))
+        try await StorageAssert.isFalse(await store.recordOnce(scope: prefix + "dpop:r", key: "k:j2", expiresAt: expiry, now: t0.storageShifted(2)))
         // Expired entries may be taken again.
         try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: expiry), [true, true])
         try await StorageAssert.equal(await store.recordEachOnce([], now: t0), [])
@@ -50,6 +62,29 @@ enum ReplayScenarios {
             return try await group.reduce(into: 0) { count, won in count += won ? 1 : 0 }
         }
         XCTAssertEqual(wins, 1)
+    }
+
+    /// Requests racing through the grouped writer, several bringing the same keys in one group: each key is won
+    /// once, by one request, and every request that brought a fresh key of its own gets it.
+    static func groupedRequestsRacingKeepOneWinnerPerKey(_ database: KeywardDatabase) async throws {
+        let store = GroupedReplayStore(base: SQLReplayStore(database: database))
+        let expiry = t0.storageShifted(60)
+        let answers = try await withThrowingTaskGroup(of: (Int, [Bool]).self) { group in
+            for request in 0..<120 {
+                group.addTask {
+                    let shared = ReplayEntry(scope: "host-jti:r:i", key: "jti-\(request % 10)", expiresAt: expiry)
+                    let own = ReplayEntry(scope: "dpop:r", key: "proof-\(request)", expiresAt: expiry)
+                    return (request, try await store.recordEachOnce([own, shared], now: t0))
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        XCTAssertEqual(answers.count, 120)
+        XCTAssertTrue(answers.values.allSatisfy { $0[0] }, "every request's own key is fresh")
+        for shared in 0..<10 {
+            let winners = answers.filter { $0.key % 10 == shared && $0.value[1] }
+            XCTAssertEqual(winners.count, 1, "jti-\(shared) won by \(winners.keys.sorted())")
+        }
     }
 
     static func sweeperRemovesExpiredRowsOnly(_ database: KeywardDatabase) async throws {

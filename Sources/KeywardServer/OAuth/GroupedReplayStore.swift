@@ -1,0 +1,66 @@
+import Foundation
+
+/// Single-use keys of concurrent requests written together: while one statement is in flight, the requests that
+/// arrive queue, and the next statement records all their keys at once (`GroupCommit`), in one commit. Every DPoP
+/// request writes one or two keys; on SQLite, whose commits are one at a time, a statement and a commit per
+/// request were the largest cost left after the signatures. A request alone is written at once, and each one
+/// returns only once its keys are stored, with its own answer: the grouping changes the cost, never the result.
+struct GroupedReplayStore: ReplayStore {
+    private let base: any ReplayStore
+    private let writes: GroupCommit<Submission, Result<[Bool], any Error>>
+
+    /// One request's keys. Grouped statements stay well inside both engines' bind-parameter limits: at most
+    /// `maxGroup` requests of a few keys each, three parameters per key.
+    private struct Submission: Sendable {
+        let entries: [ReplayEntry]
+        let now: Date
+    }
+
+    static let maxGroup = 64
+
+    init(base: any ReplayStore) {
+        self.base = base
+        writes = GroupCommit(maxGroup: Self.maxGroup) { submissions in
+            await Self.write(submissions, to: base)
+        }
+    }
+
+    func recordOnce(scope: String, key: String, expiresAt: Date, now: Date) async throws -> Bool {
+        try await recordEachOnce([ReplayEntry(scope: scope, key: key, expiresAt: expiresAt)], now: now)[0]
+    }
+
+    func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] {
+        guard !entries.isEmpty else { return [] }
+        return try await writes.submit(Submission(entries: entries, now: now)).get()
+    }
+
+    func deleteExpired(now: Date) async throws -> Int {
+        try await base.deleteExpired(now: now)
+    }
+
+    /// One statement for the group. A key that two requests of the group both bring is sent once and only the
+    /// first of them gets it, as if they had come one after the other; the earliest `now` of the group decides
+    /// which old rows have expired, so no request sees a row expire earlier than its own clock says.
+    private static func write(_ submissions: [Submission], to base: any ReplayStore) async -> [Result<[Bool], any Error>] {
+        var unique: [ReplayEntry] = []
+        var position: [String: Int] = [:]
+        /// For each request's entry: the index of its row in `unique`, or nil when an earlier request brought it.
+        var owners: [[Int?]] = []
+        for submission in submissions {
+            owners.append(submission.entries.map { entry in
+                let name = entry.scope + "\u{0}" + entry.key
+                guard position[name] == nil else { return nil }
+                position[name] = unique.count
+                unique.append(entry)
+                return unique.count - 1
+            })
+        }
+        let now = submissions.map(\.now).min() ?? Date()
+        do {
+            let recorded = try await base.recordEachOnce(unique, now: now)
+            return owners.map { rows in .success(rows.map { $0.map { recorded[$0] } ?? false }) }
+        } catch {
+            return submissions.map { _ in .failure(error) }
+        }
+    }
+}
