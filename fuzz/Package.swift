@@ -77,5 +77,6 @@ let package = Package(
         fuzzer("key-description", ["KeywardAttestation"]),
         fuzzer("cbor", ["KeywardCBOR"]),
         fuzzer("app-attest", ["KeywardAttestation", .product(name: "Crypto", package: "swift-crypto")]),
+        fuzzer("jwe", ["KeywardJOSE", "KeywardAttestation", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

@@ -6,6 +6,7 @@ Wycheproof public keys from KEYWARD_WYCHEPROOF_DIR (or .venv's pycryptodome-test
 the inputs the unit tests named in the comments use. Deterministic: running it again rewrites the same files.
 """
 import base64
+import hashlib
 import json
 import os
 import re
@@ -150,6 +151,43 @@ def unb64(text: str) -> bytes:
 
 def compact(header: dict, payload: dict) -> str:
     return f"{b64(json.dumps(header, separators=(',', ':')).encode())}.{b64(json.dumps(payload, separators=(',', ':')).encode())}.{b64(b'signature')}"
+
+
+# The jwe target's fixed key-encryption key, and how it seals: content key and IV from SHA-512 of the plaintext.
+JWE_KEY = hashlib.sha256(b"keyward jwe fuzz key").digest()
+JWE_HEADER = b'{"alg":"A256KW","enc":"A256GCM"}'
+
+
+def jwe_seal(plaintext: bytes, header: bytes = JWE_HEADER) -> str:
+    """A compact JWE (A256KW + A256GCM) under JWE_KEY, as the jwe target seals (the `cryptography` package)."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives.keywrap import aes_key_wrap
+    digest = hashlib.sha512(plaintext).digest()
+    content_key, iv = digest[:32], digest[32:44]
+    protected = b64(header)
+    sealed = AESGCM(content_key).encrypt(iv, plaintext, protected.encode())
+    return ".".join([protected, b64(aes_key_wrap(JWE_KEY, content_key)), b64(iv), b64(sealed[:-16]), b64(sealed[-16:])])
+
+
+def play_verdict(**changes) -> bytes:
+    """A verdict as Google writes it, for the jwe target's policy (package, nonce, 20 s before its time)."""
+    verdict = {
+        "requestDetails": {"requestPackageName": "com.example.keyward", "nonce": b64(bytes([0xAB] * 32)),
+                           "timestampMillis": "1794999980000"},
+        "appIntegrity": {"appRecognitionVerdict": "PLAY_RECOGNIZED", "packageName": "com.example.keyward",
+                         "certificateSha256Digest": [b64(hashlib.sha256(b"certificate").digest())], "versionCode": "42"},
+        "deviceIntegrity": {"deviceRecognitionVerdict": ["MEETS_DEVICE_INTEGRITY"]},
+        "accountDetails": {"appLicensingVerdict": "LICENSED"},
+    }
+    for path, value in changes.items():
+        section, _, field = path.partition("__")
+        if value is None:
+            verdict[section].pop(field, None) if field else verdict.pop(section, None)
+        elif field:
+            verdict[section][field] = value
+        else:
+            verdict[section] = value
+    return json.dumps(verdict, separators=(",", ":")).encode()
 
 
 def main() -> int:
@@ -347,6 +385,45 @@ def main() -> int:
     # app-attest: each real attestation with the option byte that verifies it at its own time (development).
     for index, (name, attestation, _) in enumerate(vectors):
         write("app-attest", name, bytes([index]) + attestation)
+
+    # jwe: tokens sealed under the target's key (option 0: decrypt as given), with headers JWETests refuses, and
+    # broken shapes; plaintexts the target seals and mutates itself (option 1, bits 2-4 the flipped bit); Play
+    # Integrity verdicts it signs, seals and verifies (option 3), one per check of the policy.
+    jws_text = b"eyJhbGciOiJFUzI1NiJ9.eyJhIjoxfQ.c2lnbmF0dXJl"
+    write("jwe", "sealed-jws", bytes([0]) + jwe_seal(jws_text).encode())
+    write("jwe", "sealed-empty", bytes([0]) + jwe_seal(b"").encode())
+    write("jwe", "sealed-binary", bytes([0]) + jwe_seal(bytes(range(256)) * 3).encode())
+    write("jwe", "sealed-kid-cty", bytes([0]) + jwe_seal(jws_text, b'{"alg":"A256KW","enc":"A256GCM","kid":"play-1","cty":"JWT"}').encode())
+    for name, header in {"alg-a128kw": b'{"alg":"A128KW","enc":"A256GCM"}', "enc-a128gcm": b'{"alg":"A256KW","enc":"A128GCM"}',
+                         "zip": b'{"alg":"A256KW","enc":"A256GCM","zip":"DEF"}', "crit": b'{"alg":"A256KW","enc":"A256GCM","crit":["x"]}',
+                         "duplicate": b'{"alg":"A256KW","enc":"A256GCM","alg":"A256KW"}', "no-enc": b'{"alg":"A256KW"}'}.items():
+        write("jwe", f"header-{name}", bytes([0]) + jwe_seal(jws_text, header).encode())
+    sealed = jwe_seal(jws_text)
+    write("jwe", "four-parts", bytes([0]) + sealed.rsplit(".", 1)[0].encode())
+    write("jwe", "six-parts", bytes([0]) + (sealed + ".").encode())
+    write("jwe", "padded-tag", bytes([0]) + (sealed + "==").encode())
+    for index, plaintext in enumerate([b"", b"x", jws_text, bytes(range(256))]):
+        write("jwe", f"seal-{index}", bytes([1 | (index << 2)]) + plaintext)
+    verdicts = {
+        "valid": play_verdict(),
+        "request-hash": play_verdict(requestDetails__nonce=None, requestDetails__requestHash=b64(bytes([0xAB] * 32))),
+        "padded-nonce": play_verdict(requestDetails__nonce=base64.b64encode(bytes([0xAB] * 32)).decode()),
+        "timestamp-number": play_verdict(requestDetails__timestampMillis=1794999990000),
+        "wrong-nonce": play_verdict(requestDetails__nonce="bm9wZQ"),
+        "stale": play_verdict(requestDetails__timestampMillis="1794990000000"),
+        "other-package": play_verdict(requestDetails__requestPackageName="com.example.other"),
+        "unrecognized": play_verdict(appIntegrity={"appRecognitionVerdict": "UNEVALUATED"}),
+        "no-device": play_verdict(deviceIntegrity=None),
+        "basic-only": play_verdict(deviceIntegrity={"deviceRecognitionVerdict": ["MEETS_BASIC_INTEGRITY"]}),
+        "everything": play_verdict(deviceIntegrity={"deviceRecognitionVerdict": ["MEETS_STRONG_INTEGRITY"],
+                                                    "recentDeviceActivity": {"deviceActivityLevel": "LEVEL_1"},
+                                                    "deviceAttributes": {"sdkVersion": "35"}},
+                                   environmentDetails={"playProtectVerdict": "NO_ISSUES",
+                                                       "appAccessRiskVerdict": {"appsDetected": ["KNOWN_INSTALLED"]}}),
+        "not-an-object": b"[1,2,3]",
+    }
+    for name, verdict in verdicts.items():
+        write("jwe", f"play-{name}", bytes([3]) + verdict)
     return 0
 
 

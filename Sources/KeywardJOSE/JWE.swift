@@ -44,7 +44,7 @@ public struct JWE: Sendable {
         guard utf8.count <= maxSize else {
             throw JOSEError(.tooLarge, "JWE is \(utf8.count) bytes; the limit is \(maxSize)")
         }
-        let parts = try utf8.withContiguousStorageIfAvailable { parse(buffer: $0) }
+        let parts = utf8.withContiguousStorageIfAvailable { parse(buffer: $0) }
             ?? Array(utf8).withUnsafeBufferPointer { parse(buffer: $0) }
         return try parts.get().open(with: keyEncryptionKey)
     }

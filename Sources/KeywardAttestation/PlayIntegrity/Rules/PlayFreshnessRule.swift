@@ -11,11 +11,16 @@ struct PlayFreshnessRule: PlayIntegrityRule {
         let requested = Double(verdict.timestampMillis) / 1000
         let age = time.timeIntervalSince1970 - requested
         guard age <= maxAge else {
-            throw AttestationFailure(.stale, "the token was requested \(Int64(age)) s before the verification time; at most \(Int64(maxAge)) s are allowed")
+            throw AttestationFailure(.stale, "the token was requested \(Self.seconds(age)) s before the verification time; at most \(Self.seconds(maxAge)) s are allowed")
         }
         guard -age <= maxFutureSkew else {
-            throw AttestationFailure(.stale, "the token is dated \(Int64(-age)) s after the verification time; at most \(Int64(maxFutureSkew)) s are allowed")
+            throw AttestationFailure(.stale, "the token is dated \(Self.seconds(-age)) s after the verification time; at most \(Self.seconds(maxFutureSkew)) s are allowed")
         }
         return PlayIntegrityCheck("timestamp", .passed, "requested \(String(format: "%.3f", age)) s before the verification time")
+    }
+
+    /// Whole seconds for the detail; a window the operator set to infinity prints as such instead of trapping.
+    static func seconds(_ value: TimeInterval) -> String {
+        value.isFinite && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 }
