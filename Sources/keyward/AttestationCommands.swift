@@ -211,11 +211,9 @@ enum OfflineInput {
         String(decoding: try data(file: path), as: UTF8.self)
     }
 
-    /// Standard or url-safe base64, padding optional.
+    /// Standard or url-safe base64, padding optional, spaces and line breaks ignored (text pasted from a log).
     static func base64(_ text: String) -> [UInt8]? {
-        var normalized = text.filter { !$0.isWhitespace }.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while normalized.utf8.count % 4 != 0 { normalized += "=" }
-        return Data(base64Encoded: normalized).map { Array($0) }
+        Base64Variants.decode(text.filter { !$0.isWhitespace })
     }
 
     /// A file of base64 text (whitespace ignored) or of raw bytes.

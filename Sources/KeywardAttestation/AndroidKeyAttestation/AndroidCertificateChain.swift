@@ -128,15 +128,6 @@ public struct AndroidCertificateChain: Sendable {
 
     static func base64Decoded(_ text: String) -> [UInt8]? {
         guard text.utf8.count <= maximumCertificateSize * 2 else { return nil }
-        var standard = String(text.compactMap { character -> Character? in
-            switch character {
-            case "\n", "\r", "\r\n": nil
-            case "-": "+"
-            case "_": "/"
-            default: character
-            }
-        })
-        if standard.utf8.count % 4 != 0 { standard += String(repeating: "=", count: 4 - standard.utf8.count % 4) }
-        return Data(base64Encoded: standard).map(Array.init)
+        return Base64Variants.decode(text, ignoringLineBreaks: true)
     }
 }

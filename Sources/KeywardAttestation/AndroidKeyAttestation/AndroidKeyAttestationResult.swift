@@ -17,11 +17,11 @@ public struct AndroidKeyAttestationResult: Sendable, Encodable {
     public let certificateSerials: [String]
     public let verifiedAt: Date
     /// The checks that ran, in order, each passed or not checked.
-    public let checks: [AndroidAttestationCheck]
+    public let checks: [AttestationCheck]
 
     init(
         keyDescription: KeyDescription, keyDescriptionCertificate: Int, leafSubjectPublicKeyInfo: [UInt8],
-        certificateSerials: [String], verifiedAt: Date, checks: [AndroidAttestationCheck]
+        certificateSerials: [String], verifiedAt: Date, checks: [AttestationCheck]
     ) {
         self.keyDescription = keyDescription
         self.keyDescriptionCertificate = keyDescriptionCertificate

@@ -23,14 +23,14 @@ public struct AndroidKeyAttestationVerifier: Sendable {
     ) async throws(AttestationFailure) -> AndroidKeyAttestationResult {
         let certificates = chain.certificates
         _ = try await roots.verify(chain: certificates, at: time)
-        var checks = [AndroidAttestationCheck("chain", .passed, "\(certificates.count) certificates to a pinned root at \(time.formatted(.iso8601))")]
+        var checks = [AttestationCheck("chain", .passed, "\(certificates.count) certificates to a pinned root at \(time.formatted(.iso8601))")]
 
         checks.append(try checkRevocation(certificates))
 
         guard let (position, keyDescription) = try Self.keyDescription(in: certificates) else {
             throw AttestationFailure(.malformed, "no certificate of the chain carries the KeyDescription extension (1.3.6.1.4.1.11129.2.1.17)")
         }
-        checks.append(AndroidAttestationCheck("keyDescription", .passed, "attestation version \(keyDescription.attestationVersion), in certificate \(position + 1)"))
+        checks.append(AttestationCheck("keyDescription", .passed, "attestation version \(keyDescription.attestationVersion), in certificate \(position + 1)"))
 
         let leafKey = Self.subjectPublicKeyInfo(of: certificates[0])
         let evidence = AndroidAttestationEvidence(
@@ -45,9 +45,9 @@ public struct AndroidKeyAttestationVerifier: Sendable {
         )
     }
 
-    private func checkRevocation(_ certificates: [Certificate]) throws(AttestationFailure) -> AndroidAttestationCheck {
+    private func checkRevocation(_ certificates: [Certificate]) throws(AttestationFailure) -> AttestationCheck {
         guard let revocationList else {
-            return AndroidAttestationCheck("revocation", .notChecked, "no revocation list configured")
+            return AttestationCheck("revocation", .notChecked, "no revocation list configured")
         }
         for (index, certificate) in certificates.enumerated() {
             if let entry = revocationList.entry(for: certificate) {
@@ -55,7 +55,7 @@ public struct AndroidKeyAttestationVerifier: Sendable {
                 throw AttestationFailure(.revoked, "certificate \(index + 1) (serial \(serial)) is listed as \(entry.status ?? "revoked")\(entry.reason.map { " (\($0))" } ?? "")")
             }
         }
-        return AndroidAttestationCheck("revocation", .passed, "no certificate among \(revocationList.entries.count) listed")
+        return AttestationCheck("revocation", .passed, "no certificate among \(revocationList.entries.count) listed")
     }
 
     /// The KeyDescription of the first certificate from the leaf up that carries one, and that certificate's

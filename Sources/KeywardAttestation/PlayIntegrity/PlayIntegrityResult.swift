@@ -11,7 +11,7 @@ public struct PlayIntegrityResult: Sendable, Encodable {
     public let source: PlayIntegritySource
     public let verifiedAt: Date
     /// The checks that ran, in order, each passed or not checked.
-    public let checks: [PlayIntegrityCheck]
+    public let checks: [AttestationCheck]
 
     /// When the app asked for the token.
     public var requestedAt: Date { Date(timeIntervalSince1970: Double(verdict.timestampMillis) / 1000) }

@@ -20,7 +20,7 @@ public struct PlayIntegrityVerifier: Sendable {
 
     public func verify(_ token: String, policy: PlayIntegrityPolicy, at time: Date) async throws(AttestationFailure) -> PlayIntegrityResult {
         let payload = try await decoder.decode(token, at: time)
-        let decoding = PlayIntegrityCheck("decoding", .passed, decoder.source == .local
+        let decoding = AttestationCheck("decoding", .passed, decoder.source == .local
             ? "decrypted with the decryption key, ES256 signature verified with the verification key"
             : "decoded by Google's decodeIntegrityToken")
         return try Self.judge(PlayIntegrityVerdict(payload: payload), policy: policy, at: time, source: decoder.source, decoding: decoding)
@@ -29,7 +29,7 @@ public struct PlayIntegrityVerifier: Sendable {
     /// The policy's checks on a verdict already authenticated.
     static func judge(
         _ verdict: PlayIntegrityVerdict, policy: PlayIntegrityPolicy, at time: Date, source: PlayIntegritySource,
-        decoding: PlayIntegrityCheck
+        decoding: AttestationCheck
     ) throws(AttestationFailure) -> PlayIntegrityResult {
         var checks = [decoding]
         for rule in policy.rules {

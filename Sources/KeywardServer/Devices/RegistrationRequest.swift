@@ -1,4 +1,5 @@
 import Foundation
+import KeywardAttestation
 import KeywardJOSE
 
 /// A device registration as it arrives (`POST /realms/{realm}/v1/device/register`), read strictly: unknown
@@ -109,8 +110,6 @@ struct RegistrationRequest: Sendable, Equatable {
 
     /// Standard or url-safe base64, padded or not (device SDKs send both).
     static func base64(_ text: String) -> [UInt8]? {
-        var normalized = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while normalized.utf8.count % 4 != 0 { normalized += "=" }
-        return Data(base64Encoded: normalized).map { Array($0) }
+        Base64Variants.decode(text)
     }
 }

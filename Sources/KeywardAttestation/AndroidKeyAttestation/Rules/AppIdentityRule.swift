@@ -6,14 +6,14 @@ struct AppIdentityRule: AndroidAttestationRule {
     let packageNames: Set<String>
     let signingCertDigests: Set<[UInt8]>
 
-    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AndroidAttestationCheck {
+    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AttestationCheck {
         let identity = evidence.keyDescription.attestationApplicationId
         let names = identity?.packages.map(\.name) ?? []
         let digests = identity?.signatureDigests ?? []
         let found = "packages [\(names.map { String($0.prefix(128)) }.joined(separator: ", "))], "
             + "\(digests.count) signing certificate digest(s)"
         guard !packageNames.isEmpty || !signingCertDigests.isEmpty else {
-            return AndroidAttestationCheck("appIdentity", .notChecked, "no package or digest allow-list; \(found)")
+            return AttestationCheck("appIdentity", .notChecked, "no package or digest allow-list; \(found)")
         }
         guard identity != nil else {
             throw AttestationFailure(.appIdentityMismatch, "the attestation names no application")
@@ -27,6 +27,6 @@ struct AppIdentityRule: AndroidAttestationRule {
         }
         let checked = [packageNames.isEmpty ? nil : "package name", signingCertDigests.isEmpty ? nil : "signing certificate digest"]
             .compactMap { $0 }.joined(separator: " and ")
-        return AndroidAttestationCheck("appIdentity", .passed, "\(checked) allowed; \(found)")
+        return AttestationCheck("appIdentity", .passed, "\(checked) allowed; \(found)")
     }
 }

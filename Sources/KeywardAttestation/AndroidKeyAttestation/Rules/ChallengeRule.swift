@@ -5,14 +5,14 @@ import Foundation
 struct ChallengeRule: AndroidAttestationRule {
     let expected: [UInt8]?
 
-    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AndroidAttestationCheck {
+    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AttestationCheck {
         let attested = evidence.keyDescription.attestationChallenge
         guard let expected else {
-            return AndroidAttestationCheck("challenge", .notChecked, "no expected challenge given")
+            return AttestationCheck("challenge", .notChecked, "no expected challenge given")
         }
         guard attested == expected else {
             throw AttestationFailure(.challengeMismatch, "the attested challenge (\(attested.count) bytes, \(Data(attested).base64EncodedString().prefix(64))) is not the expected one (\(expected.count) bytes)")
         }
-        return AndroidAttestationCheck("challenge", .passed, "the expected \(expected.count)-byte challenge")
+        return AttestationCheck("challenge", .passed, "the expected \(expected.count)-byte challenge")
     }
 }

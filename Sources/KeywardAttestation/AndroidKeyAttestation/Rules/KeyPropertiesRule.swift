@@ -5,7 +5,7 @@ struct KeyPropertiesRule: AndroidAttestationRule {
     let requireSign: Bool
     let requireGenerated: Bool
 
-    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AndroidAttestationCheck {
+    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AttestationCheck {
         let list = evidence.keyDescription.keyProperties
         let found = describe(list)
         switch algorithm {
@@ -25,7 +25,7 @@ struct KeyPropertiesRule: AndroidAttestationRule {
             throw refused("a key generated in the secure hardware (origin GENERATED) is required", found)
         }
         let judged = algorithm != .any || requireSign || requireGenerated
-        return AndroidAttestationCheck("keyProperties", judged ? .passed : .notChecked, found)
+        return AttestationCheck("keyProperties", judged ? .passed : .notChecked, found)
     }
 
     private func refused(_ rule: String, _ found: String) -> AttestationFailure {

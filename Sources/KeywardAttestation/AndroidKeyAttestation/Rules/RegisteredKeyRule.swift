@@ -6,9 +6,9 @@ import KeywardJOSE
 struct RegisteredKeyRule: AndroidAttestationRule {
     let key: JWK?
 
-    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AndroidAttestationCheck {
+    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AttestationCheck {
         guard let key else {
-            return AndroidAttestationCheck("publicKey", .notChecked, "no registered key given")
+            return AttestationCheck("publicKey", .notChecked, "no registered key given")
         }
         guard evidence.keyDescriptionCertificate == 0 else {
             throw AttestationFailure(.publicKeyMismatch, "the leaf carries no KeyDescription (certificate \(evidence.keyDescriptionCertificate + 1) does), so its key is not attested")
@@ -19,6 +19,6 @@ struct RegisteredKeyRule: AndroidAttestationRule {
         guard leafKey.material == key.material else {
             throw AttestationFailure(.publicKeyMismatch, "the attested key (thumbprint \(leafKey.thumbprint())) is not the registered key (thumbprint \(key.thumbprint()))")
         }
-        return AndroidAttestationCheck("publicKey", .passed, "the registered key, thumbprint \(key.thumbprint())")
+        return AttestationCheck("publicKey", .passed, "the registered key, thumbprint \(key.thumbprint())")
     }
 }

@@ -3,15 +3,15 @@
 struct SecurityLevelRule: AndroidAttestationRule {
     let allowSoftware: Bool
 
-    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AndroidAttestationCheck {
+    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AttestationCheck {
         let description = evidence.keyDescription
         let levels = "attestation \(description.attestationSecurityLevel), keymaster \(description.keymasterSecurityLevel)"
         if allowSoftware {
-            return AndroidAttestationCheck("securityLevel", .notChecked, "software keys allowed (\(levels))")
+            return AttestationCheck("securityLevel", .notChecked, "software keys allowed (\(levels))")
         }
         guard description.attestationSecurityLevel != .software, description.keymasterSecurityLevel != .software else {
             throw AttestationFailure(.softwareKey, "the key is not hardware-backed: \(levels)")
         }
-        return AndroidAttestationCheck("securityLevel", .passed, levels)
+        return AttestationCheck("securityLevel", .passed, levels)
     }
 }

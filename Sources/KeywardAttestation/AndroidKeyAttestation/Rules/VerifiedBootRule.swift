@@ -3,16 +3,16 @@
 struct VerifiedBootRule: AndroidAttestationRule {
     let required: Bool
 
-    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AndroidAttestationCheck {
+    func check(_ evidence: AndroidAttestationEvidence) throws(AttestationFailure) -> AttestationCheck {
         let rootOfTrust = evidence.keyDescription.hardwareEnforced.rootOfTrust
         let found = rootOfTrust.map { "\($0.verifiedBootState), \($0.deviceLocked ? "locked" : "unlocked")" }
             ?? "no hardware-enforced root of trust"
         guard required else {
-            return AndroidAttestationCheck("verifiedBoot", .notChecked, found)
+            return AttestationCheck("verifiedBoot", .notChecked, found)
         }
         guard let rootOfTrust, rootOfTrust.verifiedBootState == .verified, rootOfTrust.deviceLocked else {
             throw AttestationFailure(.bootStateRefused, "verified boot and a locked bootloader are required; the device reports \(found)")
         }
-        return AndroidAttestationCheck("verifiedBoot", .passed, found)
+        return AttestationCheck("verifiedBoot", .passed, found)
     }
 }

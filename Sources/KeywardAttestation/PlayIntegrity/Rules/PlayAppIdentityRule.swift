@@ -6,7 +6,7 @@ struct PlayAppIdentityRule: PlayIntegrityRule {
     let packageNames: [String]
     let certificateDigests: Set<[UInt8]>
 
-    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> PlayIntegrityCheck {
+    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> AttestationCheck {
         guard let package = verdict.packageName else {
             throw AttestationFailure(.appIdentityMismatch, "the verdict names no evaluated package")
         }
@@ -15,11 +15,11 @@ struct PlayAppIdentityRule: PlayIntegrityRule {
         }
         let digests = verdict.certificateSha256Digests
         guard !certificateDigests.isEmpty else {
-            return PlayIntegrityCheck("appIdentity", .passed, "package \(package); no signing-certificate allow-list, \(digests.count) digest(s) not checked")
+            return AttestationCheck("appIdentity", .passed, "package \(package); no signing-certificate allow-list, \(digests.count) digest(s) not checked")
         }
         guard digests.contains(where: { Base64Variants.decode($0).map(certificateDigests.contains) ?? false }) else {
             throw AttestationFailure(.appIdentityMismatch, "no signing certificate digest of the app is allowed: [\(digests.prefix(8).map { String($0.prefix(64)) }.joined(separator: ", "))]")
         }
-        return PlayIntegrityCheck("appIdentity", .passed, "package \(package) and a signing certificate digest allowed")
+        return AttestationCheck("appIdentity", .passed, "package \(package) and a signing certificate digest allowed")
     }
 }

@@ -5,13 +5,13 @@ import Foundation
 struct PlayDeviceIntegrityRule: PlayIntegrityRule {
     let requirement: PlayIntegrityPolicy.DeviceIntegrityRequirement
 
-    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> PlayIntegrityCheck {
+    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> AttestationCheck {
         let verdicts = verdict.deviceRecognitionVerdicts
         let accepted = requirement.acceptedVerdicts
         guard let met = verdicts.first(where: accepted.contains) else {
             let found = verdicts.isEmpty ? "no device verdict" : "[\(verdicts.prefix(8).map { String($0.prefix(64)) }.joined(separator: ", "))]"
             throw AttestationFailure(.deviceIntegrityRefused, "\(found); the policy (\(requirement.rawValue)) wants one of \(accepted.sorted().joined(separator: ", "))")
         }
-        return PlayIntegrityCheck("deviceIntegrity", .passed, "\(met) (policy \(requirement.rawValue))")
+        return AttestationCheck("deviceIntegrity", .passed, "\(met) (policy \(requirement.rawValue))")
     }
 }

@@ -7,7 +7,7 @@ struct PlayFreshnessRule: PlayIntegrityRule {
     let maxAge: TimeInterval
     let maxFutureSkew: TimeInterval
 
-    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> PlayIntegrityCheck {
+    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> AttestationCheck {
         let requested = Double(verdict.timestampMillis) / 1000
         let age = time.timeIntervalSince1970 - requested
         guard age <= maxAge else {
@@ -16,7 +16,7 @@ struct PlayFreshnessRule: PlayIntegrityRule {
         guard -age <= maxFutureSkew else {
             throw AttestationFailure(.stale, "the token is dated \(Self.seconds(-age)) s after the verification time; at most \(Self.seconds(maxFutureSkew)) s are allowed")
         }
-        return PlayIntegrityCheck("timestamp", .passed, "requested \(String(format: "%.3f", age)) s before the verification time")
+        return AttestationCheck("timestamp", .passed, "requested \(String(format: "%.3f", age)) s before the verification time")
     }
 
     /// Whole seconds for the detail; a window the operator set to infinity prints as such instead of trapping.

@@ -5,7 +5,7 @@ import Foundation
 struct PlayNonceRule: PlayIntegrityRule {
     let expected: String
 
-    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> PlayIntegrityCheck {
+    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> AttestationCheck {
         let (field, value): (String, String?) = verdict.nonce != nil ? ("nonce", verdict.nonce) : ("requestHash", verdict.requestHash)
         guard let value else {
             throw AttestationFailure(.nonceMismatch, "the verdict carries neither a nonce nor a request hash")
@@ -13,6 +13,6 @@ struct PlayNonceRule: PlayIntegrityRule {
         guard Base64Variants.sameBytes(value, expected) else {
             throw AttestationFailure(.nonceMismatch, "the verdict's \(field) \(value.prefix(96)) is not the expected \(expected)")
         }
-        return PlayIntegrityCheck("nonce", .passed, "\(field) \(value)")
+        return AttestationCheck("nonce", .passed, "\(field) \(value)")
     }
 }

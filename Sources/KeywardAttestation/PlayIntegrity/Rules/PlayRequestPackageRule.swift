@@ -5,11 +5,11 @@ import Foundation
 struct PlayRequestPackageRule: PlayIntegrityRule {
     let packageNames: [String]
 
-    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> PlayIntegrityCheck {
+    func check(_ verdict: PlayIntegrityVerdict, at time: Date) throws(AttestationFailure) -> AttestationCheck {
         let requested = verdict.requestPackageName
         guard packageNames.contains(requested) else {
             throw AttestationFailure(.appIdentityMismatch, "the token was requested by \(requested.prefix(128)), not by [\(packageNames.joined(separator: ", "))]")
         }
-        return PlayIntegrityCheck("requestPackage", .passed, requested)
+        return AttestationCheck("requestPackage", .passed, requested)
     }
 }

@@ -1,14 +1,16 @@
 import Foundation
 
-/// Bytes from base64 in either alphabet, padded or not: how nonces and digests travel between an app, Play and a
-/// server. Apps pass the nonce web-safe and unpadded as Play asks, yet some send it standard and padded, and Play
-/// hands back what it got; the same bytes must compare equal however they were written (reference §5, the
-/// levy-street nonce mismatch).
-enum Base64Variants {
+/// Bytes from base64 in either alphabet, padded or not: how keys, certificates, nonces and digests travel between
+/// apps, platforms and a server. Apps pass Play's nonce web-safe and unpadded, yet some send it standard and padded,
+/// and Play hands back what it got; Android apps encode certificates with or without line breaks; iOS sends
+/// standard base64. The same bytes must read the same however they were written (reference §5, the levy-street
+/// nonce mismatch). The one decoder of such input for the attestation verifiers, the device API and the CLI.
+public enum Base64Variants {
     /// nil for text that is no base64 at all (a character outside both alphabets, misplaced or excess padding, an
-    /// impossible length).
-    static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    /// impossible length). `ignoringLineBreaks`: CR and LF anywhere are dropped first (wrapped base64, files).
+    public static func decode(_ text: some StringProtocol, ignoringLineBreaks: Bool = false) -> [UInt8]? {
         var body = Array(text.utf8)
+        if ignoringLineBreaks { body.removeAll { $0 == 0x0A || $0 == 0x0D } }
         var padding = 0
         while body.last == UInt8(ascii: "=") {
             body.removeLast()
@@ -32,7 +34,7 @@ enum Base64Variants {
     }
 
     /// Whether two texts carry the same bytes; texts that are not base64 match only themselves.
-    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+    public static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
         if lhs == rhs { return true }
         guard let left = decode(lhs), let right = decode(rhs) else { return false }
         return left == right
