@@ -52,6 +52,8 @@ struct Apps: AsyncParsableCommand {
         var playIntegrityDecryptionKeyFile: String?
         @Option(name: .customLong("play-integrity-verification-key-file"), help: "Android: the Play Integrity response verification key (base64, from Play Console).")
         var playIntegrityVerificationKeyFile: String?
+        @Flag(name: .customLong("play-integrity-google"), help: "Android: have Google decode Play Integrity tokens (decodeIntegrityToken; the server needs devices.playIntegrity.serviceAccountFile).")
+        var playIntegrityGoogle = false
 
         func run() async throws {
             let playIntegrityKeys = try readPlayIntegrityKeys()
@@ -60,7 +62,8 @@ struct Apps: AsyncParsableCommand {
                 let registration = DeviceAppService.Registration(
                     realm: realm, appId: appId, platform: platform, environment: environment, teamId: teamId, bundleId: bundleId,
                     packages: packages, signingCertDigests: digests, missingAttestation: missingAttestation,
-                    failedAttestation: failedAttestation, devBypass: devBypass, playIntegrityKeys: playIntegrityKeys
+                    failedAttestation: failedAttestation, devBypass: devBypass, playIntegrityKeys: playIntegrityKeys,
+                    playIntegrityGoogle: playIntegrityGoogle
                 )
                 let app: DeviceApp
                 do {
@@ -194,7 +197,10 @@ struct Apps: AsyncParsableCommand {
             lines.append("  signing certificate digests: \(app.signingCertDigests.isEmpty ? "not checked" : app.signingCertDigests.joined(separator: ", "))")
         }
         lines.append("  missing attestation: \(app.missingAttestation.rawValue), failed attestation: \(app.failedAttestation.rawValue)")
-        if app.platform == .android { lines.append("  Play Integrity: \(app.sealedPlayIntegrityKeys == nil ? "no keys (tokens refused)" : "keys stored (sealed)")") }
+        if app.platform == .android {
+            let playIntegrity = app.playIntegrityGoogle ? "decoded by Google" : app.sealedPlayIntegrityKeys == nil ? "no keys (tokens refused)" : "keys stored (sealed)"
+            lines.append("  Play Integrity: \(playIntegrity)")
+        }
         lines.append("  development bypass: \(app.devBypass ? "allowed" : "refused")")
         return lines.joined(separator: "\n")
     }

@@ -38,6 +38,8 @@ struct Serve: AsyncParsableCommand {
               devices.challengeLifetime     KEYWARD_DEVICES_CHALLENGE_LIFETIME       seconds a device registration challenge lives, 30-600 (90)
               devices.android.extraRootsFile KEYWARD_DEVICES_ANDROID_EXTRA_ROOTS_FILE PEM roots trusted besides Google's for Android Key Attestation
               devices.android.revocationListFile KEYWARD_DEVICES_ANDROID_REVOCATION_LIST_FILE Google's attestation status list (JSON), read at start
+              devices.playIntegrity.serviceAccountFile KEYWARD_DEVICES_PLAY_INTEGRITY_SERVICE_ACCOUNT_FILE Google service account for decodeIntegrityToken
+              devices.playIntegrity.url     KEYWARD_DEVICES_PLAY_INTEGRITY_URL       Play Integrity API base URL (https://playintegrity.googleapis.com)
             A JSON config file nests dotted keys: {"port": 8080, "dpop": {"maxAge": 120}}.
             """
     )

@@ -95,6 +95,11 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var androidExtraRootsFile: String?
     /// `devices.android.revocationListFile`: Google's attestation status list (JSON); read at start.
     public var androidRevocationListFile: String?
+    /// `devices.playIntegrity.serviceAccountFile`: a Google service account allowed to call `decodeIntegrityToken`,
+    /// for apps added with `--play-integrity-google`.
+    public var playIntegrityServiceAccountFile: String?
+    /// `devices.playIntegrity.url`: Google's Play Integrity API (a local stand-in in tests).
+    public var playIntegrityURL = "https://playintegrity.googleapis.com"
     /// `push.apns.caFile`: an extra trust anchor (PEM) for a TLS-intercepting proxy or a test double.
     public var apnsCAFile: String?
     /// `https_proxy`, `http_proxy`, `no_proxy` (either case) from the environment: push services are reached
@@ -285,6 +290,8 @@ private struct SettingReader {
         configuration.devicesChallengeLifetime = try integer("devices.challengeLifetime", in: 30...600) ?? configuration.devicesChallengeLifetime
         configuration.androidExtraRootsFile = try string("devices.android.extraRootsFile")
         configuration.androidRevocationListFile = try string("devices.android.revocationListFile")
+        configuration.playIntegrityServiceAccountFile = try string("devices.playIntegrity.serviceAccountFile")
+        configuration.playIntegrityURL = try string("devices.playIntegrity.url") ?? configuration.playIntegrityURL
         try configuration.validate()
         return configuration
     }

@@ -128,6 +128,7 @@ public final class KeywardRuntime: Sendable {
         for sender in pushSenders { await sender.shutdown() }
         await accounts.shutdown()
         await hostTokens.shutdown()
+        await devices.shutdown()
         try await database.close()
     }
 }

@@ -40,6 +40,9 @@ public struct DeviceApp: Sendable, Equatable {
     public var devBypass: Bool
     /// Android: Play Integrity response keys from Play Console, sealed under the master key (`PlayIntegrityKeys`).
     public var sealedPlayIntegrityKeys: [UInt8]?
+    /// Android: Play Integrity tokens are decoded by Google (`decodeIntegrityToken`, with the server's service
+    /// account) instead of with the app's own keys; the only way for standard requests.
+    public var playIntegrityGoogle: Bool = false
     public var createdAt: Date
 
     /// The context a sealed secret of this app is bound to: a sealed blob copied to another app does not open.

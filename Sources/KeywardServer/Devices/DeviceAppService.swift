@@ -31,12 +31,14 @@ public final class DeviceAppService: Sendable {
         public var devBypass: Bool
         /// Android: Play Integrity response keys, for apps that send Play Integrity tokens.
         public var playIntegrityKeys: PlayIntegrityKeys?
+        /// Android: Play Integrity tokens decoded by Google with the server's service account instead.
+        public var playIntegrityGoogle: Bool
 
         public init(
             realm: String, appId: String, platform: DeviceApp.Platform, environment: DeviceApp.Environment, teamId: String? = nil,
             bundleId: String? = nil, packages: [String] = [], signingCertDigests: [String] = [],
             missingAttestation: DeviceApp.AttestationPolicy = .reject, failedAttestation: DeviceApp.AttestationPolicy = .reject,
-            devBypass: Bool = false, playIntegrityKeys: PlayIntegrityKeys? = nil
+            devBypass: Bool = false, playIntegrityKeys: PlayIntegrityKeys? = nil, playIntegrityGoogle: Bool = false
         ) {
             self.realm = realm
             self.appId = appId
@@ -50,6 +52,7 @@ public final class DeviceAppService: Sendable {
             self.failedAttestation = failedAttestation
             self.devBypass = devBypass
             self.playIntegrityKeys = playIntegrityKeys
+            self.playIntegrityGoogle = playIntegrityGoogle
         }
     }
 
@@ -64,7 +67,8 @@ public final class DeviceAppService: Sendable {
         await audit.record(.deviceAppAdded, realm: app.realm, userId: nil, details: [
             "app_id": app.appId, "platform": app.platform.rawValue, "environment": app.environment.rawValue,
             "missing_attestation": app.missingAttestation.rawValue, "failed_attestation": app.failedAttestation.rawValue,
-            "dev_bypass": String(app.devBypass), "play_integrity": String(app.sealedPlayIntegrityKeys != nil),
+            "dev_bypass": String(app.devBypass),
+            "play_integrity": app.playIntegrityGoogle ? "google" : app.sealedPlayIntegrityKeys != nil ? "keys" : "none",
         ])
         return app
     }
@@ -122,7 +126,9 @@ public final class DeviceAppService: Sendable {
             guard let bundleId = registration.bundleId, (1...155).contains(bundleId.utf8.count), bundleId.utf8.allSatisfy(Self.isNameByte) else {
                 throw DeviceAppError("--bundle-id must be the app's bundle identifier (letters, digits, '.', '-')")
             }
-            guard registration.packages.isEmpty, registration.signingCertDigests.isEmpty, registration.playIntegrityKeys == nil else {
+            guard registration.packages.isEmpty, registration.signingCertDigests.isEmpty, registration.playIntegrityKeys == nil,
+                !registration.playIntegrityGoogle
+            else {
                 throw DeviceAppError("--package, --signing-cert-digest and the Play Integrity keys are for android apps")
             }
             (app.teamId, app.bundleId) = (teamId, bundleId)
@@ -134,6 +140,10 @@ public final class DeviceAppService: Sendable {
             for package in registration.packages where !Self.isJavaPackage(package) {
                 throw DeviceAppError("--package '\(package)' is not an Android package name (e.g. com.example.app)")
             }
+            guard !(registration.playIntegrityGoogle && registration.playIntegrityKeys != nil) else {
+                throw DeviceAppError("Play Integrity tokens are decoded either with the app's keys or by Google, not both")
+            }
+            app.playIntegrityGoogle = registration.playIntegrityGoogle
             app.packages = registration.packages
             app.signingCertDigests = try registration.signingCertDigests.map { digest throws(DeviceAppError) in
                 let hex = digest.replacingOccurrences(of: ":", with: "").lowercased()

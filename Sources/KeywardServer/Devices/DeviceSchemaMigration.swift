@@ -14,6 +14,7 @@ enum DeviceSchemaMigration {
                 packages TEXT,
                 signing_cert_digests TEXT,
                 play_integrity_keys TEXT,
+                play_integrity_google BOOLEAN NOT NULL DEFAULT FALSE,
                 missing_attestation TEXT NOT NULL CHECK (missing_attestation IN ('reject', 'pending', 'accept')),
                 failed_attestation TEXT NOT NULL CHECK (failed_attestation IN ('reject', 'pending', 'accept')),
                 dev_bypass BOOLEAN NOT NULL,

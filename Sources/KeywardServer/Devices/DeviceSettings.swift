@@ -7,12 +7,26 @@ struct DeviceSettings: Sendable {
     var challengeLifetime: TimeInterval
     var androidRoots: PinnedRoots
     var androidRevocations: RevocationList?
+    /// For apps whose Play Integrity tokens Google decodes.
+    var playIntegrityAccount: GoogleServiceAccount?
+    var playIntegrityURL: String
 
     static let maximumFileSize = 16 << 20
 
     init(_ configuration: KeywardConfiguration) throws(ConfigurationError) {
         challengeLifetime = TimeInterval(configuration.devicesChallengeLifetime)
         androidRoots = .googleHardwareAttestation
+        playIntegrityURL = configuration.playIntegrityURL
+        guard let url = URL(string: playIntegrityURL), ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+            throw ConfigurationError(setting: "devices.playIntegrity.url", problem: "\(playIntegrityURL) is not an http(s) URL")
+        }
+        if let path = configuration.playIntegrityServiceAccountFile {
+            do throws(PushConfigurationError) {
+                playIntegrityAccount = try GoogleServiceAccount.load(path: path, setting: "devices.playIntegrity.serviceAccountFile")
+            } catch {
+                throw ConfigurationError(setting: error.setting, problem: error.description)
+            }
+        }
         if let path = configuration.androidExtraRootsFile {
             let setting = "devices.android.extraRootsFile"
             let pem = String(decoding: try Self.read(path, setting: setting), as: UTF8.self)

@@ -1,24 +1,44 @@
-// Devices, assembled: the app registry, challenges, registration with platform attestation.
+// Devices, assembled: the app registry, challenges, registration with platform attestation, signed requests.
+import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import KeywardAttestation
 
 public struct DevicesAssembly: Sendable {
     public let apps: DeviceAppService
     let service: DeviceService
+    /// Calls Google's Play Integrity API, when a service account is configured; closed at shutdown.
+    private let googleClient: HTTPClient?
 
     init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
         let store = SQLDeviceStore(database: core.database)
         apps = DeviceAppService(store: store, masterKey: core.masterKey, audit: core.audit, clock: core.clock)
+        var verifier = PlatformAttestationVerifier(
+            androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations, masterKey: core.masterKey
+        )
+        if let account = settings.playIntegrityAccount {
+            // Its own client: no redirects, so the bearer token never follows an answer to another host.
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(redirectConfiguration: .disallow))
+            let tokens = GoogleAccessTokenSource(account: account, scope: GoogleAccessTokenSource.playIntegrity, httpClient: client, clock: { core.clock.now() })
+            let endpoint = settings.playIntegrityURL
+            verifier.googlePlayIntegrity = { (package: String) throws(AttestationFailure) -> any PlayIntegrityDecoder in
+                try GooglePlayIntegrityDecoder(packageName: package, endpoint: endpoint, httpClient: client, accessToken: { try await tokens.token() })
+            }
+            googleClient = client
+        } else {
+            googleClient = nil
+        }
         service = DeviceService(
             store: store, replayStore: oauth.replayStore, challengeKey: core.masterKey.derivedKey(purpose: DeviceChallenge.keyPurpose),
-            attestations: PlatformAttestationVerifier(
-                androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations, masterKey: core.masterKey
-            ),
-            audit: core.audit, metrics: core.metrics, clock: core.clock, challengeLifetime: settings.challengeLifetime
+            attestations: verifier, audit: core.audit, metrics: core.metrics, clock: core.clock, challengeLifetime: settings.challengeLifetime
         )
     }
 
     func register(on router: Router<KeywardRequestContext>, realms: RealmService, maxBodySize: Int) {
         DeviceRoutes(service: service, realms: realms, maxBodySize: maxBodySize).register(on: router)
+    }
+
+    func shutdown() async {
+        try? await googleClient?.shutdown()
     }
 }

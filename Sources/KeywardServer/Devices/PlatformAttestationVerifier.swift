@@ -14,6 +14,8 @@ struct PlatformAttestationVerifier: DeviceAttestationVerifier {
     var androidRevocations: RevocationList? = nil
     /// Opens apps' sealed Play Integrity keys.
     var masterKey: MasterKey? = nil
+    /// Google's `decodeIntegrityToken` for an app's package, when the server has a service account for it.
+    var googlePlayIntegrity: (@Sendable (String) throws(AttestationFailure) -> any PlayIntegrityDecoder)? = nil
 
     func verify(
         _ attestation: RegistrationRequest.Attestation, app: DeviceApp, binding: BindingNonce, publicKey: [UInt8], now: Date
@@ -89,6 +91,30 @@ struct PlatformAttestationVerifier: DeviceAttestationVerifier {
         guard app.platform == .android else {
             throw AttestationFailure(.malformed, "a Play Integrity token for an \(app.platform.rawValue) app")
         }
+        let decoder = try playIntegrityDecoder(for: app)
+        let policy = PlayIntegrityPolicy(
+            packageNames: app.packages, expectedNonce: binding.playIntegrityNonce,
+            allowedCertificateDigests: Set(app.signingCertDigests.compactMap { HexDigit.bytes($0) }),
+            // Development apps run on emulators and test devices.
+            deviceIntegrity: app.environment == .production ? .device : .relaxed
+        )
+        let result = try await PlayIntegrityVerifier(decoder: decoder).verify(token, policy: policy, at: now)
+        let verdict = result.verdict
+        return VerifiedAttestation(summary: [
+            "type": .string("play-integrity"), "app_recognition": .string(verdict.appRecognitionVerdict),
+            "device_recognition": .array(verdict.deviceRecognitionVerdicts.map(JSONValue.string)),
+            "package": .string(verdict.packageName ?? verdict.requestPackageName),
+        ])
+    }
+
+    /// Google for apps set to it (the request goes to the app's first package), else the app's own keys.
+    private func playIntegrityDecoder(for app: DeviceApp) throws(AttestationFailure) -> any PlayIntegrityDecoder {
+        if app.playIntegrityGoogle {
+            guard let googlePlayIntegrity, let package = app.packages.first else {
+                throw AttestationFailure(.verifierUnavailable, "app '\(app.appId)' uses Google's decodeIntegrityToken, and the server has no devices.playIntegrity.serviceAccountFile")
+            }
+            return try googlePlayIntegrity(package)
+        }
         let keys: PlayIntegrityKeys?
         do {
             keys = try masterKey.flatMap { try PlayIntegrityKeys.opened(for: app, with: $0) }
@@ -98,18 +124,6 @@ struct PlatformAttestationVerifier: DeviceAttestationVerifier {
         guard let keys else {
             throw AttestationFailure(.verifierUnavailable, "app '\(app.appId)' has no Play Integrity keys (keyward apps add --play-integrity-decryption-key-file …)")
         }
-        let policy = PlayIntegrityPolicy(
-            packageNames: app.packages, expectedNonce: binding.playIntegrityNonce,
-            allowedCertificateDigests: Set(app.signingCertDigests.compactMap { HexDigit.bytes($0) }),
-            // Development apps run on emulators and test devices.
-            deviceIntegrity: app.environment == .production ? .device : .relaxed
-        )
-        let result = try await PlayIntegrityVerifier(decoder: try keys.decoder()).verify(token, policy: policy, at: now)
-        let verdict = result.verdict
-        return VerifiedAttestation(summary: [
-            "type": .string("play-integrity"), "app_recognition": .string(verdict.appRecognitionVerdict),
-            "device_recognition": .array(verdict.deviceRecognitionVerdicts.map(JSONValue.string)),
-            "package": .string(verdict.packageName ?? verdict.requestPackageName),
-        ])
+        return try keys.decoder()
     }
 }

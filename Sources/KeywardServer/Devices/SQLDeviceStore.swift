@@ -18,10 +18,10 @@ public struct SQLDeviceStore: DeviceStore {
         ) {
             try await database.sql.raw("""
                 INSERT INTO device_apps (realm, app_id, platform, team_id, bundle_id, environment, packages, signing_cert_digests,
-                    play_integrity_keys, missing_attestation, failed_attestation, dev_bypass, created_at)
+                    play_integrity_keys, play_integrity_google, missing_attestation, failed_attestation, dev_bypass, created_at)
                 VALUES (\(bind: app.realm), \(bind: app.appId), \(bind: app.platform.rawValue), \(bind: app.teamId), \(bind: app.bundleId),
                     \(bind: app.environment.rawValue), \(bind: Self.list(app.packages, whenEmpty: app.platform == .android ? "" : nil)),
-                    \(bind: Self.list(app.signingCertDigests, whenEmpty: nil)), \(bind: app.sealedPlayIntegrityKeys.map(Base64URL.encode)),
+                    \(bind: Self.list(app.signingCertDigests, whenEmpty: nil)), \(bind: app.sealedPlayIntegrityKeys.map(Base64URL.encode)), \(bind: app.playIntegrityGoogle),
                     \(bind: app.missingAttestation.rawValue),
                     \(bind: app.failedAttestation.rawValue), \(bind: app.devBypass), \(bind: StorageTime.milliseconds(app.createdAt)))
                 """).run()
@@ -133,7 +133,7 @@ public struct SQLDeviceStore: DeviceStore {
 
     private static let appColumns = """
         realm, app_id, platform, team_id, bundle_id, environment, packages, signing_cert_digests, play_integrity_keys,
-        missing_attestation, failed_attestation, dev_bypass, created_at
+        play_integrity_google, missing_attestation, failed_attestation, dev_bypass, created_at
         """
 
     private static let deviceColumns = """
@@ -164,6 +164,7 @@ public struct SQLDeviceStore: DeviceStore {
             failedAttestation: try enumValue(row, "failed_attestation"),
             devBypass: try row.decode(column: "dev_bypass", as: Bool.self),
             sealedPlayIntegrityKeys: try row.decode(column: "play_integrity_keys", as: String?.self).map { try decodeBytes($0, "play_integrity_keys") },
+            playIntegrityGoogle: try row.decode(column: "play_integrity_google", as: Bool.self),
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
         )
     }

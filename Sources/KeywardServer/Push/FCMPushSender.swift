@@ -13,7 +13,7 @@ public final class FCMPushSender: PushSender {
     private let settings: FCMSettings
     private let http: PushHTTPClient
     private let logger: Logger
-    private let accessTokens: FCMAccessTokenSource
+    private let accessTokens: GoogleAccessTokenSource
 
     /// Reads and checks the service account now, so a bad file stops start-up.
     public init(
@@ -23,11 +23,11 @@ public final class FCMPushSender: PushSender {
         _ = try PushSettingURL.parse(
             setting: "push.fcm.url", value: settings.url, schemes: ["https", "http"],
             example: "https://fcm.googleapis.com/v1/projects/<id>/messages:send")
-        let account = try FCMServiceAccount.load(path: settings.serviceAccountFile)
+        let account = try GoogleServiceAccount.load(path: settings.serviceAccountFile)
         self.settings = settings
         self.http = PushHTTPClient(given: httpClient, proxy: settings.proxy)
         self.logger = logger
-        self.accessTokens = FCMAccessTokenSource(account: account, httpClient: http.client, clock: clock)
+        self.accessTokens = GoogleAccessTokenSource(account: account, scope: GoogleAccessTokenSource.firebaseMessaging, httpClient: http.client, clock: clock)
     }
 
     /// Shuts down the client this sender built for a proxy; does nothing otherwise.

@@ -40,5 +40,15 @@ final class DeviceConfigurationTests: XCTestCase {
         XCTAssertThrowsError(try DeviceSettings(configuration)) { error in
             XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.android.extraRootsFile", "\(error)")
         }
+        configuration.androidExtraRootsFile = nil
+        configuration.playIntegrityServiceAccountFile = statusList.path
+        XCTAssertThrowsError(try DeviceSettings(configuration)) { error in
+            XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.playIntegrity.serviceAccountFile", "\(error)")
+        }
+        configuration.playIntegrityServiceAccountFile = nil
+        configuration.playIntegrityURL = "ftp://example.com"
+        XCTAssertThrowsError(try DeviceSettings(configuration)) { error in
+            XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.playIntegrity.url", "\(error)")
+        }
     }
 }

@@ -3,7 +3,8 @@ import Crypto
 import Foundation
 import HTTPTypes
 import KeywardJOSE
-import KeywardServer
+@testable import KeywardServer
+import KeywardAttestation
 import XCTest
 
 /// Registration with a Play Integrity token, through the running server: the app's response keys are stored with the
@@ -88,6 +89,60 @@ final class DevicePlayIntegrityTests: XCTestCase {
         }
         XCTAssertThrowsError(try PlayIntegrityKeys(decryptionKey: PlayIntegrityTestKeys().decryptionKeyBase64, verificationKey: "not a key")) { error in
             XCTAssertTrue("\(error)".contains("verification key"), "\(error)")
+        }
+    }
+
+    /// An app set to Google's decodeIntegrityToken: the token goes to Google (a local stand-in here) with the
+    /// service account's bearer token, and Google's verdict gets the same checks; the running server, which has no
+    /// service account configured, cannot judge such tokens.
+    func testGoogleDecodesForAppsSetToIt() async throws {
+        try await TestServer.forEachEngine { server, client in
+            _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
+                realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [Self.package], playIntegrityGoogle: true
+            ))
+            try await FakeGoogle().run { google in
+                var verifier = PlatformAttestationVerifier()
+                let endpoint = google.endpoint
+                verifier.googlePlayIntegrity = { (package: String) throws(AttestationFailure) -> any PlayIntegrityDecoder in
+                    try GooglePlayIntegrityDecoder(packageName: package, endpoint: endpoint, accessToken: { "ya29.service-account" })
+                }
+                let runtime = server.runtime
+                let service = DeviceService(
+                    store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore, challengeKey: SymmetricKey(size: .bits256),
+                    attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
+                )
+                func request() async throws -> (RegistrationRequest, String) {
+                    let installation = TestInstallation()
+                    let challenge = try await service.challenge(realm: "demo", appId: "google-app").challenge
+                    let nonce = Base64URL.encode(SHA256.hash(data: Array((challenge + installation.publicKeyText).utf8)))
+                    let body = try installation.registration(appId: "google-app", challenge: challenge, platform: "android", extra: [
+                        "attestation": .object(["type": "play-integrity", "token": "aaa.bbb.ccc.ddd.eee"]),
+                    ])
+                    return (try RegistrationRequest(json: body), nonce)
+                }
+                let (good, nonce) = try await request()
+                google.answer(.ok, ["tokenPayloadExternal": .object(Self.verdict(nonce: nonce, requestedAt: server.clock.now()))])
+                let registered = try await service.register(realm: "demo", request: good, developmentTraffic: false)
+                XCTAssertEqual(registered.device.status, .registered)
+                XCTAssertEqual(google.requests.last?.path, "/v1/\(Self.package):decodeIntegrityToken")
+                XCTAssertEqual(google.requests.last?.authorization, "Bearer ya29.service-account")
+
+                let (other, _) = try await request()
+                google.answer(.badRequest, ["error": .object(["message": "Integrity token cannot be decoded"])])
+                do {
+                    _ = try await service.register(realm: "demo", request: other, developmentTraffic: false)
+                    XCTFail("registered with a token Google could not decode")
+                } catch let error as DeviceError {
+                    XCTAssertEqual(error.reason, "UNDECRYPTABLE", "\(error)")
+                }
+            }
+            let installation = TestInstallation()
+            let challenge = try await client.deviceChallenge("google-app")
+            let answer = try await client.registerDevice(try installation.registration(appId: "google-app", challenge: challenge, platform: "android", extra: [
+                "attestation": .object(["type": "play-integrity", "token": "aaa.bbb.ccc.ddd.eee"]),
+            ]))
+            XCTAssertEqual(answer.json["reason"]?.stringValue, "VERIFIER_UNAVAILABLE", "\(answer.json)")
+            XCTAssertTrue(answer.json["message"]?.stringValue?.contains("devices.playIntegrity.serviceAccountFile") ?? false, "\(answer.json)")
         }
     }
 }

@@ -151,7 +151,7 @@ final class GooglePlayIntegrityDecoderTests: XCTestCase {
 }
 
 /// Google's decodeIntegrityToken, played by a local server: it records each request and gives the answer set last.
-private final class FakeGoogle: Sendable {
+final class FakeGoogle: Sendable {
     struct Recorded: Sendable {
         let method: String
         let path: String

@@ -4,7 +4,7 @@ import KeywardJOSE
 import NIOHTTP1
 
 /// Why no access token could be had; the sender logs it. Never carries the token itself.
-enum FCMAccessTokenError: Error, CustomStringConvertible {
+enum GoogleAccessTokenError: Error, CustomStringConvertible {
     case signing(String)
     case transport(String)
     case rejected(status: Int, body: String)
@@ -20,11 +20,12 @@ enum FCMAccessTokenError: Error, CustomStringConvertible {
     }
 }
 
-/// OAuth 2.0 access tokens for FCM from a service account (RFC 7523 JWT bearer grant), cached until shortly before
-/// they expire. Being an actor with one shared refresh task means a burst of logins makes one token request, not one
-/// each.
-actor FCMAccessTokenSource {
-    static let scope = "https://www.googleapis.com/auth/firebase.messaging"
+/// OAuth 2.0 access tokens for a Google API (FCM, Play Integrity) from a service account (RFC 7523 JWT bearer
+/// grant), cached until shortly before they expire. Being an actor with one shared refresh task means a burst of
+/// logins makes one token request, not one each.
+actor GoogleAccessTokenSource {
+    static let firebaseMessaging = "https://www.googleapis.com/auth/firebase.messaging"
+    static let playIntegrity = "https://www.googleapis.com/auth/playintegrity"
     static let assertionLifetime: TimeInterval = 3600
     /// Refresh this long before expiry so a token never dies between our check and FCM's.
     static let refreshMargin: TimeInterval = 60
@@ -36,19 +37,21 @@ actor FCMAccessTokenSource {
         let refreshAfter: Date
     }
 
-    private let account: FCMServiceAccount
+    private let account: GoogleServiceAccount
+    private let scope: String
     private let httpClient: HTTPClient
     private let clock: PushClock
     private var cached: AccessToken?
     private var refresh: Task<AccessToken, any Error>?
 
-    init(account: FCMServiceAccount, httpClient: HTTPClient, clock: @escaping PushClock) {
+    init(account: GoogleServiceAccount, scope: String, httpClient: HTTPClient, clock: @escaping PushClock) {
         self.account = account
+        self.scope = scope
         self.httpClient = httpClient
         self.clock = clock
     }
 
-    func token() async throws(FCMAccessTokenError) -> String {
+    func token() async throws(GoogleAccessTokenError) -> String {
         if let cached, clock() < cached.refreshAfter {
             return cached.value
         }
@@ -70,10 +73,10 @@ actor FCMAccessTokenSource {
         }
     }
 
-    private static func value(of task: Task<AccessToken, any Error>) async throws(FCMAccessTokenError) -> AccessToken {
+    private static func value(of task: Task<AccessToken, any Error>) async throws(GoogleAccessTokenError) -> AccessToken {
         do {
             return try await task.value
-        } catch let error as FCMAccessTokenError {
+        } catch let error as GoogleAccessTokenError {
             throw error
         } catch {
             throw .transport(String(describing: error))
@@ -94,24 +97,24 @@ actor FCMAccessTokenSource {
         do {
             response = try await PushHTTP.post(httpClient, url: account.tokenURI, headers: headers, body: body)
         } catch {
-            throw FCMAccessTokenError.transport(String(describing: error))
+            throw GoogleAccessTokenError.transport(String(describing: error))
         }
         guard response.isSuccess else {
-            throw FCMAccessTokenError.rejected(status: response.status, body: response.bodyExcerpt())
+            throw GoogleAccessTokenError.rejected(status: response.status, body: response.bodyExcerpt())
         }
         let object: JSONObject
         do {
             object = try StrictJSON.parseObject(response.body)
         } catch {
-            throw FCMAccessTokenError.malformedResponse("not a JSON object")
+            throw GoogleAccessTokenError.malformedResponse("not a JSON object")
         }
         guard let value = object.string("access_token"), !value.isEmpty else {
-            throw FCMAccessTokenError.malformedResponse("no access_token")
+            throw GoogleAccessTokenError.malformedResponse("no access_token")
         }
         var lifetime = Self.defaultLifetime
         if let expiresIn = object["expires_in"] {
             guard let seconds = expiresIn.numberValue, seconds > 0 else {
-                throw FCMAccessTokenError.malformedResponse("expires_in is not a positive number")
+                throw GoogleAccessTokenError.malformedResponse("expires_in is not a positive number")
             }
             lifetime = seconds
         }
@@ -119,7 +122,7 @@ actor FCMAccessTokenSource {
         return AccessToken(value: value, refreshAfter: issuedAt.addingTimeInterval(lifetime - Self.refreshMargin))
     }
 
-    private nonisolated func makeAssertion(issuedAt: Date) throws(FCMAccessTokenError) -> String {
+    private nonisolated func makeAssertion(issuedAt: Date) throws(GoogleAccessTokenError) -> String {
         let iat = Int(issuedAt.timeIntervalSince1970.rounded(.down))
         var header: JSONObject = ["typ": "JWT"]
         if let kid = account.privateKeyId {
@@ -129,7 +132,7 @@ actor FCMAccessTokenSource {
             "iss": .string(account.clientEmail),
             "sub": .string(account.clientEmail),
             "aud": .string(account.tokenURI),
-            "scope": .string(Self.scope),
+            "scope": .string(scope),
             "iat": .number(Double(iat)),
             "exp": .number(Double(iat) + Self.assertionLifetime),
         ]

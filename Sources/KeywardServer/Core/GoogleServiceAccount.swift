@@ -2,7 +2,7 @@ import Foundation
 import KeywardJOSE
 
 /// The parts of a Google service-account JSON file that minting an access token needs.
-struct FCMServiceAccount: Sendable {
+struct GoogleServiceAccount: Sendable {
     static let setting = "push.fcm.serviceAccountFile"
 
     let clientEmail: String
@@ -10,7 +10,8 @@ struct FCMServiceAccount: Sendable {
     let tokenURI: String
     let signingKey: SigningKey
 
-    static func load(path: String) throws(PushConfigurationError) -> FCMServiceAccount {
+    /// `setting` names the setting the file came from in every error.
+    static func load(path: String, setting: String = Self.setting) throws(PushConfigurationError) -> GoogleServiceAccount {
         let data = try PushSettingFile.contents(setting: setting, path: path)
         let object: JSONObject
         do {
@@ -35,6 +36,6 @@ struct FCMServiceAccount: Sendable {
         }
         let key = try PushSettingFile.signingKey(setting: setting, path: path, pem: privateKey, expected: .rsa)
         let privateKeyId = object.string("private_key_id").flatMap { $0.isEmpty ? nil : $0 }
-        return FCMServiceAccount(clientEmail: clientEmail, privateKeyId: privateKeyId, tokenURI: tokenURI, signingKey: key)
+        return GoogleServiceAccount(clientEmail: clientEmail, privateKeyId: privateKeyId, tokenURI: tokenURI, signingKey: key)
     }
 }
