@@ -40,6 +40,7 @@ struct Serve: AsyncParsableCommand {
               devices.android.revocationListFile KEYWARD_DEVICES_ANDROID_REVOCATION_LIST_FILE Google's attestation status list (JSON), read at start
               devices.playIntegrity.serviceAccountFile KEYWARD_DEVICES_PLAY_INTEGRITY_SERVICE_ACCOUNT_FILE Google service account for decodeIntegrityToken
               devices.playIntegrity.url     KEYWARD_DEVICES_PLAY_INTEGRITY_URL       Play Integrity API base URL (https://playintegrity.googleapis.com)
+              devices.appsFile              KEYWARD_DEVICES_APPS_FILE                device apps declared in JSON, added or updated at start
             A JSON config file nests dotted keys: {"port": 8080, "dpop": {"maxAge": 120}}.
             """
     )
@@ -81,6 +82,9 @@ struct Serve: AsyncParsableCommand {
         if demo {
             let seed = try await runtime.seedDemo()
             FileHandle.standardOutput.write(Data(seed.report.map { "demo: \($0)\n" }.joined().utf8))
+        }
+        for (app, outcome) in try await runtime.applyDeclaredApps() where outcome != .unchanged {
+            logger.info("device app \(outcome) from devices.appsFile", metadata: ["app_id": "\(app)"])
         }
         let base = configuration.resolvedPublicURL
         let app = runtime.makeApplication { port in

@@ -98,6 +98,8 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `devices.playIntegrity.serviceAccountFile`: a Google service account allowed to call `decodeIntegrityToken`,
     /// for apps added with `--play-integrity-google`.
     public var playIntegrityServiceAccountFile: String?
+    /// `devices.appsFile`: device apps declared in a JSON file, added or updated when `keyward serve` starts.
+    public var devicesAppsFile: String?
     /// `devices.playIntegrity.url`: Google's Play Integrity API (a local stand-in in tests).
     public var playIntegrityURL = "https://playintegrity.googleapis.com"
     /// `push.apns.caFile`: an extra trust anchor (PEM) for a TLS-intercepting proxy or a test double.
@@ -291,6 +293,7 @@ private struct SettingReader {
         configuration.androidExtraRootsFile = try string("devices.android.extraRootsFile")
         configuration.androidRevocationListFile = try string("devices.android.revocationListFile")
         configuration.playIntegrityServiceAccountFile = try string("devices.playIntegrity.serviceAccountFile")
+        configuration.devicesAppsFile = try string("devices.appsFile")
         configuration.playIntegrityURL = try string("devices.playIntegrity.url") ?? configuration.playIntegrityURL
         try configuration.validate()
         return configuration

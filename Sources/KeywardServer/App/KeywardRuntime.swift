@@ -73,6 +73,19 @@ public final class KeywardRuntime: Sendable {
         devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
     }
 
+    /// Adds or updates the apps of `devices.appsFile` (see `DeviceAppsFile`); answers what happened to each.
+    public func applyDeclaredApps() async throws -> [(appId: String, outcome: DeviceAppService.Declared)] {
+        var outcomes: [(appId: String, outcome: DeviceAppService.Declared)] = []
+        for registration in devices.declaredApps {
+            do {
+                outcomes.append((registration.appId, try await devices.apps.declare(registration)))
+            } catch let error as DeviceAppError {
+                throw ConfigurationError(setting: DeviceAppsFile.setting, problem: "app '\(registration.appId)' in realm '\(registration.realm)': \(error.description)")
+            }
+        }
+        return outcomes
+    }
+
     public func seedDemo() async throws -> DemoSeed {
         try await DemoSeed.apply(realms: oauth.realms, clients: oauth.clients, users: accounts.users)
     }

@@ -27,6 +27,7 @@ public struct AuditEvent: Sendable, Equatable {
         case hostIssuerRemoved = "HostIssuerRemoved"
         case deviceAppAdded = "DeviceAppAdded"
         case deviceAppRemoved = "DeviceAppRemoved"
+        case deviceAppUpdated = "DeviceAppUpdated"
         case deviceRegistered = "DeviceRegistered"
         case deviceRegistrationRefused = "DeviceRegistrationRefused"
         case deviceKeyRotated = "DeviceKeyRotated"

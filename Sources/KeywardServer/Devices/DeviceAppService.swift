@@ -73,6 +73,32 @@ public final class DeviceAppService: Sendable {
         return app
     }
 
+    public enum Declared: Sendable, Equatable {
+        case added, updated, unchanged
+    }
+
+    /// Makes the stored app what `registration` says (the apps file of the configuration): added when missing,
+    /// its settings replaced when they differ, its devices kept either way.
+    public func declare(_ registration: Registration) async throws -> Declared {
+        var app = try Self.validated(registration, now: clock.now())
+        guard let existing = try await store.app(realm: app.realm, appId: app.appId) else {
+            _ = try await add(registration)
+            return .added
+        }
+        app.createdAt = existing.createdAt
+        let storedKeys = try PlayIntegrityKeys.opened(for: existing, with: masterKey)
+        var comparable = existing
+        comparable.sealedPlayIntegrityKeys = nil
+        if comparable == app, storedKeys == registration.playIntegrityKeys { return .unchanged }
+        app.sealedPlayIntegrityKeys = try registration.playIntegrityKeys.map { try $0.sealed(for: app, with: masterKey) }
+        guard try await store.updateApp(app) else { throw DeviceAppError("app '\(app.appId)' disappeared while it was updated") }
+        await audit.record(.deviceAppUpdated, realm: app.realm, userId: nil, details: [
+            "app_id": app.appId, "environment": app.environment.rawValue, "missing_attestation": app.missingAttestation.rawValue,
+            "failed_attestation": app.failedAttestation.rawValue, "dev_bypass": String(app.devBypass),
+        ])
+        return .updated
+    }
+
     public func list(realm: String) async throws -> [DeviceApp] {
         try await store.listApps(realm: realm)
     }

@@ -10,6 +10,8 @@ struct DeviceSettings: Sendable {
     /// For apps whose Play Integrity tokens Google decodes.
     var playIntegrityAccount: GoogleServiceAccount?
     var playIntegrityURL: String
+    /// Apps declared in `devices.appsFile`, checked at start and applied by `KeywardRuntime.applyDeclaredApps`.
+    var declaredApps: [DeviceAppService.Registration] = []
 
     static let maximumFileSize = 16 << 20
 
@@ -17,6 +19,7 @@ struct DeviceSettings: Sendable {
         challengeLifetime = TimeInterval(configuration.devicesChallengeLifetime)
         androidRoots = .googleHardwareAttestation
         playIntegrityURL = configuration.playIntegrityURL
+        if let path = configuration.devicesAppsFile { declaredApps = try DeviceAppsFile.load(path: path) }
         guard let url = URL(string: playIntegrityURL), ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
             throw ConfigurationError(setting: "devices.playIntegrity.url", problem: "\(playIntegrityURL) is not an http(s) URL")
         }

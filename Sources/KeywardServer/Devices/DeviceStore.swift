@@ -3,6 +3,8 @@ import Foundation
 /// Persistence of device apps and devices. One implementation (SQL) serves both engines.
 public protocol DeviceStore: Sendable {
     func createApp(_ app: DeviceApp) async throws
+    /// Replaces an app's settings (its devices stay). Returns false when there is no such app.
+    func updateApp(_ app: DeviceApp) async throws -> Bool
     func app(realm: String, appId: String) async throws -> DeviceApp?
     func listApps(realm: String) async throws -> [DeviceApp]
     /// Removes the app and every device registered for it. Returns false when there was no such app.

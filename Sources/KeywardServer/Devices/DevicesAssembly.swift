@@ -9,9 +9,11 @@ public struct DevicesAssembly: Sendable {
     let service: DeviceService
     /// Calls Google's Play Integrity API, when a service account is configured; closed at shutdown.
     private let googleClient: HTTPClient?
+    let declaredApps: [DeviceAppService.Registration]
 
     init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
         let store = SQLDeviceStore(database: core.database)
+        declaredApps = settings.declaredApps
         apps = DeviceAppService(store: store, masterKey: core.masterKey, audit: core.audit, clock: core.clock)
         var verifier = PlatformAttestationVerifier(
             androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations, masterKey: core.masterKey

@@ -28,6 +28,21 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
+    public func updateApp(_ app: DeviceApp) async throws -> Bool {
+        try await StoreErrorMapping.mapping("updateApp") {
+            try await database.sql.countingRows("""
+                UPDATE device_apps SET platform = \(bind: app.platform.rawValue), team_id = \(bind: app.teamId), bundle_id = \(bind: app.bundleId),
+                    environment = \(bind: app.environment.rawValue), packages = \(bind: Self.list(app.packages, whenEmpty: app.platform == .android ? "" : nil)),
+                    signing_cert_digests = \(bind: Self.list(app.signingCertDigests, whenEmpty: nil)),
+                    play_integrity_keys = \(bind: app.sealedPlayIntegrityKeys.map(Base64URL.encode)), play_integrity_google = \(bind: app.playIntegrityGoogle),
+                    missing_attestation = \(bind: app.missingAttestation.rawValue), failed_attestation = \(bind: app.failedAttestation.rawValue),
+                    dev_bypass = \(bind: app.devBypass)
+                WHERE realm = \(bind: app.realm) AND app_id = \(bind: app.appId)
+                RETURNING 1 AS updated
+                """) > 0
+        }
+    }
+
     public func app(realm: String, appId: String) async throws -> DeviceApp? {
         try await StoreErrorMapping.mapping("app(realm:appId:)") {
             try await database.sql.raw("""
