@@ -34,6 +34,7 @@ public struct PinnedRoots: Sendable {
     /// of these roots, with every signature and validity period holding at `time`. Returns the leaf.
     public func verify(chain: [Certificate], at time: Date) async throws(AttestationFailure) -> Certificate {
         guard let leaf = chain.first else { throw AttestationFailure(.malformed, "the certificate chain is empty") }
+        try Self.checkOrder(chain)
         var verifier = Verifier(rootCertificates: CertificateStore(certificates)) {
             RFC5280Policy(validationTime: time)
         }
@@ -48,6 +49,24 @@ public struct PinnedRoots: Sendable {
             }
             let reasons = failures.map { String(describing: $0.policyFailureReason) }
             throw AttestationFailure(.chainInvalid, "the chain does not verify to a pinned root at \(when): \(reasons.joined(separator: "; "))")
+        }
+    }
+}
+
+extension PinnedRoots {
+    /// Devices send their chain in order, leaf first, each certificate issued by the next. Checked before any
+    /// signature, so the path builder has exactly one candidate issuer per step: certificates sharing a subject
+    /// could otherwise each vouch for the others, and searching every ordering of a few of them costs minutes of
+    /// CPU for one unauthenticated request (security review C1).
+    static func checkOrder(_ chain: [Certificate]) throws(AttestationFailure) {
+        var subjects: Set<DistinguishedName> = []
+        for (index, certificate) in chain.enumerated() {
+            guard subjects.insert(certificate.subject).inserted else {
+                throw AttestationFailure(.malformed, "certificate \(index + 1) of the chain repeats the subject of an earlier one")
+            }
+            if index + 1 < chain.count, certificate.issuer != chain[index + 1].subject {
+                throw AttestationFailure(.malformed, "certificate \(index + 1) of the chain is not issued by certificate \(index + 2): send the chain leaf first, in order")
+            }
         }
     }
 }

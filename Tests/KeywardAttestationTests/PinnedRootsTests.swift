@@ -63,3 +63,49 @@ final class PinnedRootsTests: XCTestCase {
         }
     }
 }
+
+/// Security review C1: certificates that all share one subject (and so could each have signed the others) must not
+/// make the chain check try every ordering of them; a chain is checked as sent, each certificate issued by the next.
+final class ChainOrderTests: XCTestCase {
+    func testACertificateRepeatingASubjectIsRefusedBeforeAnySearch() async throws {
+        let time = Date()
+        let key = P256.Signing.PrivateKey()
+        let shared = try DistinguishedName { CommonName("loop") }
+        var intermediates: [Certificate] = []
+        for index in 0..<7 {
+            intermediates.append(try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: time - 3600, notValidAfter: time + 3600,
+                issuer: shared, subject: shared, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                    SubjectAlternativeNames([.dnsName("n\(index).example")])
+                },
+                issuerPrivateKey: .init(key)
+            ))
+        }
+        let leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(P256.Signing.PrivateKey().publicKey), notValidBefore: time - 3600,
+            notValidAfter: time + 3600, issuer: shared, subject: try DistinguishedName { CommonName("leaf") }, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: Certificate.Extensions(), issuerPrivateKey: .init(key)
+        )
+        do {
+            _ = try await PinnedRoots.googleHardwareAttestation.verify(chain: [leaf] + intermediates, at: time)
+            XCTFail("verified")
+        } catch {
+            XCTAssertEqual(error.reason, .malformed, "\(error)")
+            XCTAssertTrue(error.detail.contains("subject"), "\(error)")
+        }
+    }
+
+    func testAChainOutOfOrderIsRefused() async throws {
+        let chain = try PEMDocument.parseMultiple(pemString: Fixtures.text("android-key-attestation/tegu/sdk36/TEE_EC_2026_ROOT.pem"))
+            .map { try Certificate(pemDocument: $0) }
+        let madeAt = try Fixtures.androidCreationTime("android-key-attestation/tegu/sdk36/TEE_EC_2026_ROOT.json")
+        do {
+            _ = try await PinnedRoots.googleHardwareAttestation.verify(chain: [chain[0]] + chain.dropFirst().reversed(), at: madeAt)
+            XCTFail("verified out of order")
+        } catch {
+            XCTAssertEqual(error.reason, .malformed, "\(error)")
+        }
+    }
+}
