@@ -28,8 +28,10 @@ public struct DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
         DeviceError(.notFound, .notConfigured, "app '\(displayable(appId))' is not registered in realm '\(realm)'")
     }
 
+    /// The client learns which check failed, never the detail: that names the app's packages, digests and keys
+    /// (security review M4). The detail goes to the audit log.
     static func invalidAttestation(_ failure: AttestationFailure) -> DeviceError {
-        DeviceError(.badRequest, .invalidAttestation, "the attestation was refused: \(failure.detail)", reason: failure.reason.rawValue)
+        DeviceError(.badRequest, .invalidAttestation, "the attestation was refused (\(failure.reason.rawValue))", reason: failure.reason.rawValue)
     }
 
     static let unavailable = DeviceError(.serviceUnavailable, .unavailable, "the device service is temporarily unavailable")

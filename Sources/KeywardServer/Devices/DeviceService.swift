@@ -189,18 +189,21 @@ public final class DeviceService: Sendable {
     private func judge(
         _ request: RegistrationRequest, app: DeviceApp, binding: BindingNonce, developmentTraffic: Bool, now: Date
     ) async throws(DeviceError) -> Judgement {
-        guard let attestation = request.attestation else {
-            if developmentTraffic { return Judgement(status: .registered, summary: ["type": .string("none"), "dev_bypass": .bool(true)]) }
-            switch app.missingAttestation {
-            case .reject:
-                throw DeviceError(.badRequest, .attestationUnavailable, "app '\(displayable(app.appId))' requires an attestation of the key")
-            case .pending: return Judgement(status: .pending, summary: ["type": .string("none")])
-            case .accept: return Judgement(status: .registered, summary: ["type": .string("none")])
-            }
-        }
+        guard let attestation = request.attestation else { return try missing(app, developmentTraffic: developmentTraffic, summary: ["type": .string("none")]) }
         do throws(AttestationFailure) {
             let verified = try await attestations.verify(attestation, app: app, binding: binding, publicKey: request.publicKey, now: now)
             return Judgement(status: .registered, summary: verified.summary, verified: verified)
+        } catch where error.reason == .verifierUnavailable {
+            // The server could not judge it (Google unreachable, no keys configured): nothing is known about the
+            // device, so nothing is stored, and the client may retry.
+            await audit.record(.deviceRegistrationRefused, realm: app.realm, userId: nil, details: [
+                "app_id": app.appId, "attestation": attestation.typeName, "reason": error.reason.rawValue, "detail": error.detail,
+            ])
+            throw DeviceError(.serviceUnavailable, .unavailable, "the attestation cannot be verified right now; retry later", reason: error.reason.rawValue)
+        } catch where error.reason == .malformed {
+            // Unreadable is no attestation at all: the missing policy decides, so a client cannot trade a refusal
+            // for the weaker failed policy by sending garbage (security review H3).
+            return try missing(app, developmentTraffic: developmentTraffic, summary: ["type": .string(attestation.typeName), "unreadable": .bool(true)])
         } catch {
             var summary: JSONObject = ["type": .string(attestation.typeName), "failed": .string(error.reason.rawValue)]
             if developmentTraffic {
@@ -210,12 +213,27 @@ public final class DeviceService: Sendable {
             switch app.failedAttestation {
             case .reject:
                 await audit.record(.deviceRegistrationRefused, realm: app.realm, userId: nil, details: [
-                    "app_id": app.appId, "attestation": attestation.typeName, "reason": error.reason.rawValue,
+                    "app_id": app.appId, "attestation": attestation.typeName, "reason": error.reason.rawValue, "detail": error.detail,
                 ])
                 throw .invalidAttestation(error)
             case .pending: return Judgement(status: .pending, summary: summary)
             case .accept: return Judgement(status: .registered, summary: summary)
             }
+        }
+    }
+
+    /// No usable attestation: the app's missing policy (or the development bypass) decides.
+    private func missing(_ app: DeviceApp, developmentTraffic: Bool, summary: JSONObject) throws(DeviceError) -> Judgement {
+        if developmentTraffic {
+            var bypassed = summary
+            bypassed["dev_bypass"] = .bool(true)
+            return Judgement(status: .registered, summary: bypassed)
+        }
+        switch app.missingAttestation {
+        case .reject:
+            throw DeviceError(.badRequest, .attestationUnavailable, "app '\(displayable(app.appId))' requires an attestation of the key")
+        case .pending: return Judgement(status: .pending, summary: summary)
+        case .accept: return Judgement(status: .registered, summary: summary)
         }
     }
 

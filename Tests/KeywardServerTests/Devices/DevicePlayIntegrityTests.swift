@@ -142,7 +142,55 @@ final class DevicePlayIntegrityTests: XCTestCase {
                 "attestation": .object(["type": "play-integrity", "token": "aaa.bbb.ccc.ddd.eee"]),
             ]))
             XCTAssertEqual(answer.json["reason"]?.stringValue, "VERIFIER_UNAVAILABLE", "\(answer.json)")
-            XCTAssertTrue(answer.json["message"]?.stringValue?.contains("devices.playIntegrity.serviceAccountFile") ?? false, "\(answer.json)")
+            XCTAssertEqual(answer.status, .serviceUnavailable)
+            // The operator reads why in the audit log; the client only learns to retry.
+            let refusals = try await server.runtime.audit.events(realm: "demo").filter { $0.type == .deviceRegistrationRefused }
+            XCTAssertTrue(refusals.contains { $0.detailsJSON.contains("devices.playIntegrity.serviceAccountFile") }, "\(refusals)")
+        }
+    }
+
+    /// Security review H3 and M4: an attestation that cannot be read is no attestation (the missing policy decides,
+    /// not the weaker failed one), a verifier that cannot answer is a 503, and a refusal tells the client its reason,
+    /// not the app's settings.
+    func testUnreadableAttestationsAreMissingOnesAndRefusalsKeepTheAppsSettings() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let keys = PlayIntegrityTestKeys()
+            _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
+                realm: "demo", appId: "android-app", platform: .android, environment: .production, packages: [Self.package],
+                missingAttestation: .reject, failedAttestation: .pending,
+                playIntegrityKeys: try PlayIntegrityKeys(decryptionKey: keys.decryptionKeyBase64, verificationKey: keys.verificationKeyBase64)
+            ))
+            _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
+                realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [Self.package], playIntegrityGoogle: true
+            ))
+            func register(_ app: String, token: @escaping (String, TestInstallation) throws -> String) async throws -> JSONAnswer {
+                let installation = TestInstallation()
+                let challenge = try await client.deviceChallenge(app)
+                return try await client.registerDevice(try installation.registration(appId: app, challenge: challenge, platform: "android", extra: [
+                    "attestation": .object(["type": "play-integrity", "token": .string(try token(challenge, installation))]),
+                ]))
+            }
+            let garbage = try await register("android-app") { _, _ in "x" }
+            XCTAssertEqual(garbage.status, .badRequest, "\(garbage.json)")
+            XCTAssertEqual(garbage.json["error"]?.stringValue, "ATTESTATION_UNAVAILABLE", "\(garbage.json)")
+
+            let outage = try await register("google-app") { _, _ in "aaa.bbb.ccc.ddd.eee" }
+            XCTAssertEqual(outage.status, .serviceUnavailable, "\(outage.json)")
+            XCTAssertEqual(outage.json["reason"]?.stringValue, "VERIFIER_UNAVAILABLE")
+            XCTAssertFalse(outage.json["message"]?.stringValue?.contains("serviceAccountFile") ?? true, "\(outage.json)")
+
+            var verdict = Self.verdict(nonce: "x", requestedAt: server.clock.now())
+            verdict["requestDetails"] = .object(["requestPackageName": "com.attacker.app", "nonce": "x", "timestampMillis": "1"])
+            let wrongPackage = try await register("android-app") { _, _ in try keys.token(verdict) }
+            XCTAssertEqual(wrongPackage.status, .created, "the failed policy is pending: \(wrongPackage.json)")
+            let strict = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
+                realm: "demo", appId: "strict-app", platform: .android, environment: .production, packages: [Self.package],
+                playIntegrityKeys: try PlayIntegrityKeys(decryptionKey: keys.decryptionKeyBase64, verificationKey: keys.verificationKeyBase64)
+            ))
+            XCTAssertEqual(strict.failedAttestation, .reject)
+            let refused = try await register("strict-app") { _, _ in try keys.token(verdict) }
+            XCTAssertEqual(refused.json["reason"]?.stringValue, "APP_IDENTITY_MISMATCH", "\(refused.json)")
+            XCTAssertFalse(refused.json["message"]?.stringValue?.contains(Self.package) ?? true, "the allowed packages leaked: \(refused.json)")
         }
     }
 }
