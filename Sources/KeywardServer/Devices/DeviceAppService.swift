@@ -170,6 +170,10 @@ public final class DeviceAppService: Sendable {
                 throw DeviceAppError("Play Integrity tokens are decoded either with the app's keys or by Google, not both")
             }
             app.playIntegrityGoogle = registration.playIntegrityGoogle
+            // Without a digest, any app sideloaded under the package name on a genuine phone would pass (review H1).
+            guard registration.environment == .development || !registration.signingCertDigests.isEmpty else {
+                throw DeviceAppError("a production Android app needs --signing-cert-digest (SHA-256 of its signing certificate): the package name alone is anyone's to claim")
+            }
             app.packages = registration.packages
             app.signingCertDigests = try registration.signingCertDigests.map { digest throws(DeviceAppError) in
                 let hex = digest.replacingOccurrences(of: ":", with: "").lowercased()

@@ -52,3 +52,20 @@ final class DeviceConfigurationTests: XCTestCase {
         }
     }
 }
+
+/// Security review H1: a production Android app must name its signing certificates, or any app sideloaded under
+/// its package name on a genuine phone passes Key Attestation.
+final class DeviceAppValidationTests: XCTestCase {
+    func testAProductionAndroidAppNeedsASigningCertificateDigest() throws {
+        let production = DeviceAppService.Registration(realm: "demo", appId: "a", platform: .android, environment: .production, packages: ["com.example.app"])
+        XCTAssertThrowsError(try DeviceAppService.validated(production, now: Date())) { error in
+            XCTAssertTrue("\(error)".contains("--signing-cert-digest"), "\(error)")
+        }
+        var withDigest = production
+        withDigest.signingCertDigests = [String(repeating: "ab", count: 32)]
+        XCTAssertNoThrow(try DeviceAppService.validated(withDigest, now: Date()))
+        var development = production
+        development.environment = .development
+        XCTAssertNoThrow(try DeviceAppService.validated(development, now: Date()), "development builds are signed with debug keys")
+    }
+}

@@ -12,6 +12,8 @@ import XCTest
 /// this registration's binding nonce.
 final class DevicePlayIntegrityTests: XCTestCase {
     static let package = "com.example.keyward"
+    static let certificateDigest = Array(SHA256.hash(data: Array("the app's signing certificate".utf8)))
+    static var digestHex: [String] { [certificateDigest.map { String(format: "%02x", $0) }.joined()] }
 
     static func verdict(nonce: String, requestedAt: Date, device: [String] = ["MEETS_DEVICE_INTEGRITY"], app: String = "PLAY_RECOGNIZED") -> JSONObject {
         [
@@ -19,7 +21,10 @@ final class DevicePlayIntegrityTests: XCTestCase {
                 "requestPackageName": .string(package), "nonce": .string(nonce),
                 "timestampMillis": .string(String(Int64(requestedAt.timeIntervalSince1970 * 1000))),
             ]),
-            "appIntegrity": .object(["appRecognitionVerdict": .string(app), "packageName": .string(package), "versionCode": "42"]),
+            "appIntegrity": .object([
+                "appRecognitionVerdict": .string(app), "packageName": .string(package), "versionCode": "42",
+                "certificateSha256Digest": .array([.string(Base64URL.encode(certificateDigest))]),
+            ]),
             "deviceIntegrity": .object(["deviceRecognitionVerdict": .array(device.map(JSONValue.string))]),
         ]
     }
@@ -28,11 +33,11 @@ final class DevicePlayIntegrityTests: XCTestCase {
         try await TestServer.forEachEngine { server, client in
             let keys = PlayIntegrityTestKeys()
             _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
-                realm: "demo", appId: "android-app", platform: .android, environment: .production, packages: [Self.package],
+                realm: "demo", appId: "android-app", platform: .android, environment: .production, packages: [Self.package], signingCertDigests: Self.digestHex,
                 playIntegrityKeys: try PlayIntegrityKeys(decryptionKey: keys.decryptionKeyBase64, verificationKey: keys.verificationKeyBase64)
             ))
             _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
-                realm: "demo", appId: "keyless-app", platform: .android, environment: .production, packages: [Self.package]
+                realm: "demo", appId: "keyless-app", platform: .android, environment: .production, packages: [Self.package], signingCertDigests: Self.digestHex
             ))
 
             func register(_ app: String = "android-app", token: (String, TestInstallation) throws -> String) async throws -> JSONAnswer {
@@ -98,7 +103,7 @@ final class DevicePlayIntegrityTests: XCTestCase {
     func testGoogleDecodesForAppsSetToIt() async throws {
         try await TestServer.forEachEngine { server, client in
             _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
-                realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [Self.package], playIntegrityGoogle: true
+                realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [Self.package], signingCertDigests: Self.digestHex, playIntegrityGoogle: true
             ))
             try await FakeGoogle().run { google in
                 var verifier = PlatformAttestationVerifier()
@@ -156,12 +161,12 @@ final class DevicePlayIntegrityTests: XCTestCase {
         try await TestServer.forEachEngine { server, client in
             let keys = PlayIntegrityTestKeys()
             _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
-                realm: "demo", appId: "android-app", platform: .android, environment: .production, packages: [Self.package],
+                realm: "demo", appId: "android-app", platform: .android, environment: .production, packages: [Self.package], signingCertDigests: Self.digestHex,
                 missingAttestation: .reject, failedAttestation: .pending,
                 playIntegrityKeys: try PlayIntegrityKeys(decryptionKey: keys.decryptionKeyBase64, verificationKey: keys.verificationKeyBase64)
             ))
             _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
-                realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [Self.package], playIntegrityGoogle: true
+                realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [Self.package], signingCertDigests: Self.digestHex, playIntegrityGoogle: true
             ))
             func register(_ app: String, token: @escaping (String, TestInstallation) throws -> String) async throws -> JSONAnswer {
                 let installation = TestInstallation()
@@ -184,7 +189,7 @@ final class DevicePlayIntegrityTests: XCTestCase {
             let wrongPackage = try await register("android-app") { _, _ in try keys.token(verdict) }
             XCTAssertEqual(wrongPackage.status, .created, "the failed policy is pending: \(wrongPackage.json)")
             let strict = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
-                realm: "demo", appId: "strict-app", platform: .android, environment: .production, packages: [Self.package],
+                realm: "demo", appId: "strict-app", platform: .android, environment: .production, packages: [Self.package], signingCertDigests: Self.digestHex,
                 playIntegrityKeys: try PlayIntegrityKeys(decryptionKey: keys.decryptionKeyBase64, verificationKey: keys.verificationKeyBase64)
             ))
             XCTAssertEqual(strict.failedAttestation, .reject)
