@@ -16,6 +16,8 @@ public final class DeviceService: Sendable {
     private let metrics: KeywardMetrics
     private let clock: any KeywardClock
     let challengeLifetime: TimeInterval
+    /// Refusals cost their sender nothing: one audit row per app and reason a minute (security review H2).
+    private let refusalAudit = RefusalAuditSampler()
 
     static let defaultChallengeLifetime: TimeInterval = 90
 
@@ -72,7 +74,7 @@ public final class DeviceService: Sendable {
         }
         if developmentTraffic, !(app.devBypass && app.environment == .development) {
             metrics.devModeRefused()
-            await audit.record(.devModeRefused, realm: realm, userId: nil, details: ["app_id": app.appId, "environment": app.environment.rawValue])
+            await recordRefusal(.devModeRefused, app: app, reason: "dev-mode", details: ["environment": app.environment.rawValue])
             throw DeviceError(.forbidden, .devModeRefused, "app '\(displayable(app.appId))' does not accept development traffic")
         }
         let challenge: DeviceChallenge
@@ -196,8 +198,8 @@ public final class DeviceService: Sendable {
         } catch where error.reason == .verifierUnavailable {
             // The server could not judge it (Google unreachable, no keys configured): nothing is known about the
             // device, so nothing is stored, and the client may retry.
-            await audit.record(.deviceRegistrationRefused, realm: app.realm, userId: nil, details: [
-                "app_id": app.appId, "attestation": attestation.typeName, "reason": error.reason.rawValue, "detail": error.detail,
+            await recordRefusal(.deviceRegistrationRefused, app: app, reason: error.reason.rawValue, details: [
+                "attestation": attestation.typeName, "detail": error.detail,
             ])
             throw DeviceError(.serviceUnavailable, .unavailable, "the attestation cannot be verified right now; retry later", reason: error.reason.rawValue)
         } catch where error.reason == .malformed {
@@ -212,14 +214,24 @@ public final class DeviceService: Sendable {
             }
             switch app.failedAttestation {
             case .reject:
-                await audit.record(.deviceRegistrationRefused, realm: app.realm, userId: nil, details: [
-                    "app_id": app.appId, "attestation": attestation.typeName, "reason": error.reason.rawValue, "detail": error.detail,
+                await recordRefusal(.deviceRegistrationRefused, app: app, reason: error.reason.rawValue, details: [
+                    "attestation": attestation.typeName, "detail": error.detail,
                 ])
                 throw .invalidAttestation(error)
             case .pending: return Judgement(status: .pending, summary: summary)
             case .accept: return Judgement(status: .registered, summary: summary)
             }
         }
+    }
+
+    /// Keys are an existing app and a reason from a closed set, so the sampler's map stays small.
+    private func recordRefusal(_ type: AuditEvent.EventType, app: DeviceApp, reason: String, details: [String: String]) async {
+        guard let folded = refusalAudit.admit(.init(realm: app.realm, reason: "\(type.rawValue):\(app.appId):\(reason)"), now: clock.now()) else { return }
+        var details = details
+        details["app_id"] = app.appId
+        details["reason"] = reason
+        if folded > 0 { details["suppressed"] = String(folded) }
+        await audit.record(type, realm: app.realm, userId: nil, details: details)
     }
 
     /// No usable attestation: the app's missing policy (or the development bypass) decides.

@@ -181,8 +181,9 @@ final class DeviceRegistrationTests: XCTestCase {
                 XCTAssertEqual(answer.status, .forbidden, "\(app): \(answer.json)")
                 XCTAssertEqual(answer.json["error"]?.stringValue, "DEV_MODE_REFUSED")
             }
+            // One row per app a minute (the second refusal for prod-app is folded into the next row's count).
             let events = try await server.runtime.audit.events(realm: "demo").filter { $0.type == .devModeRefused }
-            XCTAssertEqual(events.count, 3)
+            XCTAssertEqual(events.count, 2)
             XCTAssertEqual(Set(events.compactMap { (try? StrictJSON.parseObject(Array($0.detailsJSON.utf8)))?["app_id"]?.stringValue }), ["prod-app", "dev-app"])
 
             let bypassed = try await client.registerDevice(try TestInstallation().registration(appId: "qa-app", challenge: try await client.deviceChallenge("qa-app")), headers: dev)
@@ -235,6 +236,27 @@ final class DeviceRegistrationTests: XCTestCase {
             // The challenge survived every refusal above: none got as far as spending it.
             let registered = try await client.registerDevice(good)
             XCTAssertEqual(registered.status, .created, "\(registered.json)")
+        }
+    }
+
+    /// Security review H2: refusals that cost their sender nothing write at most one audit row per app and reason a
+    /// minute, the next one carrying how many were folded.
+    func testRefusalsDoNotGrowTheAuditLogAtTheSendersWill() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await DeviceFixture.addApp(server, "prod-app", environment: .production)
+            let dev: HTTPFields = [HTTPField.Name("X-Keyward-Dev-Mode")!: "1"]
+            let body = try TestInstallation().registration(appId: "prod-app", challenge: "anything")
+            for _ in 0..<40 {
+                let answer = try await client.registerDevice(body, headers: dev)
+                XCTAssertEqual(answer.json["error"]?.stringValue, "DEV_MODE_REFUSED")
+            }
+            var events = try await server.runtime.audit.events(realm: "demo").filter { $0.type == .devModeRefused }
+            XCTAssertEqual(events.count, 1, "40 refusals wrote \(events.count) rows")
+            server.clock.advance(by: 61)
+            _ = try await client.registerDevice(body, headers: dev)
+            events = try await server.runtime.audit.events(realm: "demo").filter { $0.type == .devModeRefused }
+            XCTAssertEqual(events.count, 2)
+            XCTAssertTrue(events.contains { $0.detailsJSON.contains("\"suppressed\":\"39\"") }, "\(events.map(\.detailsJSON))")
         }
     }
 }
