@@ -154,6 +154,7 @@ public final class DeviceService: Sendable {
         let key = try Self.verifyProof(publicKey: rotation.newPublicKey, proof: rotation.proof, challenge: rotation.challenge)
         let thumbprint = try Self.thumbprint(key)
         guard thumbprint != device.keyThumbprint else { throw .invalidRequest("new_public_key is the device's current key") }
+        try await checkRotationAttestation(device: device, rotation: rotation, now: now)
         let spent: Bool
         do {
             spent = try await replayStore.recordOnce(
@@ -179,6 +180,27 @@ public final class DeviceService: Sendable {
         var rotated = device
         (rotated.publicKey, rotated.keyThumbprint, rotated.keyRotatedAt) = (rotation.newPublicKey, thumbprint, now)
         return rotated
+    }
+
+    /// A key Android Key Attestation certified may only be replaced by another it certifies: otherwise code running
+    /// once inside the app could swap in a key it can export, and the hardware guarantee would be gone for good
+    /// (security review M2). App Attest devices keep their attested key for assertions, so theirs is not asked again.
+    private func checkRotationAttestation(device: Device, rotation: KeyRotationRequest, now: Date) async throws(DeviceError) {
+        let summary = (try? StrictJSON.parseObject(Array(device.attestation.utf8))) ?? [:]
+        guard summary["type"]?.stringValue == "android-key", summary["failed"] == nil, summary["unreadable"] == nil else { return }
+        guard let attestation = rotation.attestation else {
+            throw DeviceError(.badRequest, .attestationUnavailable, "this device's key is hardware-attested: rotate to a key with its own Android Key Attestation")
+        }
+        let app = try await app(realm: device.realm, appId: device.appId)
+        do throws(AttestationFailure) {
+            _ = try await attestations.verify(
+                attestation, app: app, binding: BindingNonce(challenge: rotation.challenge, publicKey: rotation.newPublicKeyText),
+                publicKey: rotation.newPublicKey, now: now
+            )
+        } catch {
+            await recordRefusal(.deviceRegistrationRefused, app: app, reason: error.reason.rawValue, details: ["attestation": "rotation", "detail": error.detail])
+            throw .invalidAttestation(error)
+        }
     }
 
     private struct Judgement {

@@ -2,11 +2,15 @@ import Foundation
 import KeywardJOSE
 
 /// `POST /realms/{realm}/v1/device/rotate-key`, signed by the device's current key: a fresh challenge, the new key,
-/// and the new key's signature over the challenge.
+/// and the new key's signature over the challenge; for a device whose key Android Key Attestation certified, the
+/// new key's attestation too (`attestation`, as at registration, bound to this challenge and the new key).
 struct KeyRotationRequest: Sendable, Equatable {
     var challenge: String
+    /// As sent: the binding nonce hashes this text.
+    var newPublicKeyText: String
     var newPublicKey: [UInt8]
     var proof: [UInt8]
+    var attestation: RegistrationRequest.Attestation?
 
     init(json object: JSONObject) throws(DeviceError) {
         guard case .string(let challenge)? = object["challenge"], (1...128).contains(challenge.utf8.count) else {
@@ -20,6 +24,7 @@ struct KeyRotationRequest: Sendable, Equatable {
         guard case .string(let proofText)? = object["proof"], proofText.utf8.count <= 256, let proof = RegistrationRequest.base64(proofText), !proof.isEmpty else {
             throw .invalidRequest("proof must be base64 (the new key's signature over the challenge)")
         }
-        (self.challenge, newPublicKey, self.proof) = (challenge, point, proof)
+        (self.challenge, newPublicKeyText, newPublicKey, self.proof) = (challenge, keyText, point, proof)
+        attestation = try RegistrationRequest.attestation(object["attestation"])
     }
 }

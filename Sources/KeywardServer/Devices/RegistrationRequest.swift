@@ -53,7 +53,7 @@ struct RegistrationRequest: Sendable, Equatable {
         attestation = try Self.attestation(object["attestation"])
     }
 
-    private static func attestation(_ value: JSONValue?) throws(DeviceError) -> Attestation? {
+    static func attestation(_ value: JSONValue?) throws(DeviceError) -> Attestation? {
         guard let value, value != .null else { return nil }
         guard case .object(let object) = value else { throw .invalidRequest("attestation must be an object with a type") }
         let type = try string(object, "type", limit: 32, in: "attestation")

@@ -118,4 +118,50 @@ final class DeviceAndroidKeyTests: XCTestCase {
             XCTAssertEqual(refused.json["reason"]?.stringValue, "CHAIN_INVALID", "\(refused.json)")
         }
     }
+
+    /// Security review M2: a hardware-attested key is replaced only by a key with an attestation of its own, bound to
+    /// the rotation's challenge; a plain software key is refused.
+    func testAnAttestedKeyRotatesOnlyToAnotherAttestedKey() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            try await Self.addApp(server, "android-app")
+            let now = server.clock.now()
+            let forged = try ForgedAndroidAttestation(time: now)
+            let service = Self.service(server, pinning: forged)
+            let installation = TestInstallation()
+            let challenge = try await service.challenge(realm: "demo", appId: "android-app").challenge
+            let device = try await service.register(realm: "demo", request: try Self.registration(
+                installation, appId: "android-app", challenge: challenge, forged: forged, vector: "caiman/sdk36/SB_EC_RKP", time: now
+            ), developmentTraffic: false).device
+
+            func rotation(to new: TestInstallation, attestedFor nonce: [UInt8]?) async throws -> KeyRotationRequest {
+                let challenge = try await service.challenge(realm: "demo", appId: "android-app").challenge
+                var body: JSONObject = [
+                    "challenge": .string(challenge), "new_public_key": .string(new.publicKeyText),
+                    "proof": .string(Data(try new.key.signature(for: Array(challenge.utf8)).derRepresentation).base64EncodedString()),
+                ]
+                if let nonce {
+                    let bound = nonce.isEmpty ? BindingNonce(challenge: challenge, publicKey: new.publicKeyText).digest : nonce
+                    let keyDescription = try ForgedAndroidAttestation.replacingChallenge(of: try Self.realKeyDescription("caiman/sdk36/SB_EC_RKP"), with: bound)
+                    let chain = try forged.chain(certifying: new.key.publicKey, keyDescription: keyDescription, time: now)
+                    body["attestation"] = .object(["type": "android-key", "chain": .array(chain.map { .string(Data($0).base64EncodedString()) })])
+                }
+                return try KeyRotationRequest(json: body)
+            }
+            do {
+                _ = try await service.rotateKey(device: device, rotation: try await rotation(to: TestInstallation(), attestedFor: nil))
+                XCTFail("rotated a hardware-attested key to an unattested one")
+            } catch let error as DeviceError {
+                XCTAssertEqual(error.code, .attestationUnavailable, "\(error)")
+            }
+            do {
+                _ = try await service.rotateKey(device: device, rotation: try await rotation(to: TestInstallation(), attestedFor: Array(repeating: 3, count: 32)))
+                XCTFail("rotated with an attestation bound to another challenge")
+            } catch let error as DeviceError {
+                XCTAssertEqual(error.reason, "CHALLENGE_MISMATCH", "\(error)")
+            }
+            let new = TestInstallation()
+            let rotated = try await service.rotateKey(device: device, rotation: try await rotation(to: new, attestedFor: []))
+            XCTAssertEqual(rotated.publicKey, Array(new.key.publicKey.x963Representation))
+        }
+    }
 }
