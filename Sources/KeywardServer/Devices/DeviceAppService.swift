@@ -163,7 +163,7 @@ public final class DeviceAppService: Sendable {
                 throw DeviceAppError("--team-id and --bundle-id are for ios apps")
             }
             guard !registration.packages.isEmpty else { throw DeviceAppError("--package is required for android apps") }
-            for package in registration.packages where !Self.isJavaPackage(package) {
+            for package in registration.packages where !GooglePlayIntegrityDecoder.isPackageName(package) {
                 throw DeviceAppError("--package '\(package)' is not an Android package name (e.g. com.example.app)")
             }
             guard !(registration.playIntegrityGoogle && registration.playIntegrityKeys != nil) else {
@@ -193,16 +193,6 @@ public final class DeviceAppService: Sendable {
 
     private static func isUpperAlphanumeric(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-    }
-
-    /// Segments of letters, digits and '_', each starting with a letter, at least two (Android's rule).
-    private static func isJavaPackage(_ name: String) -> Bool {
-        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count >= 2, name.utf8.count <= 255 else { return false }
-        return segments.allSatisfy { segment in
-            guard let first = segment.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first | 0x20) else { return false }
-            return segment.utf8.allSatisfy { isUpperAlphanumeric($0) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "_") }
-        }
     }
 }
 

@@ -13,7 +13,7 @@ struct DeviceRequestAuthenticator: Sendable {
     /// Accepted distance between a request's timestamp and the server's clock, either way.
     static let window: TimeInterval = 300
 
-    func authenticate(_ request: SignedRequest, realm: String, app: DeviceApp?) async throws(DeviceError) -> Device {
+    func authenticate(_ request: SignedRequest, realm: String) async throws(DeviceError) -> Device {
         let now = clock.now()
         let serverTime = Int64(now.timeIntervalSince1970.rounded(.down))
         // Whole seconds on both sides, as the header carries them.
@@ -34,7 +34,7 @@ struct DeviceRequestAuthenticator: Sendable {
         }
         switch request.version {
         case .deviceKey: try Self.verifyDeviceKeySignature(request, device: device)
-        case .appAttestAssertion: try await verifyAssertion(request, device: device, app: app)
+        case .appAttestAssertion: try await verifyAssertion(request, device: device)
         }
         switch device.status {
         case .registered: break
@@ -58,16 +58,20 @@ struct DeviceRequestAuthenticator: Sendable {
 
     private static func verifyDeviceKeySignature(_ request: SignedRequest, device: Device) throws(DeviceError) {
         guard let key = try? P256.Signing.PublicKey(x963Representation: device.publicKey) else { throw .unavailable }
-        let signature = request.signature.count == 64
-            ? try? P256.Signing.ECDSASignature(rawRepresentation: request.signature)
-            : try? P256.Signing.ECDSASignature(derRepresentation: request.signature)
-        guard let signature, key.isValidSignature(signature, for: request.message) else {
+        guard let signature = DeviceSignature.ecdsa(request.signature), key.isValidSignature(signature, for: request.message) else {
             throw DeviceError(.unauthorized, .invalidSignature, "the signature is not the device key's over this request")
         }
     }
 
-    /// An App Attest assertion over the message (its client data), by the key attested at registration.
-    private func verifyAssertion(_ request: SignedRequest, device: Device, app: DeviceApp?) async throws(DeviceError) {
+    /// An App Attest assertion over the message (its client data), by the key attested at registration. Only this
+    /// path needs the app (its App ID), so requests signed with the device key read no app row.
+    private func verifyAssertion(_ request: SignedRequest, device: Device) async throws(DeviceError) {
+        let app: DeviceApp?
+        do {
+            app = try await store.app(realm: device.realm, appId: device.appId)
+        } catch {
+            throw .unavailable
+        }
         guard let attested = device.appAttestPublicKey, let counter = device.assertionCounter,
             let key = try? P256.Signing.PublicKey(x963Representation: attested), let appleAppId = app?.appleAppId
         else {

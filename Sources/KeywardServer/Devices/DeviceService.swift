@@ -77,26 +77,11 @@ public final class DeviceService: Sendable {
             await recordRefusal(.devModeRefused, app: app, reason: "dev-mode", details: ["environment": app.environment.rawValue])
             throw DeviceError(.forbidden, .devModeRefused, "app '\(displayable(app.appId))' does not accept development traffic")
         }
-        let challenge: DeviceChallenge
-        do throws(DeviceChallenge.Refusal) {
-            challenge = try DeviceChallenge.open(request.challenge, realm: realm, appId: app.appId, key: challengeKey, now: now)
-        } catch .expired {
-            throw DeviceError(.badRequest, .challengeExpired, "the challenge has expired; ask for a new one")
-        } catch {
-            throw DeviceError(.badRequest, .invalidChallenge, "the challenge was not issued for this app in this realm")
-        }
+        let challenge = try openChallenge(request.challenge, realm: realm, appId: app.appId, now: now)
         let key = try Self.verifyProof(publicKey: request.publicKey, proof: request.proof, challenge: request.challenge)
         let thumbprint = try Self.thumbprint(key)
 
-        let spent: Bool
-        do {
-            spent = try await replayStore.recordOnce(
-                scope: "device-challenge:" + realm, key: Base64URL.encode(challenge.nonce), expiresAt: challenge.expiresAt.addingTimeInterval(60), now: now
-            )
-        } catch {
-            throw .unavailable
-        }
-        guard spent else { throw DeviceError(.badRequest, .invalidChallenge, "the challenge was used already; ask for a new one") }
+        try await spend(challenge, now: now)
 
         if let existing = try await lookup({ try await self.store.device(realm: realm, appId: app.appId, keyThumbprint: thumbprint) }) {
             if let wanted = request.deviceId, wanted != existing.deviceId {
@@ -133,9 +118,7 @@ public final class DeviceService: Sendable {
 
     /// The registered device that signed this request (see `SignedRequest`).
     func authenticate(realm: String, request: SignedRequest) async throws(DeviceError) -> Device {
-        let app = try await lookup({ try await self.store.app(realm: realm, appId: request.appId) })
-        let authenticator = DeviceRequestAuthenticator(store: store, replayStore: replayStore, clock: clock)
-        return try await authenticator.authenticate(request, realm: realm, app: app)
+        try await DeviceRequestAuthenticator(store: store, replayStore: replayStore, clock: clock).authenticate(request, realm: realm)
     }
 
     /// Replaces an authenticated device's key: the request is signed by the old key over a fresh challenge and
@@ -143,27 +126,12 @@ public final class DeviceService: Sendable {
     /// old key is refused from then on.
     func rotateKey(device: Device, rotation: KeyRotationRequest) async throws(DeviceError) -> Device {
         let now = clock.now()
-        let challenge: DeviceChallenge
-        do throws(DeviceChallenge.Refusal) {
-            challenge = try DeviceChallenge.open(rotation.challenge, realm: device.realm, appId: device.appId, key: challengeKey, now: now)
-        } catch .expired {
-            throw DeviceError(.badRequest, .challengeExpired, "the challenge has expired; ask for a new one")
-        } catch {
-            throw DeviceError(.badRequest, .invalidChallenge, "the challenge was not issued for this app in this realm")
-        }
+        let challenge = try openChallenge(rotation.challenge, realm: device.realm, appId: device.appId, now: now)
         let key = try Self.verifyProof(publicKey: rotation.newPublicKey, proof: rotation.proof, challenge: rotation.challenge)
         let thumbprint = try Self.thumbprint(key)
         guard thumbprint != device.keyThumbprint else { throw .invalidRequest("new_public_key is the device's current key") }
         try await checkRotationAttestation(device: device, rotation: rotation, now: now)
-        let spent: Bool
-        do {
-            spent = try await replayStore.recordOnce(
-                scope: "device-challenge:" + device.realm, key: Base64URL.encode(challenge.nonce), expiresAt: challenge.expiresAt.addingTimeInterval(60), now: now
-            )
-        } catch {
-            throw .unavailable
-        }
-        guard spent else { throw DeviceError(.badRequest, .invalidChallenge, "the challenge was used already; ask for a new one") }
+        try await spend(challenge, now: now)
         let replaced: Bool
         do {
             replaced = try await store.replaceKey(
@@ -286,15 +254,37 @@ public final class DeviceService: Sendable {
         }
     }
 
+    /// A challenge this service issued for the app, not yet expired (registration and rotation alike).
+    private func openChallenge(_ text: String, realm: String, appId: String, now: Date) throws(DeviceError) -> DeviceChallenge {
+        do throws(DeviceChallenge.Refusal) {
+            return try DeviceChallenge.open(text, realm: realm, appId: appId, key: challengeKey, now: now)
+        } catch .expired {
+            throw DeviceError(.badRequest, .challengeExpired, "the challenge has expired; ask for a new one")
+        } catch {
+            throw DeviceError(.badRequest, .invalidChallenge, "the challenge was not issued for this app in this realm")
+        }
+    }
+
+    /// Spends the challenge: one atomic insert of its random part, so of two requests with it only one gets past.
+    private func spend(_ challenge: DeviceChallenge, now: Date) async throws(DeviceError) {
+        let spent: Bool
+        do {
+            spent = try await replayStore.recordOnce(
+                scope: "device-challenge:" + challenge.realm, key: Base64URL.encode(challenge.nonce),
+                expiresAt: challenge.expiresAt.addingTimeInterval(60), now: now
+            )
+        } catch {
+            throw .unavailable
+        }
+        guard spent else { throw DeviceError(.badRequest, .invalidChallenge, "the challenge was used already; ask for a new one") }
+    }
+
     /// The new key's signature over the challenge: possession proven whatever the attestation says.
     private static func verifyProof(publicKey: [UInt8], proof: [UInt8], challenge: String) throws(DeviceError) -> P256.Signing.PublicKey {
         guard let key = try? P256.Signing.PublicKey(x963Representation: publicKey) else {
             throw DeviceError(.badRequest, .invalidPublicKey, "the public key is not a point on P-256")
         }
-        let signature = proof.count == 64
-            ? try? P256.Signing.ECDSASignature(rawRepresentation: proof)
-            : try? P256.Signing.ECDSASignature(derRepresentation: proof)
-        guard let signature, key.isValidSignature(signature, for: Array(challenge.utf8)) else {
+        guard let signature = DeviceSignature.ecdsa(proof), key.isValidSignature(signature, for: Array(challenge.utf8)) else {
             throw DeviceError(.badRequest, .invalidProof, "proof is not the new key's ECDSA P-256 SHA-256 signature over the challenge")
         }
         return key
