@@ -55,6 +55,8 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case deviceRevoked = "DEVICE_REVOKED"
     /// The request signature is missing, malformed, or not the device key's signature over the request.
     case invalidSignature = "INVALID_SIGNATURE"
+    /// The app has as many unattested devices (pending, or registered in the last hour) as the server allows.
+    case tooManyRegistrations = "TOO_MANY_REGISTRATIONS"
 }
 
 /// The JSON error body of Keyward's own API routes.

@@ -36,6 +36,9 @@ struct Serve: AsyncParsableCommand {
               http.maxBodySize              KEYWARD_HTTP_MAX_BODY_SIZE               largest accepted request body, bytes (65536)
               accounts.bcryptCost           KEYWARD_ACCOUNTS_BCRYPT_COST             password hash work factor, 4-31 (12)
               devices.challengeLifetime     KEYWARD_DEVICES_CHALLENGE_LIFETIME       seconds a device registration challenge lives, 30-600 (90)
+              devices.pendingLimit          KEYWARD_DEVICES_PENDING_LIMIT            devices of one app awaiting an operator's decision (10000)
+              devices.pendingLifetimeDays   KEYWARD_DEVICES_PENDING_LIFETIME_DAYS    days before an undecided pending device is deleted, 1-365 (7)
+              devices.unattestedPerHour     KEYWARD_DEVICES_UNATTESTED_PER_HOUR      registrations of one app per hour with no verified attestation (10000)
               devices.android.extraRootsFile KEYWARD_DEVICES_ANDROID_EXTRA_ROOTS_FILE PEM roots trusted besides Google's for Android Key Attestation
               devices.android.revocationListFile KEYWARD_DEVICES_ANDROID_REVOCATION_LIST_FILE Google's attestation status list (JSON), read at start
               devices.playIntegrity.serviceAccountFile KEYWARD_DEVICES_PLAY_INTEGRITY_SERVICE_ACCOUNT_FILE Google service account for decodeIntegrityToken

@@ -90,6 +90,14 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var apnsURL = APNsSettings.production
     /// `devices.challengeLifetime`: seconds a device registration or rotation challenge stays valid.
     public var devicesChallengeLifetime = 90
+    /// `devices.pendingLimit`: devices of one app that may wait for an operator's decision at once; registrations
+    /// the app's policy would store as pending are refused (429 `TOO_MANY_REGISTRATIONS`) beyond it.
+    public var devicesPendingLimit = 10_000
+    /// `devices.pendingLifetimeDays`: days a pending device waits for a decision before it is deleted.
+    public var devicesPendingLifetimeDays = 7
+    /// `devices.unattestedPerHour`: registrations of one app in an hour that no verified attestation vouches for
+    /// (pending, or accepted without one); beyond it they are refused (429 `TOO_MANY_REGISTRATIONS`).
+    public var devicesUnattestedPerHour = 10_000
     /// `devices.android.extraRootsFile`: PEM roots trusted for Android Key Attestation besides Google's (e.g. its
     /// original 2016 RSA certificate, for chains made before the 2022 re-issue).
     public var androidExtraRootsFile: String?
@@ -290,6 +298,9 @@ private struct SettingReader {
         configuration.apnsURL = try string("push.apns.url") ?? configuration.apnsURL
         configuration.apnsCAFile = try string("push.apns.caFile")
         configuration.devicesChallengeLifetime = try integer("devices.challengeLifetime", in: 30...600) ?? configuration.devicesChallengeLifetime
+        configuration.devicesPendingLimit = try integer("devices.pendingLimit", in: 1...10_000_000) ?? configuration.devicesPendingLimit
+        configuration.devicesPendingLifetimeDays = try integer("devices.pendingLifetimeDays", in: 1...365) ?? configuration.devicesPendingLifetimeDays
+        configuration.devicesUnattestedPerHour = try integer("devices.unattestedPerHour", in: 1...10_000_000) ?? configuration.devicesUnattestedPerHour
         configuration.androidExtraRootsFile = try string("devices.android.extraRootsFile")
         configuration.androidRevocationListFile = try string("devices.android.revocationListFile")
         configuration.playIntegrityServiceAccountFile = try string("devices.playIntegrity.serviceAccountFile")

@@ -117,7 +117,8 @@ public final class KeywardRuntime: Sendable {
         ExpiredRowSweeper(
             replayStore: oauth.replayStore, signingKeyStore: oauth.signingKeyStore, challengeStore: pushMFA.challengeStore,
             browserSessionStore: accounts.sessionStore, loginAttemptStore: accounts.loginAttemptStore, auditStore: audit.store,
-            auditRetention: TimeInterval(configuration.auditRetentionDays) * 86400, clock: clock,
+            auditRetention: TimeInterval(configuration.auditRetentionDays) * 86400, deviceStore: devices.store,
+            pendingDeviceLifetime: TimeInterval(configuration.devicesPendingLifetimeDays) * 86400, clock: clock,
             interval: .seconds(configuration.sweepInterval), logger: logger
         )
     }

@@ -23,6 +23,9 @@ public struct Device: Sendable, Equatable {
     public var status: Status
     /// What the platform attested, or why nothing was (JSON object, for operators and audits).
     public var attestation: String
+    /// A verified attestation vouched for the key (false: none came, it failed or was unreadable, or the development
+    /// bypass let it in). Limits on registrations count only the unattested.
+    public var attested: Bool
     /// App Attest: the attested key's id and public key (a key of its own, not `publicKey`), and the highest
     /// assertion counter seen.
     public var appAttestKeyId: String?

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import KeywardAttestation
 import KeywardJOSE
+import KeywardWire
 import Logging
 
 /// Device registration: challenges, proof of possession, attestation judged by the app's policy, and the stored
@@ -19,12 +20,29 @@ public final class DeviceService: Sendable {
     /// Refusals cost their sender nothing: one audit row per app and reason a minute (security review H2).
     private let refusalAudit = RefusalAuditSampler()
 
+    let limits: Limits
+
     static let defaultChallengeLifetime: TimeInterval = 90
+
+    /// Bounds on what registrations nothing vouches for may store: an app whose policy keeps unattested keys lets
+    /// anyone who knows its id add a row (security review M1).
+    public struct Limits: Sendable {
+        /// Devices of one app waiting for an operator's decision at once.
+        public var pendingPerApp: Int
+        /// How long a pending device waits for a decision before the sweeper deletes it.
+        public var pendingLifetime: TimeInterval
+        /// Registrations of one app within an hour that no verified attestation vouches for.
+        public var unattestedPerHour: Int
+
+        public static let `default` = Limits(pendingPerApp: 10_000, pendingLifetime: 7 * 86400, unattestedPerHour: 10_000)
+    }
 
     init(
         store: any DeviceStore, replayStore: any ReplayStore, challengeKey: SymmetricKey, attestations: any DeviceAttestationVerifier,
-        audit: AuditLog, metrics: KeywardMetrics, clock: any KeywardClock, challengeLifetime: TimeInterval = DeviceService.defaultChallengeLifetime
+        audit: AuditLog, metrics: KeywardMetrics, clock: any KeywardClock, challengeLifetime: TimeInterval = DeviceService.defaultChallengeLifetime,
+        limits: Limits = .default
     ) {
+        self.limits = limits
         self.store = store
         self.replayStore = replayStore
         self.challengeKey = challengeKey
@@ -95,9 +113,11 @@ public final class DeviceService: Sendable {
 
         let judged = try await judge(request, app: app, binding: BindingNonce(challenge: request.challenge, publicKey: request.publicKeyText),
                                      developmentTraffic: developmentTraffic, now: now)
+        if judged.verified == nil { try await checkUnattestedLimits(app: app, status: judged.status, now: now) }
         let device = Device(
             realm: realm, appId: app.appId, deviceId: request.deviceId ?? UUID().uuidString.lowercased(), publicKey: request.publicKey,
             keyThumbprint: thumbprint, platform: app.platform, status: judged.status, attestation: String(decoding: StrictJSON.serialize(judged.summary), as: UTF8.self),
+            attested: judged.verified != nil,
             appAttestKeyId: judged.verified?.appAttestKeyId, appAttestPublicKey: judged.verified?.appAttestPublicKey,
             assertionCounter: judged.verified?.appAttestKeyId == nil ? nil : 0, registeredAt: now, keyRotatedAt: nil
         )
@@ -211,6 +231,31 @@ public final class DeviceService: Sendable {
             case .pending: return Judgement(status: .pending, summary: summary)
             case .accept: return Judgement(status: .registered, summary: summary)
             }
+        }
+    }
+
+    /// Whoever knows an app id can register a key nothing vouches for where the app's policy keeps those; the
+    /// limits bound the rows that costs (security review M1). Counted before the insert, so requests racing past a
+    /// full count can overshoot a limit by at most their number.
+    private func checkUnattestedLimits(app: DeviceApp, status: Device.Status, now: Date) async throws(DeviceError) {
+        let (realm, appId) = (app.realm, app.appId)
+        if status == .pending {
+            let limit = limits.pendingPerApp
+            let pending = try await lookup { try await self.store.countPendingDevices(realm: realm, appId: appId, upTo: limit) }
+            guard pending < limit else {
+                await recordRefusal(.deviceRegistrationRefused, app: app, reason: ErrorCode.tooManyRegistrations.rawValue, details: ["limit": "devices.pendingLimit"])
+                throw DeviceError(.tooManyRequests, .tooManyRegistrations,
+                                  "app '\(displayable(appId))' has \(limit) devices waiting for an operator's decision; retry once some are decided")
+            }
+        }
+        let limit = limits.unattestedPerHour
+        let recent = try await lookup {
+            try await self.store.countUnattestedDevices(realm: realm, appId: appId, registeredSince: now.addingTimeInterval(-3600), upTo: limit)
+        }
+        guard recent < limit else {
+            await recordRefusal(.deviceRegistrationRefused, app: app, reason: ErrorCode.tooManyRegistrations.rawValue, details: ["limit": "devices.unattestedPerHour"])
+            throw DeviceError(.tooManyRequests, .tooManyRegistrations,
+                              "app '\(displayable(appId))' registered \(limit) devices without a verified attestation within the hour; retry later")
         }
     }
 

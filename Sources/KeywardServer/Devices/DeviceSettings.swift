@@ -5,6 +5,7 @@ import KeywardAttestation
 /// instead of refusing every Android registration later.
 struct DeviceSettings: Sendable {
     var challengeLifetime: TimeInterval
+    var limits: DeviceService.Limits
     var androidRoots: PinnedRoots
     var androidRevocations: RevocationList?
     /// For apps whose Play Integrity tokens Google decodes.
@@ -17,6 +18,10 @@ struct DeviceSettings: Sendable {
 
     init(_ configuration: KeywardConfiguration) throws(ConfigurationError) {
         challengeLifetime = TimeInterval(configuration.devicesChallengeLifetime)
+        limits = DeviceService.Limits(
+            pendingPerApp: configuration.devicesPendingLimit, pendingLifetime: TimeInterval(configuration.devicesPendingLifetimeDays) * 86400,
+            unattestedPerHour: configuration.devicesUnattestedPerHour
+        )
         androidRoots = .googleHardwareAttestation
         playIntegrityURL = configuration.playIntegrityURL
         if let path = configuration.devicesAppsFile { declaredApps = try DeviceAppsFile.load(path: path) }

@@ -19,6 +19,14 @@ public protocol DeviceStore: Sendable {
     /// Sets a device's status (an operator's decision). Returns false when there is no such device.
     func setStatus(realm: String, appId: String, deviceId: String, to status: Device.Status) async throws -> Bool
 
+    /// How many of the app's devices wait for an operator's decision, counting no further than `limit`.
+    func countPendingDevices(realm: String, appId: String, upTo limit: Int) async throws -> Int
+    /// How many devices of the app no verified attestation vouched for were registered since `registeredSince`,
+    /// counting no further than `limit`.
+    func countUnattestedDevices(realm: String, appId: String, registeredSince: Date, upTo limit: Int) async throws -> Int
+    /// Deletes the pending devices (of every app) registered before `cutoff`; returns how many.
+    func deletePendingDevices(registeredBefore cutoff: Date) async throws -> Int
+
     /// Stores `counter` as the device's App Attest assertion counter if it is greater than the stored one, in one
     /// statement (compare-and-set: of two assertions racing with one counter, one wins). Returns whether it did.
     func advanceAssertionCounter(realm: String, appId: String, deviceId: String, to counter: Int64) async throws -> Bool

@@ -7,12 +7,14 @@ import KeywardAttestation
 public struct DevicesAssembly: Sendable {
     public let apps: DeviceAppService
     let service: DeviceService
+    let store: any DeviceStore
     /// Calls Google's Play Integrity API, when a service account is configured; closed at shutdown.
     private let googleClient: HTTPClient?
     let declaredApps: [DeviceAppService.Registration]
 
     init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
         let store = SQLDeviceStore(database: core.database)
+        self.store = store
         declaredApps = settings.declaredApps
         apps = DeviceAppService(store: store, masterKey: core.masterKey, audit: core.audit, clock: core.clock)
         var verifier = PlatformAttestationVerifier(
@@ -32,7 +34,8 @@ public struct DevicesAssembly: Sendable {
         }
         service = DeviceService(
             store: store, replayStore: oauth.replayStore, challengeKey: core.masterKey.derivedKey(purpose: DeviceChallenge.keyPurpose),
-            attestations: verifier, audit: core.audit, metrics: core.metrics, clock: core.clock, challengeLifetime: settings.challengeLifetime
+            attestations: verifier, audit: core.audit, metrics: core.metrics, clock: core.clock, challengeLifetime: settings.challengeLifetime,
+            limits: settings.limits
         )
     }
 

@@ -74,10 +74,10 @@ public struct SQLDeviceStore: DeviceStore {
         ) {
             try await database.sql.raw("""
                 INSERT INTO devices (realm, app_id, device_id, public_key, key_thumbprint, platform, status, attestation,
-                    app_attest_key_id, app_attest_public_key, assertion_counter, registered_at, key_rotated_at)
+                    attested, app_attest_key_id, app_attest_public_key, assertion_counter, registered_at, key_rotated_at)
                 VALUES (\(bind: device.realm), \(bind: device.appId), \(bind: device.deviceId), \(bind: Base64URL.encode(device.publicKey)),
                     \(bind: device.keyThumbprint), \(bind: device.platform.rawValue), \(bind: device.status.rawValue), \(bind: device.attestation),
-                    \(bind: device.appAttestKeyId), \(bind: device.appAttestPublicKey.map(Base64URL.encode)), \(bind: device.assertionCounter),
+                    \(bind: device.attested), \(bind: device.appAttestKeyId), \(bind: device.appAttestPublicKey.map(Base64URL.encode)), \(bind: device.assertionCounter),
                     \(bind: StorageTime.milliseconds(device.registeredAt)), \(bind: device.keyRotatedAt.map(StorageTime.milliseconds)))
                 """).run()
         }
@@ -120,6 +120,35 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
+    public func countPendingDevices(realm: String, appId: String, upTo limit: Int) async throws -> Int {
+        try await StoreErrorMapping.mapping("countPendingDevices") {
+            try await Self.count(database.sql.raw("""
+                SELECT COUNT(*) AS counted FROM (
+                    SELECT 1 FROM devices WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND status = 'pending' LIMIT \(bind: limit)
+                ) AS pending
+                """).first())
+        }
+    }
+
+    public func countUnattestedDevices(realm: String, appId: String, registeredSince: Date, upTo limit: Int) async throws -> Int {
+        try await StoreErrorMapping.mapping("countUnattestedDevices") {
+            try await Self.count(database.sql.raw("""
+                SELECT COUNT(*) AS counted FROM (
+                    SELECT 1 FROM devices WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND NOT attested
+                        AND registered_at >= \(bind: StorageTime.milliseconds(registeredSince)) LIMIT \(bind: limit)
+                ) AS unattested
+                """).first())
+        }
+    }
+
+    public func deletePendingDevices(registeredBefore cutoff: Date) async throws -> Int {
+        try await StoreErrorMapping.mapping("deletePendingDevices") {
+            try await database.sql.countingRows("""
+                DELETE FROM devices WHERE status = 'pending' AND registered_at < \(bind: StorageTime.milliseconds(cutoff)) RETURNING 1 AS deleted
+                """)
+        }
+    }
+
     public func advanceAssertionCounter(realm: String, appId: String, deviceId: String, to counter: Int64) async throws -> Bool {
         try await StoreErrorMapping.mapping("advanceAssertionCounter") {
             try await database.sql.countingRows("""
@@ -152,7 +181,7 @@ public struct SQLDeviceStore: DeviceStore {
         """
 
     private static let deviceColumns = """
-        realm, app_id, device_id, public_key, key_thumbprint, platform, status, attestation, app_attest_key_id,
+        realm, app_id, device_id, public_key, key_thumbprint, platform, status, attestation, attested, app_attest_key_id,
         app_attest_public_key, assertion_counter, registered_at, key_rotated_at
         """
 
@@ -194,12 +223,17 @@ public struct SQLDeviceStore: DeviceStore {
             platform: try enumValue(row, "platform"),
             status: try enumValue(row, "status"),
             attestation: try row.decode(column: "attestation", as: String.self),
+            attested: try row.decode(column: "attested", as: Bool.self),
             appAttestKeyId: try row.decode(column: "app_attest_key_id", as: String?.self),
             appAttestPublicKey: try row.decode(column: "app_attest_public_key", as: String?.self).map { try decodeBytes($0, "app_attest_public_key") },
             assertionCounter: try row.decode(column: "assertion_counter", as: Int64?.self),
             registeredAt: StorageTime.date(milliseconds: try row.decode(column: "registered_at", as: Int64.self)),
             keyRotatedAt: try row.decode(column: "key_rotated_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) }
         )
+    }
+
+    private static func count(_ row: (any SQLRow)?) throws -> Int {
+        try row?.decode(column: "counted", as: Int.self) ?? 0
     }
 
     private static func enumValue<Value: RawRepresentable<String>>(_ row: any SQLRow, _ column: String) throws -> Value {

@@ -4,7 +4,8 @@ import ServiceLifecycle
 
 /// Background service that deletes expired replay entries and retired keys past their publication
 /// window, marks push challenges past their expiry EXPIRED and forgets finished ones after a day, and drops
-/// expired browser sessions, old login-attempt counts and audit events past their retention. It sweeps at start and then every `interval`; a failed
+/// expired browser sessions, old login-attempt counts, audit events past their retention and pending devices nobody
+/// decided on in time. It sweeps at start and then every `interval`; a failed
 /// sweep is logged and retried at the next tick, so a database hiccup never stops the service. Stops on graceful
 /// shutdown or cancellation.
 public struct ExpiredRowSweeper: Service {
@@ -16,6 +17,7 @@ public struct ExpiredRowSweeper: Service {
         public var browserSessions = 0
         public var loginAttempts = 0
         public var auditEvents = 0
+        public var pendingDevices = 0
     }
 
     /// How long a finished challenge is kept (the browser acts on its outcome within seconds; the audit table
@@ -31,6 +33,9 @@ public struct ExpiredRowSweeper: Service {
     let browserSessionStore: (any BrowserSessionStore)?
     let loginAttemptStore: (any LoginAttemptStore)?
     let auditStore: (any AuditStore)?
+    let deviceStore: (any DeviceStore)?
+    /// How long a pending device waits for an operator (`devices.pendingLifetimeDays`).
+    let pendingDeviceLifetime: TimeInterval
     /// How long audit events are kept (`audit.retentionDays`).
     let auditRetention: TimeInterval
     let clock: any KeywardClock
@@ -40,7 +45,8 @@ public struct ExpiredRowSweeper: Service {
     public init(
         replayStore: any ReplayStore, signingKeyStore: any SigningKeyStore, challengeStore: (any PushChallengeStore)? = nil,
         browserSessionStore: (any BrowserSessionStore)? = nil, loginAttemptStore: (any LoginAttemptStore)? = nil,
-        auditStore: (any AuditStore)? = nil, auditRetention: TimeInterval = 90 * 86400, clock: any KeywardClock,
+        auditStore: (any AuditStore)? = nil, auditRetention: TimeInterval = 90 * 86400, deviceStore: (any DeviceStore)? = nil,
+        pendingDeviceLifetime: TimeInterval = DeviceService.Limits.default.pendingLifetime, clock: any KeywardClock,
         interval: Duration = .seconds(60), logger: Logger
     ) {
         precondition(interval > .zero, "the sweep interval must be positive")
@@ -51,6 +57,8 @@ public struct ExpiredRowSweeper: Service {
         self.loginAttemptStore = loginAttemptStore
         self.auditStore = auditStore
         self.auditRetention = auditRetention
+        self.deviceStore = deviceStore
+        self.pendingDeviceLifetime = pendingDeviceLifetime
         self.clock = clock
         self.interval = interval
         self.logger = logger
@@ -90,6 +98,9 @@ public struct ExpiredRowSweeper: Service {
         if let auditStore {
             counts.auditEvents = try await auditStore.deleteEvents(before: now.addingTimeInterval(-auditRetention))
         }
+        if let deviceStore {
+            counts.pendingDevices = try await deviceStore.deletePendingDevices(registeredBefore: now.addingTimeInterval(-pendingDeviceLifetime))
+        }
         return counts
     }
 
@@ -102,6 +113,7 @@ public struct ExpiredRowSweeper: Service {
                     "replayEntries": "\(counts.replayEntries)", "signingKeys": "\(counts.signingKeys)",
                     "expiredChallenges": "\(counts.expiredChallenges)", "deletedChallenges": "\(counts.deletedChallenges)",
                     "browserSessions": "\(counts.browserSessions)", "loginAttempts": "\(counts.loginAttempts)", "auditEvents": "\(counts.auditEvents)",
+                    "pendingDevices": "\(counts.pendingDevices)",
                 ]
             )
         } catch {

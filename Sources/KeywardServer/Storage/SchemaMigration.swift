@@ -27,6 +27,7 @@ public struct SchemaMigration: Sendable, Equatable {
         LoginChallengeFunctionSchemaMigration.migration,
         HostTokenSchemaMigration.migration,
         DeviceSchemaMigration.migration,
+        DeviceAttestedSchemaMigration.migration,
     ]
 }
 

@@ -15,13 +15,13 @@ final class DeviceAppAttestTests: XCTestCase {
     static let bundleId = "de.vincent-haupert.apple-appattest-poc"
 
     /// The device service with the forged CA pinned as App Attest root, on the server's database and clock.
-    static func service(_ server: TestServer, pinning forged: ForgedAppAttestation) -> DeviceService {
+    static func service(_ server: TestServer, pinning forged: ForgedAppAttestation, limits: DeviceService.Limits = .default) -> DeviceService {
         let runtime = server.runtime
         return DeviceService(
             store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore,
             challengeKey: SymmetricKey(size: .bits256),
             attestations: PlatformAttestationVerifier(appleRoots: PinnedRoots([forged.ca])),
-            audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
+            audit: runtime.audit, metrics: runtime.metrics, clock: server.clock, limits: limits
         )
     }
 

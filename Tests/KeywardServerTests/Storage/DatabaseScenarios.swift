@@ -21,6 +21,37 @@ enum DatabaseScenarios {
         try await SQLRealmStore(database: database).createRealm(StorageFixtures.realm("after-migrate"))
     }
 
+    /// Runs on an unmigrated database: migration 10 marks the devices stored before it as attested only when their
+    /// summary shows a verified attestation.
+    static func deviceAttestedFlagIsDerivedFromTheSummary(_ database: KeywardDatabase) async throws {
+        try await Migrator(database: database, logger: StorageTestHarness.logger, migrations: SchemaMigration.all.filter { $0.version <= 9 }).migrate()
+        try await SQLRealmStore(database: database).createRealm(StorageFixtures.realm("demo"))
+        try await database.sql.raw("""
+            INSERT INTO device_apps (realm, app_id, platform, team_id, bundle_id, environment, missing_attestation, failed_attestation, dev_bypass, created_at)
+            VALUES ('demo', 'app', 'ios', 'T', 'B', 'development', 'pending', 'pending', \(bind: true), 0)
+            """).run()
+        let summaries: [(id: String, status: String, summary: String, attested: Bool)] = [
+            ("verified", "registered", #"{"environment":"development","keyId":"k","type":"app-attest"}"#, true),
+            ("none", "registered", #"{"type":"none"}"#, false),
+            ("failed", "registered", #"{"failed":"NONCE_MISMATCH","type":"app-attest"}"#, false),
+            ("unreadable", "registered", #"{"type":"app-attest","unreadable":true}"#, false),
+            ("bypass", "registered", #"{"dev_bypass":true,"type":"none"}"#, false),
+            ("pending", "pending", #"{"type":"none"}"#, false),
+            ("decided", "rejected", #"{"failed":"CHAIN_INVALID","type":"android-key"}"#, false),
+        ]
+        for (index, row) in summaries.enumerated() {
+            try await database.sql.raw("""
+                INSERT INTO devices (realm, app_id, device_id, public_key, key_thumbprint, platform, status, attestation, registered_at)
+                VALUES ('demo', 'app', \(bind: row.id), 'key', \(bind: "thumbprint-\(index)"), 'ios', \(bind: row.status), \(bind: row.summary), 0)
+                """).run()
+        }
+        try await StorageAssert.equal(await Migrator(database: database, logger: StorageTestHarness.logger).migrate(), [10])
+        for row in summaries {
+            let stored = try await database.sql.raw("SELECT attested FROM devices WHERE device_id = \(bind: row.id)").first()
+            XCTAssertEqual(try stored?.decode(column: "attested", as: Bool.self), row.attested, row.id)
+        }
+    }
+
     /// Runs on an unmigrated database: several migrators racing apply each migration once.
     static func concurrentMigratorsApplyOnce(_ database: KeywardDatabase) async throws {
         let applied = try await withThrowingTaskGroup(of: [Int].self) { group in

@@ -9,6 +9,9 @@ final class PostgresStorageTests: XCTestCase {
     }
 
     func testMigrateTwiceIsNoOp() async throws { try await run(migrated: false, DatabaseScenarios.migrateTwiceIsNoOp) }
+    func testDeviceAttestedFlagIsDerivedFromTheSummary() async throws {
+        try await run(migrated: false, DatabaseScenarios.deviceAttestedFlagIsDerivedFromTheSummary)
+    }
     func testConcurrentMigratorsApplyOnce() async throws { try await run(migrated: false, DatabaseScenarios.concurrentMigratorsApplyOnce) }
     func testTransactionCommitsOrRollsBack() async throws { try await run(DatabaseScenarios.transactionCommitsOrRollsBack) }
     func testConcurrentTransactionsStayIsolated() async throws { try await run(DatabaseScenarios.concurrentTransactionsStayIsolated) }
