@@ -40,7 +40,7 @@ struct Serve: AsyncParsableCommand {
               devices.pendingLifetimeDays   KEYWARD_DEVICES_PENDING_LIFETIME_DAYS    days before an undecided pending device is deleted, 1-365 (7)
               devices.unattestedPerHour     KEYWARD_DEVICES_UNATTESTED_PER_HOUR      registrations of one app per hour with no verified attestation (10000)
               devices.android.extraRootsFile KEYWARD_DEVICES_ANDROID_EXTRA_ROOTS_FILE PEM roots trusted besides Google's for Android Key Attestation
-              devices.android.revocationListFile KEYWARD_DEVICES_ANDROID_REVOCATION_LIST_FILE Google's attestation status list (JSON), read at start
+              devices.android.revocationListFile KEYWARD_DEVICES_ANDROID_REVOCATION_LIST_FILE Google's attestation status list (JSON), re-read when it changes
               devices.playIntegrity.serviceAccountFile KEYWARD_DEVICES_PLAY_INTEGRITY_SERVICE_ACCOUNT_FILE Google service account for decodeIntegrityToken
               devices.playIntegrity.url     KEYWARD_DEVICES_PLAY_INTEGRITY_URL       Play Integrity API base URL (https://playintegrity.googleapis.com)
               devices.appsFile              KEYWARD_DEVICES_APPS_FILE                device apps declared in JSON, added or updated at start

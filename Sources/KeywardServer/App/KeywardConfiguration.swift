@@ -101,7 +101,8 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `devices.android.extraRootsFile`: PEM roots trusted for Android Key Attestation besides Google's (e.g. its
     /// original 2016 RSA certificate, for chains made before the 2022 re-issue).
     public var androidExtraRootsFile: String?
-    /// `devices.android.revocationListFile`: Google's attestation status list (JSON); read at start.
+    /// `devices.android.revocationListFile`: Google's attestation status list (JSON); read at start and again within a
+    /// minute of the file changing.
     public var androidRevocationListFile: String?
     /// `devices.playIntegrity.serviceAccountFile`: a Google service account allowed to call `decodeIntegrityToken`,
     /// for apps added with `--play-integrity-google`.

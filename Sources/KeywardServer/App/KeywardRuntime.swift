@@ -41,7 +41,7 @@ public final class KeywardRuntime: Sendable {
             return KeywardRuntime(
                 configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger,
                 pageRenderer: try PageRenderer(), pushSenders: try PushSenders.configured(configuration, logger: logger, clock: clock),
-                deviceSettings: try DeviceSettings(configuration)
+                deviceSettings: try DeviceSettings(configuration, logger: logger)
             )
         } catch {
             try? await database.close()
@@ -126,13 +126,21 @@ public final class KeywardRuntime: Sendable {
     /// Wakes this node's SSE streams when another node changes a challenge (PostgreSQL only).
     var challengeListener: ChallengeNotificationListener { pushMFA.listener }
 
+    /// The expired-row sweeper always; the challenge listener where there is something to listen to (a service that
+    /// returns ends the whole group); the revocation list reloader when a list is configured.
+    var backgroundServices: [any Service] {
+        var services: [any Service] = [sweeper]
+        if database.isShared { services.append(challengeListener) }
+        if let reloader = devices.revocationListReloader(clock: clock) { services.append(reloader) }
+        return services
+    }
+
     /// The HTTP application plus background services (the expired-row sweeper, the challenge listener).
     public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         return Application(
             router: makeRouter(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "keyward"),
-            // A service that returns ends the whole group, so the listener runs only where there is something to listen to.
-            services: database.isShared ? [sweeper, challengeListener] : [sweeper],
+            services: backgroundServices,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

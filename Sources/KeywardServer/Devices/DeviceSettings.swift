@@ -1,5 +1,6 @@
 import Foundation
 import KeywardAttestation
+import Logging
 
 /// The device settings that name files, read once at start: a bad file stops the server with the setting named,
 /// instead of refusing every Android registration later.
@@ -7,7 +8,8 @@ struct DeviceSettings: Sendable {
     var challengeLifetime: TimeInterval
     var limits: DeviceService.Limits
     var androidRoots: PinnedRoots
-    var androidRevocations: RevocationList?
+    /// Google's attestation status list, re-read when the file changes; nil when not configured.
+    var androidRevocations: RevocationListFile?
     /// For apps whose Play Integrity tokens Google decodes.
     var playIntegrityAccount: GoogleServiceAccount?
     var playIntegrityURL: String
@@ -16,7 +18,7 @@ struct DeviceSettings: Sendable {
 
     static let maximumFileSize = 16 << 20
 
-    init(_ configuration: KeywardConfiguration) throws(ConfigurationError) {
+    init(_ configuration: KeywardConfiguration, logger: Logger) throws(ConfigurationError) {
         challengeLifetime = TimeInterval(configuration.devicesChallengeLifetime)
         limits = DeviceService.Limits(
             pendingPerApp: configuration.devicesPendingLimit, pendingLifetime: TimeInterval(configuration.devicesPendingLifetimeDays) * 86400,
@@ -45,13 +47,7 @@ struct DeviceSettings: Sendable {
             }
         }
         if let path = configuration.androidRevocationListFile {
-            let setting = "devices.android.revocationListFile"
-            let json = try Self.read(path, setting: setting)
-            do throws(AttestationFailure) {
-                androidRevocations = try RevocationList(json: json)
-            } catch {
-                throw ConfigurationError(setting: setting, problem: "\(path): \(error.detail)")
-            }
+            androidRevocations = try RevocationListFile(path: path, logger: logger)
         }
     }
 

@@ -11,6 +11,8 @@ public struct DevicesAssembly: Sendable {
     /// Calls Google's Play Integrity API, when a service account is configured; closed at shutdown.
     private let googleClient: HTTPClient?
     let declaredApps: [DeviceAppService.Registration]
+    /// Google's attestation status list, when configured: `revocationListReloader` re-reads it when it changes.
+    let revocationList: RevocationListFile?
 
     init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
         let store = SQLDeviceStore(database: core.database)
@@ -18,8 +20,10 @@ public struct DevicesAssembly: Sendable {
         declaredApps = settings.declaredApps
         apps = DeviceAppService(store: store, masterKey: core.masterKey, audit: core.audit, clock: core.clock)
         var verifier = PlatformAttestationVerifier(
-            androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations, masterKey: core.masterKey
+            androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations,
+            missingRevocationList: MissingRevocationListWarning(logger: core.logger), masterKey: core.masterKey
         )
+        revocationList = settings.androidRevocations
         if let account = settings.playIntegrityAccount {
             // Its own client: no redirects, so the bearer token never follows an answer to another host.
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(redirectConfiguration: .disallow))
@@ -41,6 +45,11 @@ public struct DevicesAssembly: Sendable {
 
     func register(on router: Router<KeywardRequestContext>, realms: RealmService, maxBodySize: Int) {
         DeviceRoutes(service: service, realms: realms, maxBodySize: maxBodySize).register(on: router)
+    }
+
+    /// Checks the revocation list file for a change every minute; nil when none is configured.
+    func revocationListReloader(clock: any KeywardClock) -> RevocationListReloader? {
+        revocationList.map { RevocationListReloader(file: $0, clock: clock, interval: .seconds(60)) }
     }
 
     func shutdown() async {

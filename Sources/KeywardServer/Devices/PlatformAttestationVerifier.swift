@@ -11,7 +11,9 @@ struct PlatformAttestationVerifier: DeviceAttestationVerifier {
     /// Google's roots, plus any the operator added.
     var androidRoots: PinnedRoots = .googleHardwareAttestation
     /// The operator's copy of Google's attestation status list, when configured.
-    var androidRevocations: RevocationList? = nil
+    var androidRevocations: RevocationListFile? = nil
+    /// Said once when an Android key is attested without `androidRevocations`.
+    var missingRevocationList: MissingRevocationListWarning? = nil
     /// Opens apps' sealed Play Integrity keys.
     var masterKey: MasterKey? = nil
     /// Google's `decodeIntegrityToken` for an app's package, when the server has a service account for it.
@@ -72,7 +74,8 @@ struct PlatformAttestationVerifier: DeviceAttestationVerifier {
             allowedSigningCertDigests: Set(app.signingCertDigests.compactMap { HexDigit.bytes($0) }),
             registeredPublicKey: jwk
         )
-        let verifier = AndroidKeyAttestationVerifier(roots: androidRoots, revocationList: androidRevocations)
+        if androidRevocations == nil { missingRevocationList?.androidKeyVerified() }
+        let verifier = AndroidKeyAttestationVerifier(roots: androidRoots, revocationList: androidRevocations?.current)
         let result = try await verifier.verify(try AndroidCertificateChain(der: chain), policy: policy, at: now)
         var summary: JSONObject = [
             "type": .string("android-key"),
