@@ -38,27 +38,18 @@ struct GroupedReplayStore: ReplayStore {
         try await base.deleteExpired(now: now)
     }
 
-    /// One statement for the group. A key that two requests of the group both bring is sent once and only the
-    /// first of them gets it, as if they had come one after the other; the earliest `now` of the group decides
-    /// which old rows have expired, so no request sees a row expire earlier than its own clock says.
+    /// One statement for the group, its keys in arrival order: a key that two requests of the group both bring is
+    /// recorded for the first of them only (the store's rule for a repeated key), as if they had come one after the
+    /// other; the earliest `now` of the group decides which old rows have expired, so no request sees a row expire
+    /// earlier than its own clock says.
     private static func write(_ submissions: [Submission], to base: any ReplayStore) async -> [Result<[Bool], any Error>] {
-        var unique: [ReplayEntry] = []
-        var position: [String: Int] = [:]
-        /// For each request's entry: the index of its row in `unique`, or nil when an earlier request brought it.
-        var owners: [[Int?]] = []
-        for submission in submissions {
-            owners.append(submission.entries.map { entry in
-                let name = entry.scope + "\u{0}" + entry.key
-                guard position[name] == nil else { return nil }
-                position[name] = unique.count
-                unique.append(entry)
-                return unique.count - 1
-            })
-        }
         let now = submissions.map(\.now).min() ?? Date()
         do {
-            let recorded = try await base.recordEachOnce(unique, now: now)
-            return owners.map { rows in .success(rows.map { $0.map { recorded[$0] } ?? false }) }
+            var recorded = try await base.recordEachOnce(submissions.flatMap(\.entries), now: now)[...]
+            return submissions.map { submission in
+                defer { recorded = recorded.dropFirst(submission.entries.count) }
+                return .success(Array(recorded.prefix(submission.entries.count)))
+            }
         } catch {
             return submissions.map { _ in .failure(error) }
         }

@@ -24,23 +24,35 @@ public struct SQLReplayStore: ReplayStore {
         }
     }
 
+    /// A key that appears twice is sent once and only its first occurrence can be recorded, as with separate calls
+    /// (PostgreSQL refuses an upsert that touches one row twice, and SQLite would have answered both as recorded).
     public func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] {
         guard !entries.isEmpty else { return [] }
-        let values = entries.map { entry in
+        var unique: [ReplayEntry] = []
+        var seen: Set<String> = []
+        let isFirst = entries.map { entry in
+            guard seen.insert(Self.name(entry)).inserted else { return false }
+            unique.append(entry)
+            return true
+        }
+        let values = unique.map { entry in
             SQLQueryString("(\(bind: entry.scope), \(bind: entry.key), \(bind: StorageTime.milliseconds(entry.expiresAt)))")
         }
-        let written = try await StoreErrorMapping.mapping("recordEachOnce") {
-            try await database.sql.raw("""
+        let recorded = try await StoreErrorMapping.mapping("recordEachOnce") {
+            Set(try await database.sql.raw("""
                 INSERT INTO replay_entries (scope, entry_key, expires_at) VALUES \(values.joined(separator: ", "))
                 ON CONFLICT (scope, entry_key) DO UPDATE SET expires_at = excluded.expires_at
                 WHERE replay_entries.expires_at <= \(bind: StorageTime.milliseconds(now))
                 RETURNING scope, entry_key
                 """).all().map { row in
-                    ReplayEntry(scope: try row.decode(column: "scope", as: String.self), key: try row.decode(column: "entry_key", as: String.self), expiresAt: now)
-                }
+                    try row.decode(column: "scope", as: String.self) + "\u{0}" + row.decode(column: "entry_key", as: String.self)
+                })
         }
-        let recorded = Set(written.map { $0.scope + "\u{0}" + $0.key })
-        return entries.map { recorded.contains($0.scope + "\u{0}" + $0.key) }
+        return zip(entries, isFirst).map { entry, first in first && recorded.contains(Self.name(entry)) }
+    }
+
+    private static func name(_ entry: ReplayEntry) -> String {
+        entry.scope + "\u{0}" + entry.key
     }
 
     public func deleteExpired(now: Date) async throws -> Int {

@@ -51,6 +51,9 @@ enum ReplayScenarios {
         // Expired entries may be taken again.
         try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: expiry), [true, true])
         try await StorageAssert.equal(await store.recordEachOnce([], now: t0), [])
+        // One key twice in one call: the first occurrence is recorded, the second is its replay.
+        let twice = ReplayEntry(scope: prefix + "dpop:r", key: "k:j3", expiresAt: expiry)
+        try await StorageAssert.equal(await store.recordEachOnce([twice, fresh, twice], now: t0.storageShifted(3)), [true, false, false])
     }
 
     static func concurrentRecordOnceHasOneWinner(_ database: KeywardDatabase) async throws {
