@@ -68,6 +68,9 @@ public struct Migrator: Sendable {
     /// creates the bookkeeping table on first use.
     private static func lockAndPrepare(_ session: any SQLDatabase, engine: DatabaseEngine) async throws {
         if engine == .postgres {
+            // A migration may rebuild a large table, and waiting for another node's migration counts as a statement:
+            // neither is bounded by the connections' statement timeout (PostgresURL.statementTimeout).
+            try await session.raw("SET LOCAL statement_timeout = 0").run()
             // Released automatically at COMMIT/ROLLBACK. The key is arbitrary but fixed: "keyw" in ASCII.
             try await session.raw("SELECT pg_advisory_xact_lock(\(literal: 0x6B65_7977))").run()
         }

@@ -94,11 +94,16 @@ struct PostgresURL: Equatable {
     }
 
     /// The PostgresNIO pool configuration for this URL.
+    /// No statement of a request runs longer: a statement stuck behind a lock would otherwise hold its pooled
+    /// connection, and every request waiting on it (the grouped replay writer's batch), without bound. Migrations
+    /// lift it for their own transaction.
+    static let statementTimeoutMilliseconds = 30_000
+
     func clientConfiguration() -> PostgresClient.Configuration {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls
         )
-        var parameters = [("application_name", applicationName)]
+        var parameters = [("application_name", applicationName), ("statement_timeout", String(Self.statementTimeoutMilliseconds))]
         if let searchPath { parameters.append(("search_path", searchPath)) }
         configuration.options.additionalStartupParameters = parameters
         return configuration

@@ -16,6 +16,24 @@ final class PostgresStorageTests: XCTestCase {
     func testTransactionCommitsOrRollsBack() async throws { try await run(DatabaseScenarios.transactionCommitsOrRollsBack) }
     func testConcurrentTransactionsStayIsolated() async throws { try await run(DatabaseScenarios.concurrentTransactionsStayIsolated) }
     func testPingAnswers() async throws { try await run(DatabaseScenarios.pingAnswers) }
+
+    /// A statement stuck behind a lock must not hold its connection, and the requests waiting on it, for ever;
+    /// migrations lift the bound for their own transaction.
+    func testStatementsHaveATimeoutExceptInMigrations() async throws {
+        try await run { database in
+            let setting = try await database.sql.raw("SHOW statement_timeout").first()?.decode(column: "statement_timeout", as: String.self)
+            XCTAssertEqual(setting, "30s")
+            do {
+                try await database.transaction { session in
+                    try await session.raw("SET LOCAL statement_timeout = 20").run()
+                    try await session.raw("SELECT pg_sleep(1)").run()
+                }
+                XCTFail("the statement outlived its timeout")
+            } catch {
+                XCTAssertTrue(String(reflecting: error).contains("57014"), String(reflecting: error))
+            }
+        }
+    }
     func testRealmStore() async throws { try await run(AccountScenarios.realmStore) }
     func testClientStore() async throws { try await run(AccountScenarios.clientStore) }
     func testUserStore() async throws { try await run(AccountScenarios.userStore) }
