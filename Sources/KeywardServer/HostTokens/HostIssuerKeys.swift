@@ -1,167 +1,41 @@
 import Foundation
 import KeywardJOSE
-import Logging
 import Synchronization
 
-/// The verification keys of host-token issuers, cached per node.
-///
-/// A JWKS URL is fetched on first use and again when its freshness (the issuer's `Cache-Control: max-age`, held
-/// between `minFreshness` and `maxFreshness`; `defaultFreshness` without one) has run out; a stale set keeps
-/// answering while the refresh runs behind it. A token whose `kid` the cached set lacks waits for one refetch, so a
-/// rotation is picked up at once. Every fetch, failed or not, is at least `minRefetchInterval` after the last one
-/// for that URL, so neither junk kids nor an issuer that is down make Keyward hammer it. When a fetch fails the last
-/// good set is kept; only an issuer never fetched successfully has no keys. Concurrent requests share one fetch.
-/// PEM certificates are parsed once per distinct text.
-///
-/// Not an actor: the common case (a fresh cached set) is one lock and no hop to another executor.
+/// The verification keys of host-token issuers: a JWKS URL through the node's `JWKSCache`, PEM certificates parsed
+/// once per distinct text.
 final class HostIssuerKeys: Sendable {
-    static let defaultFreshness: TimeInterval = 300
-    static let minFreshness: TimeInterval = 60
-    static let maxFreshness: TimeInterval = 86400
-    static let minRefetchInterval: TimeInterval = 10
-
-    private struct CachedSet {
-        var keys: JWKSet
-        var freshUntil: Date
-    }
-
-    private struct State {
-        var sets: [String: CachedSet] = [:]
-        /// When each URL was last fetched or tried, successful or not.
-        var lastAttempt: [String: Date] = [:]
-        var inFlight: [String: Task<JWKSet?, Never>] = [:]
-        var certificates: [String: IssuerCertificates] = [:]
-    }
-
-    /// What a request does about a JWKS URL, decided under the lock.
-    private enum Plan {
-        case answer(JWKSet)
-        /// Wait for a fetch; without a result, answer `fallback` or, without one, refuse.
-        case wait(Task<JWKSet?, Never>, fallback: JWKSet?)
-        case unavailable
-    }
-
-    private let fetcher: any JWKSFetcher
+    private let jwks: JWKSCache
     private let clock: any KeywardClock
-    private let logger: Logger
-    private let state = Mutex(State())
+    private let certificatesByText = Mutex<[String: IssuerCertificates]>([:])
 
-    init(fetcher: any JWKSFetcher, clock: any KeywardClock, logger: Logger) {
-        self.fetcher = fetcher
+    init(jwks: JWKSCache, clock: any KeywardClock) {
+        self.jwks = jwks
         self.clock = clock
-        self.logger = logger
     }
 
     /// The keys a token of `issuer` with header `kid` is checked with.
     func keys(for issuer: HostIssuer, kid: String?) async throws(HostTokenRefusal) -> JWTVerificationPolicy.Keys {
-        let now = clock.now()
         switch issuer.keySource {
         case .pemCertificates(let pem):
-            return try certificates(pem, issuer: issuer.issuer).keys(kid: kid, now: now, issuer: issuer.issuer)
+            return try certificates(pem, issuer: issuer.issuer).keys(kid: kid, now: clock.now(), issuer: issuer.issuer)
         case .jwksURL(let url):
-            return .kidOptional(try await keySet(url: url, issuer: issuer.issuer, kid: kid, now: now))
+            guard let keys = await jwks.keys(url: url, owner: issuer.issuer, kid: kid) else {
+                throw HostTokenRefusal(.keysUnavailable, "the keys of issuer \(issuer.issuer) cannot be fetched now; try again later")
+            }
+            return .kidOptional(keys)
         }
     }
 
     private func certificates(_ pem: String, issuer: String) throws(HostTokenRefusal) -> IssuerCertificates {
-        if let parsed = state.withLock({ $0.certificates[pem] }) { return parsed }
+        if let parsed = certificatesByText.withLock({ $0[pem] }) { return parsed }
         do throws(HostIssuerError) {
             let parsed = try IssuerCertificates(pem: pem)
-            state.withLock { $0.certificates[pem] = parsed }
+            certificatesByText.withLock { $0[pem] = parsed }
             return parsed
         } catch {
             // Checked when the issuer was added; reaching this means the stored row was changed by hand.
             throw HostTokenRefusal(.keysUnavailable, "the certificates registered for issuer \(issuer) cannot be read: \(error)")
         }
     }
-
-    private func keySet(url: String, issuer: String, kid: String?, now: Date) async throws(HostTokenRefusal) -> JWKSet {
-        let plan = state.withLock { state -> Plan in
-            let triedJustNow = state.lastAttempt[url].map { now.timeIntervalSince($0) < Self.minRefetchInterval } ?? false
-            guard let cached = state.sets[url] else {
-                // Never fetched: wait for the fetch, but a failed one is not retried for every request that comes.
-                if let running = state.inFlight[url] { return .wait(running, fallback: nil) }
-                return triedJustNow ? .unavailable : .wait(startFetch(&state, url: url, issuer: issuer, now: now), fallback: nil)
-            }
-            let knowsKid = kid.map { !cached.keys.keys(withID: $0).isEmpty } ?? true
-            if knowsKid {
-                // Stale: answer from the set at hand and refresh behind it, so a slow issuer slows no exchange.
-                if now >= cached.freshUntil, !triedJustNow, state.inFlight[url] == nil {
-                    _ = startFetch(&state, url: url, issuer: issuer, now: now)
-                }
-                return .answer(cached.keys)
-            }
-            // A kid the set lacks (a rotation): one refetch, waited for, unless one was tried a moment ago.
-            if let running = state.inFlight[url] { return .wait(running, fallback: cached.keys) }
-            return triedJustNow ? .answer(cached.keys) : .wait(startFetch(&state, url: url, issuer: issuer, now: now), fallback: cached.keys)
-        }
-        switch plan {
-        case .answer(let keys):
-            return keys
-        case .wait(let fetch, let fallback):
-            if let keys = await fetch.value ?? fallback { return keys }
-            fallthrough
-        case .unavailable:
-            throw HostTokenRefusal(.keysUnavailable, "the keys of issuer \(issuer) cannot be fetched now; try again later")
-        }
-    }
-
-    /// Starts the one fetch of `url` (called under the lock): the attempt is recorded at once, the task stores its
-    /// result and clears itself.
-    private func startFetch(_ state: inout State, url: String, issuer: String, now: Date) -> Task<JWKSet?, Never> {
-        state.lastAttempt[url] = now
-        let task = Task { await self.fetch(url: url, issuer: issuer) }
-        state.inFlight[url] = task
-        return task
-    }
-
-    /// One fetch; a failure keeps what was cached. nil when the fetch failed.
-    private func fetch(url: String, issuer: String) async -> JWKSet? {
-        let outcome = await Self.load(url, fetcher: fetcher)
-        let now = clock.now()
-        let cachedKeys = state.withLock { state -> Int in
-            state.inFlight[url] = nil
-            state.lastAttempt[url] = now
-            if case .success(let document) = outcome {
-                let freshness = document.maxAge.map { min(max(TimeInterval($0), Self.minFreshness), Self.maxFreshness) } ?? Self.defaultFreshness
-                state.sets[url] = CachedSet(keys: document.keys, freshUntil: now.addingTimeInterval(freshness))
-            }
-            return state.sets[url]?.keys.keys.count ?? 0
-        }
-        switch outcome {
-        case .success(let document):
-            return document.keys
-        case .failure(let problem):
-            logger.warning(
-                "host-token issuer keys could not be fetched; keeping the last good set",
-                metadata: ["issuer": .string(issuer), "problem": .string(problem.description), "cachedKeys": .stringConvertible(cachedKeys)]
-            )
-            return nil
-        }
-    }
-
-    struct Loaded: Sendable {
-        let keys: JWKSet
-        let maxAge: Int?
-    }
-
-    private static func load(_ url: String, fetcher: any JWKSFetcher) async -> Result<Loaded, LoadProblem> {
-        do throws(JWKSFetchError) {
-            let document = try await fetcher.fetch(url)
-            do throws(JOSEError) {
-                let keys = try JWKSet(json: document.body)
-                guard !keys.keys.isEmpty else { return .failure(LoadProblem("\(url) holds no usable signature key")) }
-                return .success(Loaded(keys: keys, maxAge: document.maxAge))
-            } catch {
-                return .failure(LoadProblem("\(url) is not a JWK Set: \(error.message)"))
-            }
-        } catch {
-            return .failure(LoadProblem(error.description))
-        }
-    }
-}
-
-struct LoadProblem: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -10,7 +10,7 @@ public struct HostTokensAssembly: Sendable {
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly) {
         let directory = HostIssuerDirectory(store: SQLHostIssuerStore(database: core.database), clock: core.clock)
         fetcher = HTTPJWKSFetcher()
-        let keys = HostIssuerKeys(fetcher: fetcher, clock: core.clock, logger: core.logger)
+        let keys = HostIssuerKeys(jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), clock: core.clock)
         let enrolled = EnrolledUsers(users: accounts.users, clock: core.clock)
         issuers = HostIssuerService(
             store: SQLHostIssuerStore(database: core.database), directory: directory, enrolled: enrolled, users: accounts.users,
