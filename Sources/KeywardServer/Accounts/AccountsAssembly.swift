@@ -1,11 +1,13 @@
-// Accounts, assembled: local users and their password work, browser sessions, the sign-in throttle, and the
-// sign-in and account pages.
+// Accounts, assembled: local users and their password work, identity providers, browser sessions, the sign-in
+// throttle, and the sign-in and account pages.
 import Hummingbird
 
 public struct AccountsAssembly: Sendable {
     public let users: UserService
     public let browserSessions: BrowserSessionService
     public let loginThrottle: LoginThrottle
+    /// The identity providers people sign in with (`keyward providers`).
+    public let providers: IdentityProviderService
     let sessionStore: any BrowserSessionStore
     let loginAttemptStore: any LoginAttemptStore
 
@@ -23,6 +25,9 @@ public struct AccountsAssembly: Sendable {
         )
         browserSessions = BrowserSessionService(
             store: sessionStore, clock: core.clock, preLoginKey: core.masterKey.derivedKey(purpose: PreLoginState.keyPurpose)
+        )
+        providers = IdentityProviderService(
+            store: SQLIdentityProviderStore(database: core.database), masterKey: core.masterKey, audit: core.audit, clock: core.clock
         )
         loginThrottle = LoginThrottle(store: loginAttemptStore, clock: core.clock, maxAttemptsPerAddress: configuration.loginAttemptsPerAddress)
     }

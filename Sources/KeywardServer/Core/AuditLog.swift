@@ -25,6 +25,8 @@ public struct AuditEvent: Sendable, Equatable {
         case hostIssuerAdded = "HostIssuerAdded"
         case hostIssuerUpdated = "HostIssuerUpdated"
         case hostIssuerRemoved = "HostIssuerRemoved"
+        case identityProviderAdded = "IdentityProviderAdded"
+        case identityProviderRemoved = "IdentityProviderRemoved"
         case deviceAppAdded = "DeviceAppAdded"
         case deviceAppRemoved = "DeviceAppRemoved"
         case deviceAppUpdated = "DeviceAppUpdated"

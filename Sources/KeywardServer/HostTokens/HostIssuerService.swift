@@ -214,27 +214,9 @@ public final class HostIssuerService: Sendable {
         )
     }
 
-    /// https anywhere; http only to this machine, where no one on the network can change the keys in transit.
+    /// https anywhere; http only to this machine (`OutboundURL`).
     static func checkJWKSURL(_ url: String) throws(HostIssuerError) {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            let host = components.host, !host.isEmpty
-        else { throw .invalidSetting("jwks-url", "'\(url.prefix(200))' is not an absolute URL") }
-        guard components.user == nil, components.password == nil, components.fragment == nil else {
-            throw .invalidSetting("jwks-url", "a JWKS URL carries no user information or fragment")
-        }
-        switch scheme {
-        case "https": return
-        case "http" where isLoopback(host): return
-        case "http": throw .invalidSetting("jwks-url", "http is allowed only on a loopback address (127.0.0.0/8, ::1, localhost); use https for \(host)")
-        default: throw .invalidSetting("jwks-url", "scheme '\(scheme)' is not https")
-        }
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if host == "localhost" || host == "::1" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil && ($0.count == 1 || $0.first != "0") }
+        if let problem = OutboundURL.problem(url) { throw .invalidSetting("jwks-url", problem) }
     }
 }
 

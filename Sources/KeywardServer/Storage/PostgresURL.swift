@@ -83,22 +83,17 @@ struct PostgresURL: Equatable {
     /// Why this connection can be read or changed on the way, or nil: the server is not on a loopback address
     /// and `sslmode` stops short of `verify-full` (without it, anyone on the path can pose as the server).
     var transportWarning: String? {
-        guard tlsMode != .verifyFull, !Self.isLoopback(host) else { return nil }
+        guard tlsMode != .verifyFull, !OutboundURL.isLoopback(host) else { return nil }
         return "PostgreSQL at \(host) is not on this machine and sslmode=\(tlsMode.rawValue) does not verify the server's certificate "
             + "and host name: the database password and every row can be read or changed on the network. Use sslmode=verify-full."
     }
 
-    private static func isLoopback(_ host: String) -> Bool {
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
-    }
-
-    /// The PostgresNIO pool configuration for this URL.
     /// No statement of a request runs longer: a statement stuck behind a lock would otherwise hold its pooled
     /// connection, and every request waiting on it (the grouped replay writer's batch), without bound. Migrations
     /// lift it for their own transaction.
     static let statementTimeoutMilliseconds = 30_000
 
+    /// The PostgresNIO pool configuration for this URL.
     func clientConfiguration() -> PostgresClient.Configuration {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls

@@ -28,6 +28,7 @@ public struct SchemaMigration: Sendable, Equatable {
         HostTokenSchemaMigration.migration,
         DeviceSchemaMigration.migration,
         DeviceAttestedSchemaMigration.migration,
+        IdentityProviderSchemaMigration.migration,
     ]
 }
 

@@ -45,7 +45,7 @@ enum DatabaseScenarios {
                 VALUES ('demo', 'app', \(bind: row.id), 'key', \(bind: "thumbprint-\(index)"), 'ios', \(bind: row.status), \(bind: row.summary), 0)
                 """).run()
         }
-        try await StorageAssert.equal(await Migrator(database: database, logger: StorageTestHarness.logger).migrate(), [10])
+        try await StorageAssert.equal(await Migrator(database: database, logger: StorageTestHarness.logger).migrate().first, 10)
         for row in summaries {
             let stored = try await database.sql.raw("SELECT attested FROM devices WHERE device_id = \(bind: row.id)").first()
             XCTAssertEqual(try stored?.decode(column: "attested", as: Bool.self), row.attested, row.id)

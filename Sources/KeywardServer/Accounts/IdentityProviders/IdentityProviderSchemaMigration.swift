@@ -1,0 +1,40 @@
+/// Migration 11: the identity providers a realm's people sign in with, what Keyward keeps of each provider identity
+/// (the external-identity table host tokens introduced), when users last signed in, and how each browser session
+/// signed in (for the account page's session list).
+enum IdentityProviderSchemaMigration {
+    static let migration = SchemaMigration(version: 11, name: "identity providers, provider identities, session sign-in details") { _ in
+        [
+            """
+            CREATE TABLE identity_providers (
+                realm TEXT NOT NULL REFERENCES realms (name) ON DELETE CASCADE,
+                alias TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('oidc', 'google', 'apple', 'facebook')),
+                issuer TEXT NOT NULL,
+                client_id TEXT NOT NULL,
+                client_secret TEXT,
+                scopes TEXT NOT NULL,
+                display_name TEXT NOT NULL,
+                trust_verified_email BOOLEAN NOT NULL,
+                hosted_domain TEXT,
+                apple_team_id TEXT,
+                apple_key_id TEXT,
+                apple_private_key TEXT,
+                authorization_endpoint TEXT,
+                token_endpoint TEXT,
+                jwks_uri TEXT,
+                userinfo_endpoint TEXT,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (realm, alias)
+            )
+            """,
+            "ALTER TABLE external_identities ADD COLUMN provider_alias TEXT",
+            "ALTER TABLE external_identities ADD COLUMN email TEXT",
+            "ALTER TABLE external_identities ADD COLUMN email_verified BOOLEAN",
+            "ALTER TABLE external_identities ADD COLUMN display_name TEXT",
+            "ALTER TABLE external_identities ADD COLUMN last_login_at BIGINT",
+            "ALTER TABLE users ADD COLUMN last_login_at BIGINT",
+            "ALTER TABLE browser_sessions ADD COLUMN amr TEXT",
+            "ALTER TABLE browser_sessions ADD COLUMN user_agent TEXT",
+        ]
+    }
+}
