@@ -26,6 +26,10 @@ public struct BrowserSession: Sendable, Equatable {
     public var challengeSecret: String?
     public var enrollmentId: String?
     public var enrollmentSecret: String?
+    /// How the user proved who they are so far (RFC 8176 values: `pwd`, `fed`, then `mfa` after the push step).
+    public var amr: [String] = []
+    /// The browser's User-Agent when the session began, shortened; shown in the account page's session list.
+    public var userAgent: String?
     public var createdAt: Date
     public var lastSeenAt: Date
     public var expiresAt: Date

@@ -22,12 +22,18 @@ public struct BrowserSessionService: Sendable {
 
     /// A stored session for a user whose password was just verified; returns the cookie value (shown to the
     /// browser once) and the record.
-    func create(realm: String, userId: String, stage: BrowserSession.Stage, returnTo: String?, clientId: String?) async throws -> (cookie: String, session: BrowserSession) {
+    /// Enough of a User-Agent to tell browsers apart on the account page; the rest is not kept.
+    static let userAgentLength = 200
+
+    func create(
+        realm: String, userId: String, stage: BrowserSession.Stage, returnTo: String?, clientId: String?, amr: [String], userAgent: String?
+    ) async throws -> (cookie: String, session: BrowserSession) {
         let cookie = Self.randomToken()
         let now = clock.now()
         let session = BrowserSession(
             idHash: Self.hash(cookie), realm: realm, userId: userId, stage: stage, csrfToken: Self.randomToken(),
-            returnTo: returnTo, clientId: clientId, createdAt: now, lastSeenAt: now,
+            returnTo: returnTo, clientId: clientId, amr: amr, userAgent: userAgent.map { String($0.prefix(Self.userAgentLength)) },
+            createdAt: now, lastSeenAt: now,
             expiresAt: now.addingTimeInterval(Self.idleLifetime)
         )
         try await store.insertSession(session)

@@ -1,17 +1,34 @@
-// What comes after the password: the push step, enrollment, or done, by the user's devices and the realm's rule.
-// Accounts decides it; the sign-in page and the push pages both ask here.
+// Sign-in as one flow of steps: a first factor (a password, or an identity provider), then push MFA when the user
+// has a device or the realm requires one, then the session. Accounts decides what comes next; the sign-in page,
+// the provider callback and the push pages all ask here, and record how the user signed in (`amr`).
+
+/// How the person first proved who they are.
+enum FirstFactor: Sendable, Equatable {
+    case password
+    /// A sign-in with the identity provider of this alias.
+    case provider(alias: String)
+
+    /// RFC 8176 `amr` value.
+    var amr: String {
+        switch self {
+        case .password: "pwd"
+        case .provider: "fed"
+        }
+    }
+}
+
 enum LoginFlow {
-    /// Where a login goes once the password is verified: the push step when the user has a device, else
+    /// Where a login goes once the first factor is verified: the push step when the user has a device, else
     /// enrollment or done by the realm's rule. Returns the stage the session takes and where the browser goes.
-    static func afterPassword(
+    static func afterFirstFactor(
         realm: String, returnTo: String?, hasDevice: Bool, settings: PushMFASettings
     ) -> (stage: BrowserSession.Stage, next: String) {
         guard !hasDevice else { return (.passwordVerified, PageURLs.pushWait(realm)) }
         return withoutDevice(realm: realm, returnTo: returnTo, settings: settings)
     }
 
-    /// A password-verified login whose user has no push device: enrollment comes next when the realm requires push
-    /// MFA, otherwise the login is complete.
+    /// A login past its first factor whose user has no push device: enrollment comes next when the realm requires
+    /// push MFA, otherwise the login is complete.
     static func withoutDevice(realm: String, returnTo: String?, settings: PushMFASettings) -> (stage: BrowserSession.Stage, next: String) {
         settings.requirePushMfa ? (.enrollmentRequired, PageURLs.enroll(realm)) : (.authenticated, returnTo ?? PageURLs.account(realm))
     }
@@ -21,5 +38,45 @@ enum LoginFlow {
         let (stage, next) = withoutDevice(realm: session.realm, returnTo: session.returnTo, settings: settings)
         session.stage = stage
         return next
+    }
+
+    /// The phone approved the login (or completed an enrollment the realm required): a second factor, and the
+    /// login is complete.
+    static func secondFactorVerified(_ session: inout BrowserSession) {
+        session.stage = .authenticated
+        if !session.amr.contains("mfa") { session.amr.append("mfa") }
+    }
+}
+
+/// Gives a user whose first factor checked out the session the flow's next step needs: one place for the sign-in
+/// page and every provider callback, so both rotate sessions, cancel stale pushes and record `amr` alike.
+struct SignInCompletion: Sendable {
+    let sessions: BrowserSessionService
+    let pushMFA: PushMFAService
+
+    /// `current` is the browser's stored session for the realm, if any: it moves to a new id (a push it had pending
+    /// is cancelled, as a resend would); otherwise a new session begins. Returns the cookie and where to go next.
+    func complete(
+        user: User, factor: FirstFactor, realm: String, current: BrowserSession?, returnTo: String?, clientId: String?, userAgent: String?
+    ) async throws -> (cookie: String, next: String) {
+        let hasDevice = try await !pushMFA.devices(realm: realm, userId: user.id).isEmpty
+        let settings = try await pushMFA.settings(realm: realm)
+        if let current {
+            // Best effort: if the cancel fails, the push simply expires.
+            if let pending = current.challengeId { try? await pushMFA.cancelLogin(challengeId: pending, sessionId: current.idHash) }
+            var fresh = current
+            (fresh.challengeId, fresh.challengeSecret, fresh.enrollmentId, fresh.enrollmentSecret) = (nil, nil, nil, nil)
+            fresh.userId = user.id
+            fresh.amr = [factor.amr]
+            if let returnTo { fresh.returnTo = returnTo }
+            let next: String
+            (fresh.stage, next) = LoginFlow.afterFirstFactor(realm: realm, returnTo: fresh.returnTo, hasDevice: hasDevice, settings: settings)
+            return (try await sessions.rotate(fresh).cookie, next)
+        }
+        let (stage, next) = LoginFlow.afterFirstFactor(realm: realm, returnTo: returnTo, hasDevice: hasDevice, settings: settings)
+        let cookie = try await sessions.create(
+            realm: realm, userId: user.id, stage: stage, returnTo: returnTo, clientId: clientId, amr: [factor.amr], userAgent: userAgent
+        ).cookie
+        return (cookie, next)
     }
 }

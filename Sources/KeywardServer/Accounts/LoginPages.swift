@@ -10,6 +10,7 @@ struct LoginPages: Sendable {
     let users: UserService
     let pushMFA: PushMFAService
     let throttle: LoginThrottle
+    let signIn: SignInCompletion
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
@@ -73,6 +74,24 @@ struct LoginPages: Sendable {
     private enum SignInHolder {
         case session(BrowserSession)
         case preLogin(PreLoginState)
+
+        var session: BrowserSession? {
+            if case .session(let session) = self { session } else { nil }
+        }
+
+        var returnTo: String? {
+            switch self {
+            case .session(let session): session.returnTo
+            case .preLogin(let state): state.returnTo
+            }
+        }
+
+        var clientId: String? {
+            switch self {
+            case .session(let session): session.clientId
+            case .preLogin(let state): state.clientId
+            }
+        }
     }
 
     private func submitLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
@@ -116,28 +135,10 @@ struct LoginPages: Sendable {
             return loginPage(realm: realm, csrf: csrf, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
         case .authenticated(let user):
             try await throttle.recordSuccess(realm: realm, username: username)
-            let hasDevice = try await !pushMFA.devices(realm: realm, userId: user.id).isEmpty
-            let settings = try await pushMFA.settings(realm: realm)
-            let cookie: String
-            let next: String
-            switch holder {
-            case .session(let session):
-                // This browser came back to the login page with a push still pending: the new login replaces it, as a
-                // resend would (otherwise it would count against maxPendingChallenges until it expired). Best effort:
-                // if the cancel fails, the push simply expires.
-                if let pending = session.challengeId { try? await pushMFA.cancelLogin(challengeId: pending, sessionId: session.idHash) }
-                var fresh = session
-                (fresh.challengeId, fresh.challengeSecret, fresh.enrollmentId, fresh.enrollmentSecret) = (nil, nil, nil, nil)
-                fresh.userId = user.id
-                (fresh.stage, next) = LoginFlow.afterPassword(realm: realm, returnTo: session.returnTo, hasDevice: hasDevice, settings: settings)
-                cookie = try await browser.sessions.rotate(fresh).cookie
-            case .preLogin(let state):
-                let stage: BrowserSession.Stage
-                (stage, next) = LoginFlow.afterPassword(realm: realm, returnTo: state.returnTo, hasDevice: hasDevice, settings: settings)
-                cookie = try await browser.sessions.create(
-                    realm: realm, userId: user.id, stage: stage, returnTo: state.returnTo, clientId: state.clientId
-                ).cookie
-            }
+            let (cookie, next) = try await signIn.complete(
+                user: user, factor: .password, realm: realm, current: holder.session, returnTo: holder.returnTo, clientId: holder.clientId,
+                userAgent: request.headers[.userAgent]
+            )
             return renderer.redirect(to: next, headers: browser.setCookie(cookie))
         }
     }

@@ -14,12 +14,12 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
         try await StoreErrorMapping.mapping("insertSession", conflict: "session exists already", missingParent: "realm '\(session.realm)' does not exist") {
             try await database.sql.raw("""
                 INSERT INTO browser_sessions (id_hash, realm, user_id, stage, csrf_token, return_to, client_id, challenge_id,
-                    challenge_secret, enrollment_id, enrollment_secret, created_at, last_seen_at, expires_at)
+                    challenge_secret, enrollment_id, enrollment_secret, amr, user_agent, created_at, last_seen_at, expires_at)
                 VALUES (\(bind: session.idHash), \(bind: session.realm), \(bind: session.userId), \(bind: session.stage.rawValue),
                     \(bind: session.csrfToken), \(bind: session.returnTo), \(bind: session.clientId), \(bind: session.challengeId),
                     \(bind: session.challengeSecret), \(bind: session.enrollmentId), \(bind: session.enrollmentSecret),
-                    \(bind: StorageTime.milliseconds(session.createdAt)), \(bind: StorageTime.milliseconds(session.lastSeenAt)),
-                    \(bind: StorageTime.milliseconds(session.expiresAt)))
+                    \(bind: Self.amrText(session.amr)), \(bind: session.userAgent), \(bind: StorageTime.milliseconds(session.createdAt)),
+                    \(bind: StorageTime.milliseconds(session.lastSeenAt)), \(bind: StorageTime.milliseconds(session.expiresAt)))
                 """).run()
         }
     }
@@ -28,7 +28,7 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
         try await StoreErrorMapping.mapping("session(idHash:)") {
             try await database.sql.raw("""
                 SELECT s.id_hash, s.realm, s.user_id, s.stage, s.csrf_token, s.return_to, s.client_id, s.challenge_id, s.challenge_secret,
-                    s.enrollment_id, s.enrollment_secret, s.created_at, s.last_seen_at, s.expires_at
+                    s.enrollment_id, s.enrollment_secret, s.amr, s.user_agent, s.created_at, s.last_seen_at, s.expires_at
                 FROM browser_sessions s LEFT JOIN users u ON u.realm = s.realm AND u.id = s.user_id
                 WHERE s.id_hash = \(bind: idHash) AND s.expires_at > \(bind: StorageTime.milliseconds(now))
                     AND (s.user_id IS NULL OR u.enabled = \(bind: true))
@@ -45,6 +45,8 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
                     challengeSecret: try row.decode(column: "challenge_secret", as: String?.self),
                     enrollmentId: try row.decode(column: "enrollment_id", as: String?.self),
                     enrollmentSecret: try row.decode(column: "enrollment_secret", as: String?.self),
+                    amr: (try row.decode(column: "amr", as: String?.self) ?? "").split(separator: " ").map(String.init),
+                    userAgent: try row.decode(column: "user_agent", as: String?.self),
                     createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
                     lastSeenAt: StorageTime.date(milliseconds: try row.decode(column: "last_seen_at", as: Int64.self)),
                     expiresAt: StorageTime.date(milliseconds: try row.decode(column: "expires_at", as: Int64.self))
@@ -60,10 +62,15 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
                     csrf_token = \(bind: session.csrfToken), return_to = \(bind: session.returnTo), client_id = \(bind: session.clientId),
                     challenge_id = \(bind: session.challengeId), challenge_secret = \(bind: session.challengeSecret),
                     enrollment_id = \(bind: session.enrollmentId), enrollment_secret = \(bind: session.enrollmentSecret),
-                    last_seen_at = \(bind: StorageTime.milliseconds(session.lastSeenAt)), expires_at = \(bind: StorageTime.milliseconds(session.expiresAt))
+                    amr = \(bind: Self.amrText(session.amr)), last_seen_at = \(bind: StorageTime.milliseconds(session.lastSeenAt)),
+                    expires_at = \(bind: StorageTime.milliseconds(session.expiresAt))
                 WHERE id_hash = \(bind: session.idHash)
                 """).run()
         }
+    }
+
+    private static func amrText(_ amr: [String]) -> String? {
+        amr.isEmpty ? nil : amr.joined(separator: " ")
     }
 
     public func deleteSession(idHash: String) async throws {

@@ -105,7 +105,9 @@ public final class KeywardRuntime: Sendable {
         // Pages answer errors with an HTML page and the request id; the JSON APIs above keep ErrorMiddleware's bodies.
         let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))
         let (realms, users, throttle, service) = (oauth.realms, accounts.users, accounts.loginThrottle, pushMFA.service)
-        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle).register(on: pages)
+        let signIn = SignInCompletion(sessions: accounts.browserSessions, pushMFA: service)
+        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn)
+            .register(on: pages)
         PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle).register(on: pages)
         // Last, so that it wraps only the router's not-found answer.
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes.map { ("\($0.path)", $0.method) }))

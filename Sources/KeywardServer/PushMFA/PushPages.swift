@@ -84,7 +84,7 @@ struct PushPages: Sendable {
             return waitingPage(realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink)
         case .approved:
             await pushMFA.discardChallenge(id: challenge.id)
-            session.stage = .authenticated
+            LoginFlow.secondFactorVerified(&session)
             session.challengeId = nil
             session.challengeSecret = nil
             try await browser.sessions.save(session)
