@@ -39,12 +39,12 @@ final class JWKSCache: Sendable {
         case unavailable
     }
 
-    private let fetcher: any JWKSFetcher
+    private let fetcher: any DocumentFetcher
     private let clock: any KeywardClock
     private let logger: Logger
     private let state = Mutex(State())
 
-    init(fetcher: any JWKSFetcher, clock: any KeywardClock, logger: Logger) {
+    init(fetcher: any DocumentFetcher, clock: any KeywardClock, logger: Logger) {
         self.fetcher = fetcher
         self.clock = clock
         self.logger = logger
@@ -118,8 +118,8 @@ final class JWKSCache: Sendable {
         let maxAge: Int?
     }
 
-    private static func load(_ url: String, fetcher: any JWKSFetcher) async -> Result<Loaded, LoadProblem> {
-        do throws(JWKSFetchError) {
+    private static func load(_ url: String, fetcher: any DocumentFetcher) async -> Result<Loaded, LoadProblem> {
+        do throws(DocumentFetchError) {
             let document = try await fetcher.fetch(url)
             do throws(JOSEError) {
                 let keys = try JWKSet(json: document.body)

@@ -5,11 +5,11 @@ import Foundation
 public struct HostTokensAssembly: Sendable {
     public let issuers: HostIssuerService
     let grant: JWTBearerGrant
-    private let fetcher: HTTPJWKSFetcher
+    private let fetcher: HTTPDocumentFetcher
 
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly) {
         let directory = HostIssuerDirectory(store: SQLHostIssuerStore(database: core.database), clock: core.clock)
-        fetcher = HTTPJWKSFetcher()
+        fetcher = HTTPDocumentFetcher()
         let keys = HostIssuerKeys(jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), clock: core.clock)
         let enrolled = EnrolledUsers(users: accounts.users, clock: core.clock)
         issuers = HostIssuerService(

@@ -2,25 +2,25 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 
-/// Fetches an issuer's JWK Set document. A protocol so the key cache is tested against a fetcher that fails or
-/// counts; the real one is `HTTPJWKSFetcher`.
-protocol JWKSFetcher: Sendable {
-    func fetch(_ url: String) async throws(JWKSFetchError) -> JWKSDocument
+/// Fetches an issuer's published JSON documents: its JWK Set, its OpenID Connect discovery document. A protocol so
+/// the caches are tested against a fetcher that fails or counts; the real one is `HTTPDocumentFetcher`.
+protocol DocumentFetcher: Sendable {
+    func fetch(_ url: String) async throws(DocumentFetchError) -> FetchedDocument
 }
 
-struct JWKSDocument: Sendable {
+struct FetchedDocument: Sendable {
     var body: [UInt8]
     /// `Cache-Control: max-age`, in seconds, when the issuer sent one; 0 for `no-cache` or `no-store`.
     var maxAge: Int?
 }
 
-struct JWKSFetchError: Error, CustomStringConvertible {
+struct DocumentFetchError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// GETs JWK Sets over HTTP with AsyncHTTPClient: a client of its own that follows no redirect (an https URL must
+/// GETs issuer documents over HTTP with AsyncHTTPClient: a client of its own that follows no redirect (an https URL must
 /// not be walked down to http, nor to another host the operator never registered), a bounded body and time.
-final class HTTPJWKSFetcher: JWKSFetcher {
+final class HTTPDocumentFetcher: DocumentFetcher {
     static let maxBodyBytes = 256 * 1024
     private let client: HTTPClient
     private let timeout: TimeAmount
@@ -35,18 +35,18 @@ final class HTTPJWKSFetcher: JWKSFetcher {
 
     /// One deadline for the whole fetch, body included: AsyncHTTPClient's own timeout ends with the response head,
     /// and an endpoint trickling its body a byte at a time must not hold the requests waiting for it.
-    func fetch(_ url: String) async throws(JWKSFetchError) -> JWKSDocument {
+    func fetch(_ url: String) async throws(DocumentFetchError) -> FetchedDocument {
         do {
-            return try await withThrowingTaskGroup(of: JWKSDocument?.self) { [client, timeout] group in
+            return try await withThrowingTaskGroup(of: FetchedDocument?.self) { [client, timeout] group in
                 group.addTask {
                     var request = HTTPClientRequest(url: url)
                     request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
                     let response = try await client.execute(request, timeout: timeout)
                     guard response.status == .ok else {
-                        throw JWKSFetchError(description: "\(url) answered HTTP \(response.status.code)")
+                        throw DocumentFetchError(description: "\(url) answered HTTP \(response.status.code)")
                     }
                     let body = try await response.body.collect(upTo: Self.maxBodyBytes)
-                    return JWKSDocument(
+                    return FetchedDocument(
                         body: Array(body.readableBytesView), maxAge: Self.maxAge(response.headers[canonicalForm: "cache-control"].map(String.init))
                     )
                 }
@@ -56,16 +56,16 @@ final class HTTPJWKSFetcher: JWKSFetcher {
                 }
                 defer { group.cancelAll() }
                 guard let document = try await group.next() ?? nil else {
-                    throw JWKSFetchError(description: "\(url) did not answer within \(timeout.nanoseconds / 1_000_000_000) s")
+                    throw DocumentFetchError(description: "\(url) did not answer within \(timeout.nanoseconds / 1_000_000_000) s")
                 }
                 return document
             }
-        } catch let error as JWKSFetchError {
+        } catch let error as DocumentFetchError {
             throw error
         } catch is NIOTooManyBytesError {
-            throw JWKSFetchError(description: "\(url) sent more than \(Self.maxBodyBytes) bytes")
+            throw DocumentFetchError(description: "\(url) sent more than \(Self.maxBodyBytes) bytes")
         } catch {
-            throw JWKSFetchError(description: "\(url) could not be fetched: \(error)")
+            throw DocumentFetchError(description: "\(url) could not be fetched: \(error)")
         }
     }
 
