@@ -213,6 +213,10 @@ let package = Package(
                 "KeywardKit",
                 "KeywardJOSE",
                 "KeywardWire",
+                // App Attest attestations and assertions under a test root, for KeywardKit's assertion signing.
+                "AttestationTestSupport",
+                "KeywardAttestation",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

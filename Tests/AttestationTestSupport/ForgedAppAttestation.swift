@@ -12,7 +12,8 @@ public struct ForgedAppAttestation: Sendable {
     public let time: Date
     public let caKey = P256.Signing.PrivateKey()
     public let ca: Certificate
-    public let credentialKey = P256.Signing.PrivateKey()
+    /// Replaceable, so that one CA certifies several App Attest keys (an installation attesting a key per attempt).
+    public var credentialKey = P256.Signing.PrivateKey()
 
     public var appID = "6MURL8TA57.de.vincent-haupert.apple-appattest-poc"
     public var aaguid = Array("appattestdevelop".utf8)
@@ -103,8 +104,13 @@ public struct ForgedAppAttestation: Sendable {
     }
 
     public static func assertion(key: P256.Signing.PrivateKey, appID: String, counter: UInt32, clientData: [UInt8], trailer: [UInt8] = []) throws -> [UInt8] {
+        try assertion(key: key, appID: appID, counter: counter, clientDataHash: Array(SHA256.hash(data: clientData)), trailer: trailer)
+    }
+
+    /// The same from the client data's SHA-256, as `generateAssertion(_:clientDataHash:)` receives it.
+    public static func assertion(key: P256.Signing.PrivateKey, appID: String, counter: UInt32, clientDataHash: [UInt8], trailer: [UInt8] = []) throws -> [UInt8] {
         let authenticatorData = Array(SHA256.hash(data: Array(appID.utf8))) + [0x40] + withUnsafeBytes(of: counter.bigEndian, Array.init) + trailer
-        let nonce = Data(SHA256.hash(data: authenticatorData + Array(SHA256.hash(data: clientData))))
+        let nonce = Data(SHA256.hash(data: authenticatorData + clientDataHash))
         let signature = try key.signature(for: nonce)
         return CBORValue.map([
             CBORMapEntry(.text("signature"), .bytes(Array(signature.derRepresentation))),

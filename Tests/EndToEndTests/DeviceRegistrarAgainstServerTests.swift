@@ -73,12 +73,12 @@ final class DeviceRegistrarAgainstServerTests: XCTestCase {
             XCTAssertEqual(afterRotation.statusCode, 200, String(decoding: afterData, as: UTF8.self))
             XCTAssertNotNil(try JSONDecoder().decode(DeviceStatusResponse.self, from: afterData).keyRotatedAt)
             let stale = try RequestSigner(appId: Self.appId, deviceId: rotated.deviceId, key: oldKey)
-            let (staleData, staleAnswer) = try await Self.send(try Self.statusRequest(issuer, signedBy: stale))
+            let (staleData, staleAnswer) = try await Self.send(try await Self.statusRequest(issuer, signedBy: stale))
             XCTAssertEqual(staleAnswer.statusCode, 401)
             XCTAssertEqual(try JSONDecoder().decode(APIErrorBody.self, from: staleData).error, .invalidSignature)
 
             // The same signed request twice: the second is a replay.
-            let request = try Self.statusRequest(issuer, signedBy: try await registrar.requestSigner(appId: Self.appId))
+            let request = try await Self.statusRequest(issuer, signedBy: try await registrar.requestSigner(appId: Self.appId))
             let (_, once) = try await Self.send(request)
             XCTAssertEqual(once.statusCode, 200)
             let (replayData, replay) = try await Self.send(request)
@@ -153,10 +153,10 @@ final class DeviceRegistrarAgainstServerTests: XCTestCase {
         }
     }
 
-    static func statusRequest(_ issuer: String, signedBy signer: RequestSigner) throws -> URLRequest {
+    static func statusRequest(_ issuer: String, signedBy signer: RequestSigner) async throws -> URLRequest {
         let url = try XCTUnwrap(URL(string: issuer + "/v1/device/status"))
         var request = URLRequest(url: url)
-        try signer.sign(method: "GET", target: RequestSigner.target(of: url)).apply(to: &request)
+        try await signer.sign(method: "GET", target: RequestSigner.target(of: url)).apply(to: &request)
         return request
     }
 

@@ -44,6 +44,41 @@ final class DeviceRegistrationStoreTests: XCTestCase {
         XCTAssertEqual(try store.state(appId: "com.example.kit"), registered)
     }
 
+    func testTheAppAttestKeyIdSurvivesASaveAndALoad() throws {
+        let store = FileDeviceRegistrationStore(directory: directory)
+        var state = Self.sample()
+        try state.move(to: .registered)
+        state.pendingKeyName = nil
+        state.appAttestKeyId = "bGmHRNrjR+yzaL3cKDZdWIE/2n0hLTl7wxb4HNmdXa8="
+        try store.save(state)
+        XCTAssertEqual(try FileDeviceRegistrationStore(directory: directory).state(appId: "com.example.kit"), state)
+        let object = try StrictJSON.parseObject(Array(try Data(contentsOf: directory.appendingPathComponent("registration-com.example.kit.json"))))
+        XCTAssertEqual(object.string("app_attest_key_id"), "bGmHRNrjR+yzaL3cKDZdWIE/2n0hLTl7wxb4HNmdXa8=")
+    }
+
+    /// A state file written before assertions were signed has no `app_attest_key_id`: the device signs with its key.
+    func testAnOlderStateFileWithoutTheAppAttestKeyIdReads() throws {
+        let older = """
+            {
+              "app_id" : "com.example.kit",
+              "clock_offset_ms" : 0,
+              "device_id" : "0f7c2d9e-8d0b-4a53-9a57-6c1d2f1c9b10",
+              "issuer" : "https://id.example.com/realms/demo",
+              "key_name" : "device-0f7c2d9e8d0b4a539a576c1d2f1c9b10",
+              "phase" : "registered",
+              "registered_at" : "2030-03-17T17:46:40Z",
+              "status" : "registered"
+            }
+            """
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(older.utf8).write(to: directory.appendingPathComponent("registration-com.example.kit.json"))
+        let state = try XCTUnwrap(try FileDeviceRegistrationStore(directory: directory).state(appId: "com.example.kit"))
+        XCTAssertNil(state.appAttestKeyId)
+        XCTAssertEqual(state.phase, .registered)
+        XCTAssertEqual(state.registeredAt, Date(timeIntervalSince1970: 1_900_000_000))
+        XCTAssertNil(state.keyRotatedAt)
+    }
+
     func testTheFileIsPrivateAndNamesTheFieldsAsTheIssueDoes() throws {
         try FileDeviceRegistrationStore(directory: directory).save(Self.sample())
         let url = directory.appendingPathComponent("registration-com.example.kit.json")

@@ -91,7 +91,7 @@ extension DeviceRegistrar {
         let data: Data
         let response: HTTPURLResponse
         do {
-            (data, response) = try await signedExchange(&state, key: current, method: "POST", url: url, body: body)
+            (data, response) = try await signedExchange(&state, signingWith: .deviceKey(current), method: "POST", url: url, body: body)
         } catch {
             return RetryPolicy.isRetryable(error) ? .unknown(error) : .refused(error)
         }
@@ -155,7 +155,7 @@ extension DeviceRegistrar {
     /// refused device's key is still the one the server checked the signature with (its status is refused after).
     /// The answer's status and rotation time are copied into `state` (not saved).
     private func serverHolds(_ key: DeviceKey, _ state: inout DeviceRegistrationState) async throws -> Bool {
-        let (data, response) = try await signedExchange(&state, key: key, method: "GET", url: try api.url("/v1/device/status"), body: nil)
+        let (data, response) = try await signedExchange(&state, signingWith: .deviceKey(key), method: "GET", url: try api.url("/v1/device/status"), body: nil)
         if response.statusCode == 200 {
             let answer = try? JSONDecoder().decode(DeviceStatusResponse.self, from: data)
             state.status = answer?.status ?? state.status

@@ -56,6 +56,8 @@ public actor DeviceRegistrar {
     let keyStore: any KeyStore
     let stateStore: any DeviceRegistrationStore
     let attester: any Attester
+    /// The attester, when it can also sign with the keys it attests (``AppAttestAttester``).
+    let asserter: (any Asserter)?
     let options: Options
     let clock: @Sendable () -> Date
     /// Registrations under way, by app id: a second caller awaits the first's task.
@@ -66,7 +68,8 @@ public actor DeviceRegistrar {
     /// A registrar for the realm at `issuer` (`https://HOST/realms/NAME`) whose device keys live in `keyStore`
     /// (``FileKeyStore`` on Linux, `KeychainKeyStore` on Apple platforms, where ES256 keys are in the Secure
     /// Enclave) and whose registration states live in `stateStore`. `attester` gives the platform's attestation
-    /// (``NoAttestation`` sends none); `clock` gives the device's time for signed requests.
+    /// (``NoAttestation`` sends none); one that is also an ``Asserter`` (``AppAttestAttester``) signs the requests of a
+    /// device whose App Attest attestation the server took. `clock` gives the device's time for signed requests.
     public init(
         issuer: String, platform: DevicePlatform, keyStore: any KeyStore, stateStore: any DeviceRegistrationStore,
         attester: any Attester = NoAttestation(), options: Options = Options(), session: URLSession = .shared,
@@ -77,6 +80,7 @@ public actor DeviceRegistrar {
         self.keyStore = keyStore
         self.stateStore = stateStore
         self.attester = attester
+        self.asserter = attester as? any Asserter
         self.options = options
         self.clock = clock
     }
@@ -144,9 +148,11 @@ public actor DeviceRegistrar {
         }
     }
 
-    /// One attempt from `unregistered`: a fresh challenge, the key, its proof, the attestation, the registration.
+    /// One attempt from `unregistered`: a fresh challenge, the key, its proof, the attestation, the registration,
+    /// and for an App Attest attestation the check that the server took it (``confirmAppAttestKey(_:)``).
     /// A failure leaves the state `unregistered` again.
     private func attempt(_ state: inout DeviceRegistrationState) async throws -> RegistrationResult {
+        let sentBefore = state.appAttestKeyId
         let challenge = try await api.challenge(appId: state.appId).challenge
         try save(&state, moving: .challengeReceived)
         do {
@@ -163,13 +169,17 @@ public actor DeviceRegistrar {
                 "proof": .string(Data(proof).base64EncodedString()),
             ]
             if let member = attestation.member { body["attestation"] = .object(member) }
-            try save(&state, moving: .registering)
+            let sent = Self.appAttestKeyId(attestation.member)
+            // Saved before it goes out: if the answer is lost, the next attempt's ALREADY_REGISTERED names this one's key.
+            try save(&state, moving: .registering) { if let sent { $0.appAttestKeyId = sent } }
             let (created, answer) = try await api.register(body)
             try save(&state, moving: .registered) { registered in
                 registered.deviceId = answer.deviceId
                 registered.status = answer.status
                 registered.registeredAt = Self.date(answer.registeredAt)
+                registered.appAttestKeyId = Self.appAttestKeyCandidate(status: answer.status, created: created, sent: sent, sentBefore: sentBefore)
             }
+            await confirmAppAttestKey(&state)
             return RegistrationResult(state: state, alreadyRegistered: !created, attestation: attestation.outcome)
         } catch {
             // Saving the move to `registered` is the one failure after which the state is already there.
@@ -201,6 +211,7 @@ public actor DeviceRegistrar {
             fresh.status = nil
             fresh.registeredAt = nil
             fresh.keyRotatedAt = nil
+            fresh.appAttestKeyId = nil
         }
     }
 
@@ -238,6 +249,12 @@ public actor DeviceRegistrar {
         guard (1...128).contains(deviceId.utf8.count), allowed else {
             throw KeywardKitError.invalidOption("device-id", "'\(deviceId.prefix(80))' is not 1-128 letters, digits, '.', '-' or '_'")
         }
+    }
+
+    /// The key id an `app-attest` attestation member names.
+    static func appAttestKeyId(_ member: JSONObject?) -> String? {
+        guard let member, member["type"]?.stringValue == "app-attest" else { return nil }
+        return member["keyId"]?.stringValue
     }
 
     static func newDeviceId() -> String { UUID().uuidString.lowercased() }

@@ -25,6 +25,11 @@ public struct DeviceRegistrationState: Codable, Sendable, Equatable {
     /// How far the server's clock is ahead of this device's, learned from a `CLOCK_SKEW` answer; signed requests
     /// add it to their timestamps.
     public var clockOffsetMs: Int64
+    /// The App Attest key whose attestation the server took with this registration (the `keyId` it carried): signed
+    /// requests are App Attest assertions by it. Nil for a device registered without one, and in state files
+    /// written before assertions were signed. While a registration is under way, the key id of the attestation its
+    /// last attempt sent.
+    public var appAttestKeyId: String?
 
     /// A state in `phase` `unregistered`, before anything is sent.
     public init(appId: String, issuer: String, deviceId: String, keyName: String) {
@@ -46,6 +51,7 @@ public struct DeviceRegistrationState: Codable, Sendable, Equatable {
         case registeredAt = "registered_at"
         case keyRotatedAt = "key_rotated_at"
         case clockOffsetMs = "clock_offset_ms"
+        case appAttestKeyId = "app_attest_key_id"
     }
 
     /// Moves to `next`, refusing a move the state machine does not have; the caller saves the result.

@@ -5,12 +5,14 @@ import KeywardJOSE
 import FoundationNetworking
 #endif
 
-/// Signs requests with a registered device key, the way Keyward's signed device requests want them: the message
+/// Signs requests for a registered device, the way Keyward's signed device requests want them: the message
 ///
 ///     METHOD "\n" PATH[?QUERY] "\n" TIMESTAMP "\n" NONCE "\n" hex(SHA-256(BODY))
 ///
 /// (method upper-case, the request target as sent, Unix seconds on the server's clock as far as the device knows
-/// it, a fresh UUID, the body's digest in lowercase hex) signed with ECDSA P-256 / SHA-256, in six headers.
+/// it, a fresh UUID, the body's digest in lowercase hex), in six headers. The signature is the device key's (ECDSA
+/// P-256 / SHA-256, version `1`), or, for a device registered through App Attest, an App Attest assertion whose
+/// client data is the message (version `appattest-1`).
 /// ``DeviceRegistrar/send(appId:method:path:body:contentType:)`` uses it and corrects the clock on `CLOCK_SKEW`;
 /// ``DeviceRegistrar/requestSigner(appId:)`` hands one out for requests sent some other way.
 public struct RequestSigner: Sendable {
@@ -24,36 +26,68 @@ public struct RequestSigner: Sendable {
         public static let signature = "X-Keyward-Signature"
     }
 
+    /// What signs, and so what `X-Keyward-Sig-Version` says.
+    enum Credential: Sendable {
+        /// The registered device key: version `1`.
+        case deviceKey(DeviceKey)
+        /// The App Attest key the server accepted at registration: version `appattest-1`.
+        case appAttest(keyId: String, asserter: any Asserter)
+    }
+
     /// The app id the device registered for.
     public let appId: String
     /// The registered device's id.
     public let deviceId: String
     /// Milliseconds the server's clock is ahead of this device's; added to every timestamp.
     public let clockOffsetMs: Int64
-    let key: DeviceKey
+    let credential: Credential
     let clock: @Sendable () -> Date
 
     /// A signer for the device `deviceId` of `appId` with its registered ES256 `key`. `clockOffsetMs` is what
     /// ``DeviceRegistrationState/clockOffsetMs`` learned; `clock` gives the device's time.
     public init(appId: String, deviceId: String, key: any JWSSigner, clockOffsetMs: Int64 = 0, clock: @escaping @Sendable () -> Date = { Date() }) throws {
-        self.init(appId: appId, deviceId: deviceId, key: try DeviceKey(name: "device key", signer: key), clockOffsetMs: clockOffsetMs, clock: clock)
+        self.init(appId: appId, deviceId: deviceId, credential: .deviceKey(try DeviceKey(name: "device key", signer: key)), clockOffsetMs: clockOffsetMs, clock: clock)
     }
 
-    init(appId: String, deviceId: String, key: DeviceKey, clockOffsetMs: Int64, clock: @escaping @Sendable () -> Date) {
+    /// A signer for the device `deviceId` of `appId` registered through App Attest: `asserter` makes assertions by
+    /// the App Attest key `appAttestKeyId` (``DeviceRegistrationState/appAttestKeyId``).
+    public init(
+        appId: String, deviceId: String, appAttestKeyId: String, asserter: any Asserter, clockOffsetMs: Int64 = 0,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(appId: appId, deviceId: deviceId, credential: .appAttest(keyId: appAttestKeyId, asserter: asserter), clockOffsetMs: clockOffsetMs, clock: clock)
+    }
+
+    init(appId: String, deviceId: String, credential: Credential, clockOffsetMs: Int64, clock: @escaping @Sendable () -> Date) {
         self.appId = appId
         self.deviceId = deviceId
-        self.key = key
+        self.credential = credential
         self.clockOffsetMs = clockOffsetMs
         self.clock = clock
     }
 
+    /// What `X-Keyward-Sig-Version` will say: `1` (device key) or `appattest-1` (App Attest assertion).
+    public var version: String {
+        switch credential {
+        case .deviceKey: SignedRequestHeaders.deviceKeyVersion
+        case .appAttest: SignedRequestHeaders.appAttestVersion
+        }
+    }
+
     /// The headers for `method target` with `body` (empty for none), a new nonce and the current time.
-    public func sign(method: String, target: String, body: [UInt8] = []) throws -> SignedRequestHeaders {
+    /// An App Attest signer asks its ``Asserter``, which takes a moment (the Secure Enclave) and advances the key's
+    /// counter: headers signed so are meant to be sent once, soon, and in the order they were made.
+    public func sign(method: String, target: String, body: [UInt8] = []) async throws -> SignedRequestHeaders {
         let timestamp = String(timestamp())
         let nonce = UUID().uuidString
-        let signature = try key.derSignature(Self.message(method: method, target: target, timestamp: timestamp, nonce: nonce, body: body))
+        let message = Self.message(method: method, target: target, timestamp: timestamp, nonce: nonce, body: body)
+        let signature: [UInt8]
+        switch credential {
+        case .deviceKey(let key): signature = try key.derSignature(message)
+        case .appAttest(let keyId, let asserter): signature = try await asserter.assertion(keyId: keyId, clientDataHash: Array(SHA256.hash(data: message)))
+        }
         return SignedRequestHeaders(
-            appId: appId, deviceId: deviceId, timestamp: timestamp, nonce: nonce, signature: Data(signature).base64EncodedString()
+            appId: appId, deviceId: deviceId, timestamp: timestamp, nonce: nonce, signature: Data(signature).base64EncodedString(), version: version
         )
     }
 
@@ -89,10 +123,14 @@ public struct SignedRequestHeaders: Sendable, Equatable {
     public let timestamp: String
     /// A UUID, never used twice.
     public let nonce: String
-    /// Base64 of the DER signature over ``RequestSigner/message(method:target:timestamp:nonce:body:)``.
+    /// Base64 of the signature over ``RequestSigner/message(method:target:timestamp:nonce:body:)``: the device key's
+    /// in DER (version `1`), or the App Attest assertion whose client data is that message (version `appattest-1`).
     public let signature: String
-    /// `1`: signed by the registered device key.
-    public var version: String { "1" }
+    /// `1`: signed by the registered device key; `appattest-1`: an App Attest assertion.
+    public let version: String
+
+    static let deviceKeyVersion = "1"
+    static let appAttestVersion = "appattest-1"
 
     /// The headers by name, in the order the README lists them.
     public var fields: [(name: String, value: String)] {
