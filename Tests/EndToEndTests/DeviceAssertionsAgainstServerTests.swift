@@ -118,12 +118,14 @@ final class DeviceAssertionsAgainstServerTests: XCTestCase {
             XCTAssertEqual(device.counter(keyId), before + 1)
             XCTAssertEqual(device.keyIds, [keyId], "no new App Attest key")
 
-            // A registrar whose attester cannot assert signs with the device key, which the server takes too.
+            // A registrar whose attester cannot assert signs with the device key, which the server refuses for a
+            // device registered with App Attest: only the genuine app, asserting, speaks for it.
             let withoutAppAttest = registrar(issuer, attester: NoAttestation())
             let signer = try await withoutAppAttest.requestSigner(appId: Self.appId)
             XCTAssertEqual(signer.version, "1")
             let (keyData, keySigned) = try await withoutAppAttest.send(appId: Self.appId)
-            XCTAssertEqual(keySigned.statusCode, 200, String(decoding: keyData, as: UTF8.self))
+            XCTAssertEqual(keySigned.statusCode, 401, String(decoding: keyData, as: UTF8.self))
+            XCTAssertTrue(String(decoding: keyData, as: UTF8.self).contains("appattest-1"))
             XCTAssertEqual(device.counter(keyId), before + 1)
         }
     }

@@ -13,7 +13,9 @@ struct DeviceRequestAuthenticator: Sendable {
     /// Accepted distance between a request's timestamp and the server's clock, either way.
     static let window: TimeInterval = 300
 
-    func authenticate(_ request: SignedRequest, realm: String) async throws(DeviceError) -> Device {
+    /// `deviceKeyOnly`: the request concerns the device key itself (its rotation), so even a device registered with
+    /// App Attest signs it with that key.
+    func authenticate(_ request: SignedRequest, realm: String, deviceKeyOnly: Bool = false) async throws(DeviceError) -> Device {
         let now = clock.now()
         let serverTime = Int64(now.timeIntervalSince1970.rounded(.down))
         // Whole seconds on both sides, as the header carries them.
@@ -33,8 +35,21 @@ struct DeviceRequestAuthenticator: Sendable {
             throw DeviceError(.unauthorized, .notRegistered, "no device '\(displayable(request.deviceId))' is registered for app '\(displayable(request.appId))'")
         }
         switch request.version {
-        case .deviceKey: try Self.verifyDeviceKeySignature(request, device: device)
-        case .appAttestAssertion: try await verifyAssertion(request, device: device)
+        case .deviceKey:
+            // App Attest vouches for the app with each assertion; a device key alone, for a device registered with
+            // it, would let code outside the genuine app sign once it had the key.
+            guard device.appAttestKeyId == nil || deviceKeyOnly else {
+                throw DeviceError(
+                    .unauthorized, .invalidSignature,
+                    "this device was registered with App Attest: sign with an assertion (\(SignedRequest.Header.version): appattest-1)"
+                )
+            }
+            try Self.verifyDeviceKeySignature(request, device: device)
+        case .appAttestAssertion:
+            guard !deviceKeyOnly else {
+                throw DeviceError(.unauthorized, .invalidSignature, "rotating the device key is signed with that key (\(SignedRequest.Header.version): 1)")
+            }
+            try await verifyAssertion(request, device: device)
         }
         switch device.status {
         case .registered: break

@@ -56,7 +56,7 @@ struct DeviceRoutes {
             try await answer(context) {
                 let realm = try await realmName(context)
                 let body = try await request.body.collect(upTo: maxBodySize)
-                let device = try await service.authenticate(realm: realm, request: try signed(request, body: body.readableBytesView))
+                let device = try await service.authenticate(realm: realm, request: try signed(request, body: body.readableBytesView), deviceKeyOnly: true)
                 let rotation = try KeyRotationRequest(json: try Self.jsonObject(request, body: body.readableBytesView))
                 return JSONResponse.make(Self.status(try await service.rotateKey(device: device, rotation: rotation)), headers: Self.noStore)
             }

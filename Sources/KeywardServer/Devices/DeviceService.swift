@@ -137,8 +137,8 @@ public final class DeviceService: Sendable {
     }
 
     /// The registered device that signed this request (see `SignedRequest`).
-    func authenticate(realm: String, request: SignedRequest) async throws(DeviceError) -> Device {
-        try await DeviceRequestAuthenticator(store: store, replayStore: replayStore, clock: clock).authenticate(request, realm: realm)
+    func authenticate(realm: String, request: SignedRequest, deviceKeyOnly: Bool = false) async throws(DeviceError) -> Device {
+        try await DeviceRequestAuthenticator(store: store, replayStore: replayStore, clock: clock).authenticate(request, realm: realm, deviceKeyOnly: deviceKeyOnly)
     }
 
     /// Replaces an authenticated device's key: the request is signed by the old key over a fresh challenge and

@@ -154,6 +154,39 @@ final class DeviceAppAttestTests: XCTestCase {
         }
     }
 
+    /// A device registered through App Attest proves the genuine app with every request: a request signed with the
+    /// plain device key (version 1) is refused; rotating the device key is still signed by that key.
+    func testADeviceRegisteredWithAppAttestSignsWithAssertions() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await Self.addApp(server, DeviceFixture.iosApp)
+            var forged = try ForgedAppAttestation(time: server.clock.now())
+            let service = Self.service(server, pinning: forged)
+            let installation = TestInstallation()
+            let challenge = try await service.challenge(realm: "demo", appId: DeviceFixture.iosApp).challenge
+            let request = try Self.registration(installation, appId: DeviceFixture.iosApp, challenge: challenge, forged: &forged)
+            let deviceId = try await service.register(realm: "demo", request: request, developmentTraffic: false).device.deviceId
+            let now = Int64(server.clock.now().timeIntervalSince1970)
+
+            let plain = try await client.deviceStatus(headers: try installation.signedHeaders(
+                deviceId: deviceId, method: "GET", target: "/realms/demo/v1/device/status", timestamp: now
+            ))
+            XCTAssertEqual(plain.status, .unauthorized, "\(plain.json)")
+            XCTAssertEqual(plain.json["error"]?.stringValue, "INVALID_SIGNATURE")
+            XCTAssertTrue(plain.json["message"]?.stringValue?.contains("appattest-1") ?? false, "\(plain.json)")
+            let asserted = try await client.deviceStatus(headers: try Self.assertionHeaders(forged, deviceId: deviceId, counter: 1, timestamp: now))
+            XCTAssertEqual(asserted.status, .ok, "\(asserted.json)")
+
+            let next = TestInstallation()
+            let rotationChallenge = try await client.deviceChallenge()
+            let body = try DeviceSignedRequestTests.rotation(to: next, challenge: rotationChallenge)
+            let bytes = StrictJSON.serialize(body)
+            let rotated = try await client.postRaw("/realms/demo/v1/device/rotate-key", bytes: bytes, headers: try installation.signedHeaders(
+                deviceId: deviceId, method: "POST", target: "/realms/demo/v1/device/rotate-key", body: bytes, timestamp: now
+            ))
+            XCTAssertEqual(rotated.status, .ok, "the device key rotates with its own signature: \(rotated.json)")
+        }
+    }
+
     static func assertionHeaders(_ forged: ForgedAppAttestation, deviceId: String, counter: UInt32, timestamp: Int64) throws -> HTTPFields {
         let nonce = UUID().uuidString
         let message = SignedRequest.message(method: "GET", target: "/realms/demo/v1/device/status", timestamp: String(timestamp), nonce: nonce, body: [])
