@@ -46,7 +46,6 @@ import flask
 from authlib.deprecate import AuthlibDeprecationWarning
 from authlib.oauth2.rfc6749.errors import InvalidRequestError
 from authlib.oauth2.rfc7636 import CodeChallenge
-from joserfc.jwk import RSAKey
 
 with warnings.catch_warnings():
     # The mock imports authlib.jose, which authlib 1.9 marks deprecated; nothing here uses it.
@@ -56,32 +55,7 @@ with warnings.catch_warnings():
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from idp_serving import add_serving_arguments, serve_cli, serve_in_thread  # noqa: E402
-
-SIGNING_ALG = "RS256"
-
-
-class SigningKeys:
-    """The current RSA signing key, and the previous ones still published in the JWKS."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.current = self._new_key()
-        self.retired: list[RSAKey] = []
-
-    @staticmethod
-    def _new_key() -> RSAKey:
-        return RSAKey.generate_key(2048, parameters={"use": "sig", "alg": SIGNING_ALG}, auto_kid=True)
-
-    def rotate(self, keep_old: bool) -> str:
-        with self._lock:
-            self.retired = [self.current, *self.retired] if keep_old else []
-            self.current = self._new_key()
-            return self.current.kid
-
-    def jwks(self) -> dict[str, Any]:
-        with self._lock:
-            return {"keys": [key.as_dict(private=False) for key in (self.current, *self.retired)]}
-
+from signing_keys import SIGNING_ALG, SigningKeys  # noqa: E402
 
 class StrictOpenIDCode(mock_app.OpenIDCode):
     """The mock's id_token maker, with our key, our `kid` header and our issuer."""
