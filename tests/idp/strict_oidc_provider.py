@@ -53,6 +53,9 @@ with warnings.catch_warnings():
     import oidc_provider_mock
     from oidc_provider_mock import _app as mock_app  # its grant and OpenIDCode classes; pinned to 0.3.4 in .ci/run
 
+User = oidc_provider_mock.User
+unwrapped_mock_app = oidc_provider_mock.app  # the lenient original, for tests that show what the wrapper changes
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from idp_serving import add_serving_arguments, serve_cli, serve_in_thread  # noqa: E402
 from signing_keys import SIGNING_ALG, SigningKeys  # noqa: E402
@@ -130,7 +133,7 @@ class StrictS256Challenge(CodeChallenge):
 
 class StrictOIDCProvider:
     def __init__(self, *, issuer: str | None = None, jwks_max_age: int | None = 300,
-                 users: list[oidc_provider_mock.User] | tuple = (), token_max_age: int = 3600,
+                 users: list[User] | tuple = (), token_max_age: int = 3600,
                  send_iss: bool = False, require_registration: bool = False):
         self.issuer = issuer
         self.jwks_max_age = jwks_max_age
@@ -262,7 +265,7 @@ def main() -> None:
     users = []
     for text in options.user_claims:
         claims = json.loads(text)
-        users.append(oidc_provider_mock.User(sub=claims.pop("sub"), claims=claims))
+        users.append(User(sub=claims.pop("sub"), claims=claims))
     provider = StrictOIDCProvider(
         issuer=options.issuer, jwks_max_age=None if options.no_jwks_cache_header else options.jwks_max_age,
         users=users, token_max_age=options.token_max_age, send_iss=options.send_iss,
