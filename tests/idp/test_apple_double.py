@@ -119,7 +119,7 @@ def test_boolean_claims_and_issuer_are_options(clock):
     assert claims["email_verified"] is True and claims["is_private_email"] is False
 
 
-@pytest.mark.parametrize("bad_secret, reason", [
+@pytest.mark.parametrize("bad_secret, expected", [
     (lambda: secret(key=ECKey.generate_key("P-256")), "bad_signature"),
     (lambda: secret(key_id="OTHERKEYID"), "kid 'OTHERKEYID'"),
     (lambda: secret(audience="https://appleid.apple.com/auth/token"), "aud must be"),
@@ -130,12 +130,12 @@ def test_boolean_claims_and_issuer_are_options(clock):
     (lambda: secret(iat=int(time.time()) + 3600), "iat is in the future"),
     (lambda: "not-a-jwt", "decode_error"),
 ])
-def test_bad_client_secrets_are_invalid_client(apple, bad_secret, reason):
+def test_bad_client_secrets_are_invalid_client(apple, bad_secret, expected):
     code = posted_fields(apple)["code"]
     response = token(apple, code, client_secret=bad_secret())
     assert response.status_code == 400, reason
     assert response.json()["error"] == "invalid_client"
-    assert reason in response.json()["error_description"]
+    assert expected in response.json()["error_description"]
 
 
 def test_a_secret_lasting_exactly_six_months_is_accepted(apple):
