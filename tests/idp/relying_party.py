@@ -18,6 +18,16 @@ from oauth_codes import s256
 REDIRECT_URI = "http://127.0.0.1:9/callback"  # never contacted: the tests read the redirect or the form
 
 
+class FakeClock:
+    """A clock the doubles read (their `clock` option) and a test moves, to expire codes and tokens without waiting."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def pkce_pair() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
     return verifier, s256(verifier)

@@ -14,20 +14,12 @@ import requests
 from joserfc.jwk import ECKey
 
 from apple_double import AppleDouble
-from relying_party import REDIRECT_URI, apple_client_secret, pkce_pair, read_form_post, verified_claims
+from relying_party import REDIRECT_URI, FakeClock, apple_client_secret, pkce_pair, read_form_post, verified_claims
 
 CLIENT_ID = "test.keyward.web"
 TEAM_ID = "TEAM123456"
 KEY_ID = "KEY1234567"
 CLIENT_KEY = ECKey.generate_key("P-256")
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -133,7 +125,7 @@ def test_boolean_claims_and_issuer_are_options(clock):
 def test_bad_client_secrets_are_invalid_client(apple, bad_secret, expected):
     code = posted_fields(apple)["code"]
     response = token(apple, code, client_secret=bad_secret())
-    assert response.status_code == 400, reason
+    assert response.status_code == 400, response.text
     assert response.json()["error"] == "invalid_client"
     assert expected in response.json()["error_description"]
 

@@ -6,25 +6,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import requests
 
 from facebook_double import FacebookDouble, appsecret_proof
-from relying_party import REDIRECT_URI, pkce_pair, redirect_params
+from relying_party import REDIRECT_URI, FakeClock, pkce_pair, redirect_params
 
 APP_ID, APP_SECRET = "1111111111", "app-secret-1"
 OTHER_APP_ID, OTHER_SECRET = "2222222222", "app-secret-2"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
