@@ -1,0 +1,49 @@
+import HTTPTypes
+
+/// Why a sign-in with an identity provider stopped, with a stable code. The browser sees a page saying what to
+/// do; the detail goes to the log and the audit trail, never a 500.
+struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    enum Code: String, Sendable {
+        /// No transaction cookie for this callback: it expired, was used, or never existed in this browser.
+        case transactionMissing = "transaction_missing"
+        /// The cookie does not open (tampered, another key, another flow).
+        case transactionInvalid = "transaction_invalid"
+        case transactionExpired = "transaction_expired"
+        /// `state` differs from the transaction's, or the transaction was for another provider (mix-up).
+        case stateMismatch = "state_mismatch"
+        /// The RFC 9207 `iss` parameter names another issuer than the transaction's.
+        case issuerMismatch = "issuer_mismatch"
+        /// The provider answered with an error (`access_denied`, …).
+        case providerError = "provider_error"
+        case providerUnavailable = "provider_unavailable"
+        case providerMisconfigured = "provider_misconfigured"
+        /// The code could not be exchanged (reused, expired, wrong verifier).
+        case codeExchangeFailed = "code_exchange_failed"
+        /// The id_token failed a check; the message names it.
+        case idTokenInvalid = "id_token_invalid"
+        /// The account's domain is not the provider's hosted domain, or the account is disabled.
+        case accountRefused = "account_refused"
+        case unknownProvider = "unknown_provider"
+        case invalidRequest = "invalid_request"
+    }
+
+    let code: Code
+    let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    var description: String { "\(code.rawValue): \(message)" }
+
+    var status: HTTPResponse.Status {
+        switch code {
+        case .providerUnavailable: .serviceUnavailable
+        case .providerMisconfigured: .badGateway
+        case .unknownProvider: .notFound
+        case .accountRefused: .forbidden
+        default: .badRequest
+        }
+    }
+}
