@@ -19,12 +19,19 @@ public struct AppAttestVerifier: Sendable {
     /// The one environment this app's attestations must come from.
     public let environment: AppAttestEnvironment
     public let roots: PinnedRoots
+    /// Seconds the credential certificate's notBefore may lie after the verification time: Apple dates it from the
+    /// device's request, and device clocks run ahead. Expiry and the intermediate's dates have no leeway.
+    public let leafNotBeforeLeeway: TimeInterval
     let rpIDHash: [UInt8]
 
-    public init(appID: String, environment: AppAttestEnvironment, roots: PinnedRoots = .appleAppAttestation) {
+    public init(
+        appID: String, environment: AppAttestEnvironment, roots: PinnedRoots = .appleAppAttestation,
+        leafNotBeforeLeeway: TimeInterval = PinnedRoots.defaultLeafNotBeforeLeeway
+    ) {
         self.appID = appID
         self.environment = environment
         self.roots = roots
+        self.leafNotBeforeLeeway = leafNotBeforeLeeway
         self.rpIDHash = Array(SHA256.hash(data: Array(appID.utf8)))
     }
 
@@ -42,7 +49,7 @@ public struct AppAttestVerifier: Sendable {
         let object = try AppAttestAttestationObject(cbor: attestationObject)
         try Self.checkInputs(clientDataHash: clientDataHash, keyID: keyID)
         let claim = try checkClaim(of: object, keyID: keyID)
-        let leaf = try await roots.verify(chain: object.certificates, at: time)
+        let leaf = try await roots.verify(chain: object.certificates, at: time, leafNotBeforeLeeway: leafNotBeforeLeeway)
         return try checkCertifiedBindings(of: claim, in: object, certifiedBy: leaf, clientDataHash: clientDataHash)
     }
 
