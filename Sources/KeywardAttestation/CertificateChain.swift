@@ -1,7 +1,7 @@
 import Foundation
 import SwiftASN1
-// Validity periods are judged by DeviceCertificateValidity, which the library's own check would only duplicate
-// without the leaf's clock leeway.
+// The SPI switches off only RFC5280Policy's validity check, which has no room for a leaf's clock leeway;
+// DeviceCertificateValidity judges the dates instead, and the policy keeps its version and constraint checks.
 @_spi(DisableValidityCheck) import X509
 
 /// Verifies a certificate chain sent by a device against roots compiled into Keyward. A root that arrives with
@@ -36,7 +36,7 @@ public struct PinnedRoots: Sendable {
     /// attestation verifiers' `leafNotBeforeLeeway`.
     public static let defaultLeafNotBeforeLeeway: TimeInterval = 5 * 60
 
-    /// Checks that `chain` (leaf first, then intermediates in any order; a trailing root is ignored) leads to one
+    /// Checks that `chain` (leaf first, each certificate issued by the next; a trailing root is ignored) leads to one
     /// of these roots, with every signature and validity period holding at `time`. Returns the leaf.
     ///
     /// - Parameter leafNotBeforeLeeway: seconds the leaf's notBefore may lie after `time` (a device clock ahead of

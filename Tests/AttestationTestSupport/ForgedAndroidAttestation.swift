@@ -31,7 +31,7 @@ public struct ForgedAndroidAttestation: Sendable {
         try octets.serialize(ASN1OctetString(contentBytes: challenge[...]))
         fields[4] = octets.serializedBytes
         var sequence = DER.Serializer()
-        try sequence.appendConstructedNode(identifier: .sequence) { $0.serializeRawBytes(fields.flatMap { $0 }) }
+        sequence.appendConstructedNode(identifier: .sequence) { $0.serializeRawBytes(fields.flatMap { $0 }) }
         return sequence.serializedBytes
     }
 
