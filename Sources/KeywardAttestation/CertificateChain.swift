@@ -1,6 +1,8 @@
 import Foundation
 import SwiftASN1
-import X509
+// The SPI switches off only RFC5280Policy's validity check, which has no room for a leaf's clock leeway;
+// DeviceCertificateValidity judges the dates instead, and the policy keeps its version and constraint checks.
+@_spi(DisableValidityCheck) import X509
 
 /// Verifies a certificate chain sent by a device against roots compiled into Keyward. A root that arrives with
 /// the chain is never trusted: the device's own chain is only a source of intermediates, so a self-made root
@@ -30,13 +32,21 @@ public struct PinnedRoots: Sendable {
         PinnedRoots(certificates + other.certificates)
     }
 
-    /// Checks that `chain` (leaf first, then intermediates in any order; a trailing root is ignored) leads to one
+    /// How far ahead of the server a device clock may be when it dates a key's certificate: the default of the
+    /// attestation verifiers' `leafNotBeforeLeeway`.
+    public static let defaultLeafNotBeforeLeeway: TimeInterval = 5 * 60
+
+    /// Checks that `chain` (leaf first, each certificate issued by the next; a trailing root is ignored) leads to one
     /// of these roots, with every signature and validity period holding at `time`. Returns the leaf.
-    public func verify(chain: [Certificate], at time: Date) async throws(AttestationFailure) -> Certificate {
+    ///
+    /// - Parameter leafNotBeforeLeeway: seconds the leaf's notBefore may lie after `time` (a device clock ahead of
+    ///   the server's); never applied to expiry nor to the certificates above the leaf. Negative counts as 0.
+    public func verify(chain: [Certificate], at time: Date, leafNotBeforeLeeway: TimeInterval = 0) async throws(AttestationFailure) -> Certificate {
         guard let leaf = chain.first else { throw AttestationFailure(.malformed, "the certificate chain is empty") }
         try Self.checkOrder(chain)
         var verifier = Verifier(rootCertificates: CertificateStore(certificates)) {
-            RFC5280Policy(validationTime: time)
+            RFC5280Policy.withValidityCheckDisabled()
+            DeviceCertificateValidity(time: time, leafNotBeforeLeeway: leafNotBeforeLeeway)
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(chain.dropFirst()))
         switch result {

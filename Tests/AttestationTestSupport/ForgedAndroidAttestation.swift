@@ -11,11 +11,12 @@ public struct ForgedAndroidAttestation: Sendable {
     public let rootKey = P256.Signing.PrivateKey()
     public let root: Certificate
 
-    public init(time: Date) throws {
+    /// A root valid a day either side of `time`, or from `rootNotBefore` when given.
+    public init(time: Date, rootNotBefore: Date? = nil) throws {
         let name = try DistinguishedName { CommonName("Forged Key Attestation Root") }
         root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: time - 86_400, notValidAfter: time + 86_400, issuer: name, subject: name,
+            notValidBefore: rootNotBefore ?? time - 86_400, notValidAfter: time + 86_400, issuer: name, subject: name,
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
             issuerPrivateKey: .init(rootKey)
@@ -30,15 +31,18 @@ public struct ForgedAndroidAttestation: Sendable {
         try octets.serialize(ASN1OctetString(contentBytes: challenge[...]))
         fields[4] = octets.serializedBytes
         var sequence = DER.Serializer()
-        try sequence.appendConstructedNode(identifier: .sequence) { $0.serializeRawBytes(fields.flatMap { $0 }) }
+        sequence.appendConstructedNode(identifier: .sequence) { $0.serializeRawBytes(fields.flatMap { $0 }) }
         return sequence.serializedBytes
     }
 
-    /// The chain [leaf, root] certifying `key` with `keyDescription`, DER, leaf first.
-    public func chain(certifying key: P256.Signing.PublicKey, keyDescription: [UInt8], time: Date) throws -> [[UInt8]] {
+    /// The chain [leaf, root] certifying `key` with `keyDescription`, DER, leaf first. The leaf is valid an hour
+    /// either side of `time` unless `leafNotBefore` or `leafNotAfter` say otherwise.
+    public func chain(
+        certifying key: P256.Signing.PublicKey, keyDescription: [UInt8], time: Date, leafNotBefore: Date? = nil, leafNotAfter: Date? = nil
+    ) throws -> [[UInt8]] {
         let leaf = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(key),
-            notValidBefore: time - 3_600, notValidAfter: time + 3_600, issuer: root.subject,
+            notValidBefore: leafNotBefore ?? time - 3_600, notValidAfter: leafNotAfter ?? time + 3_600, issuer: root.subject,
             subject: try DistinguishedName { CommonName("Android Keystore Key") }, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Certificate.Extension(oid: Self.keyDescriptionOID, critical: false, value: keyDescription[...])

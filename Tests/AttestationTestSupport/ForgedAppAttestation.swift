@@ -5,9 +5,9 @@ import SwiftASN1
 import X509
 
 /// An App Attest attestation made in the test: a self-made P-256 CA certifies a credential key with a correct nonce
-/// extension, so the object is right in every respect but its root. Pinning the CA lets the tests reach the checks
-/// behind the chain with objects the real vectors cannot provide (a trailing map, a wrong counter...); pinning
-/// Apple's root shows that a root sent inside x5c is never trusted.
+/// extension, so the object is right in every respect but its root. Pinning the CA lets the tests reach every check
+/// with objects the real vectors cannot provide (a trailing map, a wrong counter...); pinning Apple's root shows
+/// that a root sent inside x5c is never trusted.
 public struct ForgedAppAttestation: Sendable {
     public let time: Date
     public let caKey = P256.Signing.PrivateKey()
@@ -25,6 +25,10 @@ public struct ForgedAppAttestation: Sendable {
     public var coseKey: CBORValue?
     /// A map after the COSE key, as newer devices write one.
     public var trailer: CBORValue?
+    /// Whether the credential certificate carries the nonce extension at all.
+    public var certifiesNonce = true
+    /// The credential certificate's notBefore; an hour before `time` when nil. It stays valid an hour after `time`.
+    public var credentialNotBefore: Date?
 
     public init(time: Date) throws {
         self.time = time
@@ -73,11 +77,13 @@ public struct ForgedAppAttestation: Sendable {
         }
         let leaf = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(credentialKey.publicKey),
-            notValidBefore: time - 3_600, notValidAfter: time + 3_600, issuer: ca.subject,
+            notValidBefore: credentialNotBefore ?? time - 3_600, notValidAfter: time + 3_600, issuer: ca.subject,
             subject: try DistinguishedName { CommonName(keyID.map { String(format: "%02x", $0) }.joined()) },
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
-                Certificate.Extension(oid: [1, 2, 840, 113635, 100, 8, 2], critical: false, value: value.serializedBytes[...])
+                if certifiesNonce {
+                    Certificate.Extension(oid: [1, 2, 840, 113635, 100, 8, 2], critical: false, value: value.serializedBytes[...])
+                }
             },
             issuerPrivateKey: .init(caKey)
         )

@@ -83,7 +83,7 @@ final class AppAttestAssertionTests: XCTestCase {
         XCTAssertFalse(key.isValidSignature(signature, for: nonce))
     }
 
-    func testAnotherAppIsRefusedAfterTheSignature() async throws {
+    func testAnotherAppIsRefused() async throws {
         let vector = try XCTUnwrap(AppAttestVector.all().first)
         let key = try await attestedKey(vector)
         assertRefused(.rpIdMismatch) {

@@ -7,7 +7,7 @@ import KeywardJOSE
 import XCTest
 
 /// App Attest attestation verification on the seven real iOS 14 vectors (development environment), their
-/// mutations, and objects forged in the test for the steps behind the chain.
+/// mutations, and objects forged in the test for the steps the real vectors cannot reach.
 final class AppAttestAttestationTests: XCTestCase {
     private func clientDataHash(_ vector: AppAttestVector) -> [UInt8] {
         Array(SHA256.hash(data: vector.attestationClientData))
@@ -97,12 +97,23 @@ final class AppAttestAttestationTests: XCTestCase {
 
     // MARK: Mutations of real vectors, each refused with its step's reason
 
-    func testAFlippedAuthDataByteBreaksTheNonce() async throws {
+    /// Every part of authData is under the certified nonce, but the parts a policy reads are judged before the
+    /// chain and the nonce (security review, issue 16: no signature work for an object wrong in a plain field), so
+    /// a flipped byte there is refused with that field's own reason, which names what is actually wrong. Before
+    /// that reordering every flip here was NONCE_MISMATCH; the flags byte, which no field check reads, still is.
+    func testAFlippedAuthDataByteIsRefusedByTheFieldItHits() async throws {
+        let expected: [(position: Int, reason: AttestationReason)] = [
+            (0, .rpIdMismatch), (31, .rpIdMismatch),  // rpIdHash
+            (32, .nonceMismatch),  // flags: only the nonce covers them
+            (36, .counterNotIncreasing),  // the counter's last byte: 1, not 0
+            (40, .aaguidMismatch),
+            (60, .keyIdMismatch),  // the credential id, no longer SHA-256 of the key
+            (100, .keyIdMismatch),  // the COSE key's x coordinate, no longer the credential id's key
+        ]
         for vector in try AppAttestVector.all() {
-            // rpIdHash, flags, counter, aaguid, credential id: every part of authData is under the nonce.
-            for position in [0, 31, 32, 36, 40, 60, 100] {
+            for (position, reason) in expected {
                 let mutated = try withAuthData(vector.attestation) { $0[position] ^= 0x01 }
-                await assertRefused(.nonceMismatch) {
+                await assertRefused(reason) {
                     try await verifier(vector).verifyAttestation(mutated, clientDataHash: clientDataHash(vector), at: vector.attestedAt)
                 }
             }
@@ -203,7 +214,7 @@ final class AppAttestAttestationTests: XCTestCase {
         }
     }
 
-    // MARK: A root inside x5c, and the steps behind the chain
+    // MARK: A root inside x5c, and each step on forged objects
 
     /// A self-made CA with a correct credential certificate under it: everything verifies once that CA is pinned,
     /// and nothing does when only Apple's root is, although the CA travels in x5c.
@@ -243,7 +254,9 @@ final class AppAttestAttestationTests: XCTestCase {
         XCTAssertEqual(result.keyID, forged.keyID)
     }
 
-    func testTheStepsBehindTheChainRefuseWithTheirReasons() async throws {
+    /// The forged CA is pinned, so each object fails at its own step whether that step runs before the chain
+    /// (the fields of authData) or after it (AppAttestCheckOrderTests tells which).
+    func testEachStepRefusesWithItsReason() async throws {
         let time = Date(timeIntervalSince1970: 1_750_000_000)
         var forged = try ForgedAppAttestation(time: time)
         forged.appID = "ABCDE12345.de.vincent-haupert.apple-appattest-poc"

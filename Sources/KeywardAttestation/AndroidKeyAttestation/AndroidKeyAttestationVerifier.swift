@@ -12,17 +12,24 @@ public struct AndroidKeyAttestationVerifier: Sendable {
     public var roots: PinnedRoots
     /// The operator's copy of Google's status list; nil when none is configured (reported as not checked).
     public var revocationList: RevocationList?
+    /// Seconds the leaf's notBefore may lie after the verification time: the Keystore dates the leaf with the
+    /// device's clock, which may run ahead of the server's. Expiry and the CA certificates' dates have no leeway.
+    public var leafNotBeforeLeeway: TimeInterval
 
-    public init(roots: PinnedRoots = .googleHardwareAttestation, revocationList: RevocationList? = nil) {
+    public init(
+        roots: PinnedRoots = .googleHardwareAttestation, revocationList: RevocationList? = nil,
+        leafNotBeforeLeeway: TimeInterval = PinnedRoots.defaultLeafNotBeforeLeeway
+    ) {
         self.roots = roots
         self.revocationList = revocationList
+        self.leafNotBeforeLeeway = leafNotBeforeLeeway
     }
 
     public func verify(
         _ chain: AndroidCertificateChain, policy: AndroidAttestationPolicy, at time: Date
     ) async throws(AttestationFailure) -> AndroidKeyAttestationResult {
         let certificates = chain.certificates
-        _ = try await roots.verify(chain: certificates, at: time)
+        _ = try await roots.verify(chain: certificates, at: time, leafNotBeforeLeeway: leafNotBeforeLeeway)
         var checks = [AttestationCheck("chain", .passed, "\(certificates.count) certificates to a pinned root at \(time.formatted(.iso8601))")]
 
         checks.append(try checkRevocation(certificates))

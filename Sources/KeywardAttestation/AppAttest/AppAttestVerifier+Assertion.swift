@@ -34,17 +34,19 @@ extension AppAttestVerifier {
             throw AttestationFailure(.malformed, "the assertion signature is not a DER ECDSA signature")
         }
 
-        // The app's key signed SHA-256(nonce): the nonce is the message, hashed once more by the Data overload.
-        // Passing it as a Digest would verify a signature over the nonce itself, which real devices never make.
-        let nonce = Data(SHA256.hash(data: authData.bytes + clientDataHash))
-        guard publicKey.isValidSignature(signature, for: nonce) else {
-            throw AttestationFailure(.signatureInvalid, "the assertion signature does not verify with the stored key")
-        }
+        // The plain fields first: an assertion for another app or with a spent counter costs no ECDSA verification.
         guard authData.rpIDHash == rpIDHash else {
             throw AttestationFailure(.rpIdMismatch, "authenticatorData's rpIdHash is not SHA-256 of \(appID)")
         }
         guard authData.counter > previousCounter else {
             throw AttestationFailure(.counterNotIncreasing, "the assertion counter \(authData.counter) does not exceed the stored \(previousCounter)")
+        }
+
+        // The app's key signed SHA-256(nonce): the nonce is the message, hashed once more by the Data overload.
+        // Passing it as a Digest would verify a signature over the nonce itself, which real devices never make.
+        let nonce = Data(SHA256.hash(data: authData.bytes + clientDataHash))
+        guard publicKey.isValidSignature(signature, for: nonce) else {
+            throw AttestationFailure(.signatureInvalid, "the assertion signature does not verify with the stored key")
         }
         return AppAttestAssertion(counter: authData.counter, trailingByteCount: authData.bytes.count - AppAttestAuthenticatorData.headLength)
     }

@@ -4,7 +4,13 @@ import KeywardJOSE
 import X509
 
 /// Verifies App Attest attestations and assertions for one app, with the steps of Apple's "Validating apps that
-/// connect to your server" in their order; a refusal carries the reason of the first step that failed.
+/// connect to your server"; a refusal carries the reason of the first step that failed.
+///
+/// The steps run cheapest first: whatever an object says about itself (rpIdHash, counter, aaguid, credential id
+/// and key, the presence of the certified nonce) is judged before any signature is verified, so a client cannot
+/// make the server verify a certificate chain, or an assertion signature, for an object already wrong in a plain
+/// field (security review, issue 16). The bindings that mean something only for a verified certificate (the
+/// certified nonce's value, the certified key) run after the chain.
 ///
 /// Pure: the input bytes, the app's policy and an explicit verification time in, a verdict out.
 public struct AppAttestVerifier: Sendable {
@@ -13,12 +19,19 @@ public struct AppAttestVerifier: Sendable {
     /// The one environment this app's attestations must come from.
     public let environment: AppAttestEnvironment
     public let roots: PinnedRoots
+    /// Seconds the credential certificate's notBefore may lie after the verification time: Apple dates it from the
+    /// device's request, and device clocks run ahead. Expiry and the intermediate's dates have no leeway.
+    public let leafNotBeforeLeeway: TimeInterval
     let rpIDHash: [UInt8]
 
-    public init(appID: String, environment: AppAttestEnvironment, roots: PinnedRoots = .appleAppAttestation) {
+    public init(
+        appID: String, environment: AppAttestEnvironment, roots: PinnedRoots = .appleAppAttestation,
+        leafNotBeforeLeeway: TimeInterval = PinnedRoots.defaultLeafNotBeforeLeeway
+    ) {
         self.appID = appID
         self.environment = environment
         self.roots = roots
+        self.leafNotBeforeLeeway = leafNotBeforeLeeway
         self.rpIDHash = Array(SHA256.hash(data: Array(appID.utf8)))
     }
 
@@ -35,8 +48,9 @@ public struct AppAttestVerifier: Sendable {
     ) async throws(AttestationFailure) -> AppAttestAttestation {
         let object = try AppAttestAttestationObject(cbor: attestationObject)
         try Self.checkInputs(clientDataHash: clientDataHash, keyID: keyID)
-        let leaf = try await roots.verify(chain: object.certificates, at: time)
-        return try checkAttestedContents(of: object, certifiedBy: leaf, clientDataHash: clientDataHash, keyID: keyID)
+        let claim = try checkClaim(of: object, keyID: keyID)
+        let leaf = try await roots.verify(chain: object.certificates, at: time, leafNotBeforeLeeway: leafNotBeforeLeeway)
+        return try checkCertifiedBindings(of: claim, in: object, certifiedBy: leaf, clientDataHash: clientDataHash)
     }
 
     /// The same, with the key id as the app sends it: standard base64 of 32 bytes.
@@ -58,26 +72,19 @@ public struct AppAttestVerifier: Sendable {
         }
     }
 
-    /// The checks after the chain: what the pinned root's certificate vouches for must be what authData says.
-    func checkAttestedContents(
-        of object: AppAttestAttestationObject, certifiedBy leaf: Certificate, clientDataHash: [UInt8], keyID expectedKeyID: [UInt8]?
-    ) throws(AttestationFailure) -> AppAttestAttestation {
+    /// What an attestation claims before anything vouches for it: the credential of authData, with its key's id.
+    struct Claim {
+        let credential: AppAttestAuthenticatorData.AttestedCredential
+        let key: COSEP256Key
+        let keyID: [UInt8]
+    }
+
+    /// The checks that need no signature: authData against the app's policy and against itself, and the presence
+    /// of the nonce extension in the credential certificate.
+    func checkClaim(of object: AppAttestAttestationObject, keyID expectedKeyID: [UInt8]?) throws(AttestationFailure) -> Claim {
         let authData = object.authenticatorData
         guard let credential = authData.attestedCredential else {
             throw AttestationFailure(.malformed, "authData carries no attested credential")
-        }
-
-        let nonce = Array(SHA256.hash(data: authData.bytes + clientDataHash))
-        guard try AppAttestNonceExtension.nonce(in: leaf) == nonce else {
-            throw AttestationFailure(.nonceMismatch, "the certified nonce is not SHA-256(authData ‖ clientDataHash)")
-        }
-
-        guard let publicKey = P256.Signing.PublicKey(leaf.publicKey) else {
-            throw AttestationFailure(.keyIdMismatch, "the credential certificate's key is not a P-256 key")
-        }
-        let keyID = Array(SHA256.hash(data: publicKey.x963Representation))
-        if let expectedKeyID, expectedKeyID != keyID {
-            throw AttestationFailure(.keyIdMismatch, "the key id sent is not SHA-256 of the certified key")
         }
 
         guard authData.rpIDHash == rpIDHash else {
@@ -93,11 +100,39 @@ public struct AppAttestVerifier: Sendable {
             throw AttestationFailure(.aaguidMismatch, "the attestation comes from \(other.map { "the \($0.rawValue)" } ?? "an unknown") environment, the app's policy is \(environment.rawValue)")
         }
 
-        guard credential.credentialID == keyID else {
-            throw AttestationFailure(.keyIdMismatch, "authData's credential id is not the certified key's id")
+        guard let key = COSEP256Key(credential.publicKey) else {
+            throw AttestationFailure(.keyIdMismatch, "authData's credential public key is not a P-256 COSE key")
         }
-        guard let coseKey = COSEP256Key(credential.publicKey), coseKey.x963Representation == Array(publicKey.x963Representation) else {
-            throw AttestationFailure(.keyIdMismatch, "authData's credential public key is not the certified P-256 key")
+        let keyID = Array(SHA256.hash(data: key.x963Representation))
+        guard credential.credentialID == keyID else {
+            throw AttestationFailure(.keyIdMismatch, "authData's credential id is not SHA-256 of its credential public key")
+        }
+        if let expectedKeyID, expectedKeyID != keyID {
+            throw AttestationFailure(.keyIdMismatch, "the key id sent is not authData's credential id")
+        }
+
+        // Only whether the certificate carries a nonce at all: its value binds authData once the chain vouches for it.
+        guard let credentialCertificate = object.certificates.first else {
+            throw AttestationFailure(.malformed, "attStmt.x5c is empty")
+        }
+        _ = try AppAttestNonceExtension.nonce(in: credentialCertificate)
+        return Claim(credential: credential, key: key, keyID: keyID)
+    }
+
+    /// The checks after the chain: what the pinned root's certificate vouches for must be what authData says.
+    func checkCertifiedBindings(
+        of claim: Claim, in object: AppAttestAttestationObject, certifiedBy leaf: Certificate, clientDataHash: [UInt8]
+    ) throws(AttestationFailure) -> AppAttestAttestation {
+        let nonce = Array(SHA256.hash(data: object.authenticatorData.bytes + clientDataHash))
+        guard try AppAttestNonceExtension.nonce(in: leaf) == nonce else {
+            throw AttestationFailure(.nonceMismatch, "the certified nonce is not SHA-256(authData ‖ clientDataHash)")
+        }
+
+        guard let publicKey = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw AttestationFailure(.keyIdMismatch, "the credential certificate's key is not a P-256 key")
+        }
+        guard Array(publicKey.x963Representation) == claim.key.x963Representation else {
+            throw AttestationFailure(.keyIdMismatch, "authData's credential public key is not the certified key")
         }
 
         let jwk: JWK
@@ -107,8 +142,8 @@ public struct AppAttestVerifier: Sendable {
             throw AttestationFailure(.malformed, "the certified key does not read as a JWK: \(error)")
         }
         return AppAttestAttestation(
-            keyID: keyID, publicKey: publicKey, jwk: jwk, counter: authData.counter, environment: environment,
-            receipt: object.receipt, authenticatorDataTrailer: credential.trailer
+            keyID: claim.keyID, publicKey: publicKey, jwk: jwk, counter: object.authenticatorData.counter, environment: environment,
+            receipt: object.receipt, authenticatorDataTrailer: claim.credential.trailer
         )
     }
 }
