@@ -5,7 +5,7 @@ import Logging
 /// What Keyward uses of a provider's OpenID Connect discovery document (OpenID Connect Discovery 1.0 §3). Every
 /// endpoint must be one Keyward may call (`OutboundURL`); the issuer is compared with the configured one at each
 /// use, exactly (§4.3: a document naming another issuer is someone else's).
-struct ProviderMetadata: Sendable, Equatable {
+struct IdentityProviderMetadata: Sendable, Equatable {
     var issuer: String
     var authorizationEndpoint: String
     var tokenEndpoint: String
@@ -52,16 +52,16 @@ struct ProviderMetadata: Sendable, Equatable {
 
 /// Providers' discovery documents, per node: the published-document rules (freshness from Cache-Control, an hour
 /// without one; last good kept; fetches rate-limited).
-struct ProviderMetadataCache: Sendable {
+struct IdentityProviderMetadataCache: Sendable {
     static let defaultFreshness: TimeInterval = 3600
-    private let documents: PublishedDocumentCache<ProviderMetadata>
+    private let documents: PublishedDocumentCache<IdentityProviderMetadata>
 
     init(fetcher: any DocumentFetcher, clock: any KeywardClock, logger: Logger) {
         documents = PublishedDocumentCache(
             kind: "provider discovery document", fetcher: fetcher, clock: clock, logger: logger, defaultFreshness: Self.defaultFreshness
         ) { body in
             do throws(DocumentProblem) {
-                return .success(try ProviderMetadata(json: body))
+                return .success(try IdentityProviderMetadata(json: body))
             } catch {
                 return .failure(error)
             }
@@ -69,8 +69,8 @@ struct ProviderMetadataCache: Sendable {
     }
 
     /// The provider's metadata, or why there is none to use.
-    func metadata(for provider: IdentityProvider) async throws(SignInFailure) -> ProviderMetadata {
-        guard let metadata = await documents.value(url: ProviderMetadata.discoveryURL(issuer: provider.issuer), owner: provider.alias) else {
+    func metadata(for provider: IdentityProvider) async throws(SignInFailure) -> IdentityProviderMetadata {
+        guard let metadata = await documents.value(url: IdentityProviderMetadata.discoveryURL(issuer: provider.issuer), owner: provider.alias) else {
             throw SignInFailure(.providerUnavailable, "the discovery document of provider '\(provider.alias)' cannot be fetched now")
         }
         guard metadata.issuer == provider.issuer else {
