@@ -25,3 +25,18 @@ extension HexDigit {
         return bytes
     }
 }
+
+extension HexDigit {
+    private static let lowercaseDigits = Array("0123456789abcdef".utf8)
+
+    /// `bytes` as lowercase hex, two digits each (digests in signed messages, file names, fingerprints).
+    package static func lowercase(_ bytes: some Sequence<UInt8>) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            text.append(lowercaseDigits[Int(byte >> 4)])
+            text.append(lowercaseDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

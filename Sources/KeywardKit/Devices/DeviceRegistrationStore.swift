@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KeywardJOSE
 
 /// Where a ``DeviceRegistrar`` keeps each app's ``DeviceRegistrationState``. A save must replace the whole state at
 /// once: a reader sees the previous state or the new one, never a mixture.
@@ -48,7 +49,7 @@ public struct FileDeviceRegistrationStore: DeviceRegistrationStore {
         try DeviceAppId.check(appId)
         let name = appId.utf8.count <= 200
             ? appId
-            : "sha256-" + SHA256.hash(data: Array(appId.utf8)).map { String(format: "%02x", $0) }.joined()
+            : "sha256-" + HexDigit.lowercase(SHA256.hash(data: Array(appId.utf8)))
         return directory.appendingPathComponent("registration-\(name).json")
     }
 }

@@ -102,7 +102,7 @@ public struct RequestSigner: Sendable {
 
     /// The bytes a request's signature covers.
     public static func message(method: String, target: String, timestamp: String, nonce: String, body: [UInt8]) -> [UInt8] {
-        let digest = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+        let digest = HexDigit.lowercase(SHA256.hash(data: body))
         return Array([method.uppercased(), target, timestamp, nonce, digest].joined(separator: "\n").utf8)
     }
 

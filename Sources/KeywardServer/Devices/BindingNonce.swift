@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KeywardJOSE
 
 /// What ties a platform attestation to one registration: SHA-256(challenge ‖ public_key), both as the strings the
 /// installation sent (the challenge as received, the key's base64 as written in the request — never re-encoded,
@@ -25,7 +26,7 @@ struct BindingNonce: Sendable, Equatable {
     func clientDataHash(_ form: AppAttestForm) -> [UInt8] {
         switch form {
         case .keyward: digest
-        case .hexHashed: Array(SHA256.hash(data: Array(digest.map { String(format: "%02x", $0) }.joined().utf8)))
+        case .hexHashed: Array(SHA256.hash(data: Array(HexDigit.lowercase(digest).utf8)))
         }
     }
 

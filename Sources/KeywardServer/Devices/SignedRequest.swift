@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KeywardJOSE
 import HTTPTypes
 
 /// A request signed by a registered device key. The signed message is
@@ -69,7 +70,7 @@ struct SignedRequest: Sendable, Equatable {
     }
 
     static func message(method: String, target: String, timestamp: String, nonce: String, body: some Collection<UInt8>) -> [UInt8] {
-        let digest = SHA256.hash(data: Array(body)).map { String(format: "%02x", $0) }.joined()
+        let digest = HexDigit.lowercase(SHA256.hash(data: Array(body)))
         return Array([method.uppercased(), target, timestamp, nonce, digest].joined(separator: "\n").utf8)
     }
 
