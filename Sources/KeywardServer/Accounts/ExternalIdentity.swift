@@ -18,14 +18,27 @@ public struct ExternalIdentity: Sendable, Equatable {
     /// The issuer's `sub` for the user.
     public var subject: String
     public var createdAt: Date
+    /// What a provider said about the person at the last sign-in (nil for host-token enrolments).
+    public var details: ProviderDetails?
 
-    public init(realm: String, userId: String, kind: Kind, issuer: String, subject: String, createdAt: Date) {
+    /// A provider identity's profile as its last id_token gave it.
+    public struct ProviderDetails: Sendable, Equatable {
+        /// The alias of the provider the person signed in through.
+        public var alias: String
+        public var email: String?
+        public var emailVerified: Bool?
+        public var name: String?
+        public var lastLoginAt: Date?
+    }
+
+    public init(realm: String, userId: String, kind: Kind, issuer: String, subject: String, createdAt: Date, details: ProviderDetails? = nil) {
         self.realm = realm
         self.userId = userId
         self.kind = kind
         self.issuer = issuer
         self.subject = subject
         self.createdAt = createdAt
+        self.details = details
     }
 }
 
@@ -38,6 +51,8 @@ public protocol ExternalIdentityStore: Sendable {
     func user(realm: String, issuer: String, subject: String) async throws -> (identity: ExternalIdentity, user: User)?
     func identities(realm: String, userId: String) async throws -> [ExternalIdentity]
     func identities(realm: String, issuer: String) async throws -> [ExternalIdentity]
+    /// Stores what the provider said at a sign-in, and when it was, on the identity and its user.
+    func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws
     /// Unlinks every identity of `kind` at `issuer`; returns how many there were.
     func deleteIdentities(realm: String, issuer: String, kind: ExternalIdentity.Kind) async throws -> Int
 }

@@ -53,12 +53,16 @@ enum LoginFlow {
 struct SignInCompletion: Sendable {
     let sessions: BrowserSessionService
     let pushMFA: PushMFAService
+    let audit: AuditLog
 
     /// `current` is the browser's stored session for the realm, if any: it moves to a new id (a push it had pending
     /// is cancelled, as a resend would); otherwise a new session begins. Returns the cookie and where to go next.
     func complete(
         user: User, factor: FirstFactor, realm: String, current: BrowserSession?, returnTo: String?, clientId: String?, userAgent: String?
     ) async throws -> (cookie: String, next: String) {
+        var details = ["method": factor.amr]
+        if case .provider(let alias) = factor { details["provider"] = alias }
+        await audit.record(.userSignedIn, realm: realm, userId: user.id, details: details)
         let hasDevice = try await !pushMFA.devices(realm: realm, userId: user.id).isEmpty
         let settings = try await pushMFA.settings(realm: realm)
         if let current {

@@ -59,6 +59,7 @@ struct LoginPages: Sendable {
         case "cancelled": "The login was cancelled."
         case "logged-out": "You are logged out."
         case "expired": "Your session ended. Please sign in again."
+        case "provider-refused": "The sign-in with the identity provider was cancelled or refused. Try again, or sign in another way."
         default: nil
         }
     }

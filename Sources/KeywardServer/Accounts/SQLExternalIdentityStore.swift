@@ -61,6 +61,25 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
         }
     }
 
+    public func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws {
+        try await StoreErrorMapping.mapping("recordSignIn") {
+            try await database.transaction { session in
+                let userIds = try await session.raw("""
+                    UPDATE external_identities SET provider_alias = \(bind: details.alias), email = \(bind: details.email),
+                        email_verified = \(bind: details.emailVerified), display_name = \(bind: details.name),
+                        last_login_at = \(bind: StorageTime.milliseconds(at))
+                    WHERE realm = \(bind: realm) AND issuer = \(bind: issuer) AND subject = \(bind: subject)
+                    RETURNING user_id
+                    """).all(decodingColumn: "user_id", as: String.self)
+                for userId in userIds {
+                    try await session.raw("""
+                        UPDATE users SET last_login_at = \(bind: StorageTime.milliseconds(at)) WHERE realm = \(bind: realm) AND id = \(bind: userId)
+                        """).run()
+                }
+            }
+        }
+    }
+
     public func deleteIdentities(realm: String, issuer: String, kind: ExternalIdentity.Kind) async throws -> Int {
         try await StoreErrorMapping.mapping("deleteIdentities") {
             try await database.sql.countingRows("""
@@ -73,14 +92,17 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
 
     private static func insert(_ identity: ExternalIdentity, on sql: any SQLDatabase) async throws {
         try await sql.raw("""
-            INSERT INTO external_identities (realm, user_id, kind, issuer, subject, created_at)
+            INSERT INTO external_identities (realm, user_id, kind, issuer, subject, created_at, provider_alias, email, email_verified,
+                display_name, last_login_at)
             VALUES (\(bind: identity.realm), \(bind: identity.userId), \(bind: identity.kind.rawValue), \(bind: identity.issuer),
-                \(bind: identity.subject), \(bind: StorageTime.milliseconds(identity.createdAt)))
+                \(bind: identity.subject), \(bind: StorageTime.milliseconds(identity.createdAt)), \(bind: identity.details?.alias),
+                \(bind: identity.details?.email), \(bind: identity.details?.emailVerified), \(bind: identity.details?.name),
+                \(bind: identity.details?.lastLoginAt.map(StorageTime.milliseconds)))
             """).run()
     }
 
     private static func columns(from table: String) -> String {
-        ["realm", "user_id", "kind", "issuer", "subject", "created_at"].map { "\(table).\($0)" }.joined(separator: ", ")
+        ["realm", "user_id", "kind", "issuer", "subject", "created_at", "provider_alias", "email", "email_verified", "display_name", "last_login_at"].map { "\(table).\($0)" }.joined(separator: ", ")
     }
 
     private static func identity(from row: any SQLRow) throws -> ExternalIdentity {
@@ -94,7 +116,15 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
             kind: kind,
             issuer: try row.decode(column: "issuer", as: String.self),
             subject: try row.decode(column: "subject", as: String.self),
-            createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
+            createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
+            details: try row.decode(column: "provider_alias", as: String?.self).map { alias in
+                ExternalIdentity.ProviderDetails(
+                    alias: alias, email: try row.decode(column: "email", as: String?.self),
+                    emailVerified: try row.decode(column: "email_verified", as: Bool?.self),
+                    name: try row.decode(column: "display_name", as: String?.self),
+                    lastLoginAt: try row.decode(column: "last_login_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) }
+                )
+            }
         )
     }
 }

@@ -66,6 +66,36 @@ public final class UserService: Sendable {
         return user
     }
 
+    /// The user a provider identity names, created on its first sign-in with a generated username. Concurrent first
+    /// sign-ins of one identity make one user: the identity's key decides, and the others read the winner's user.
+    /// Every sign-in stores what the provider said (e-mail, name) and when.
+    public func signInWithProvider(
+        realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails
+    ) async throws -> (user: User, created: Bool) {
+        let now = clock.now()
+        var details = details
+        details.lastLoginAt = now
+        for _ in 0..<3 {
+            if let linked = try await identities.user(realm: realm, issuer: issuer, subject: subject) {
+                try await identities.recordSignIn(realm: realm, issuer: issuer, subject: subject, details: details, at: now)
+                return (linked.user, false)
+            }
+            let user = User(
+                id: SecureRandom.uuidString(), realm: realm, username: "\(details.alias)-\(Base64URL.encode(SecureRandom.bytes(6)).lowercased())",
+                passwordHash: nil, enabled: true, createdAt: now
+            )
+            let identity = ExternalIdentity(realm: realm, userId: user.id, kind: .provider, issuer: issuer, subject: subject, createdAt: now, details: details)
+            do {
+                try await identities.createUser(user, with: identity)
+            } catch StoreError.conflict {
+                continue  // another sign-in of this identity won (read it next), or the generated name was taken
+            }
+            await audit.record(.userSignedUp, realm: realm, userId: user.id, details: ["provider": details.alias, "issuer": issuer])
+            return (user, true)
+        }
+        throw StoreError.unavailable("no user could be created for \(issuer) subject \(subject.prefix(64))")
+    }
+
     /// A user of that name exists. If it has no password and no identity left (its issuer was removed and added
     /// again), the identity links to it, keeping its devices; any other user keeps its name to itself.
     private func relink(realm: String, username: String, identity: ExternalIdentity) async throws -> User {

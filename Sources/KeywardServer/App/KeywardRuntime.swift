@@ -18,6 +18,7 @@ public final class KeywardRuntime: Sendable {
     public let accounts: AccountsAssembly
     public let pushMFA: PushMFAAssembly
     public let hostTokens: HostTokensAssembly
+    let identityProviders: IdentityProvidersAssembly
     public let devices: DevicesAssembly
     let pageRenderer: PageRenderer
     let pushSenders: [any PushSender]
@@ -70,6 +71,7 @@ public final class KeywardRuntime: Sendable {
         accounts = AccountsAssembly(core)
         pushMFA = PushMFAAssembly(core, oauth: oauth, accounts: accounts, senders: pushSenders)
         hostTokens = HostTokensAssembly(core, oauth: oauth, accounts: accounts)
+        identityProviders = IdentityProvidersAssembly(core, accounts: accounts, oauth: oauth)
         devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
     }
 
@@ -105,8 +107,10 @@ public final class KeywardRuntime: Sendable {
         // Pages answer errors with an HTML page and the request id; the JSON APIs above keep ErrorMiddleware's bodies.
         let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))
         let (realms, users, throttle, service) = (oauth.realms, accounts.users, accounts.loginThrottle, pushMFA.service)
-        let signIn = SignInCompletion(sessions: accounts.browserSessions, pushMFA: service)
+        let signIn = SignInCompletion(sessions: accounts.browserSessions, pushMFA: service, audit: audit)
         LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn)
+            .register(on: pages)
+        ProviderSignInRoutes(signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer)
             .register(on: pages)
         PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle).register(on: pages)
         // Last, so that it wraps only the router's not-found answer.
@@ -152,6 +156,7 @@ public final class KeywardRuntime: Sendable {
         for sender in pushSenders { await sender.shutdown() }
         await accounts.shutdown()
         await hostTokens.shutdown()
+        await identityProviders.shutdown()
         await devices.shutdown()
         try await database.close()
     }

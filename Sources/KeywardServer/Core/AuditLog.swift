@@ -26,6 +26,10 @@ public struct AuditEvent: Sendable, Equatable {
         case hostIssuerUpdated = "HostIssuerUpdated"
         case hostIssuerRemoved = "HostIssuerRemoved"
         case identityProviderAdded = "IdentityProviderAdded"
+        /// A person's first sign-in with an identity provider created their user.
+        case userSignedUp = "UserSignedUp"
+        /// A sign-in completed its first factor (password or provider): `method` says which.
+        case userSignedIn = "UserSignedIn"
         case identityProviderRemoved = "IdentityProviderRemoved"
         case deviceAppAdded = "DeviceAppAdded"
         case deviceAppRemoved = "DeviceAppRemoved"

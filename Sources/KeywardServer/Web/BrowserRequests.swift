@@ -14,10 +14,15 @@ struct BrowserRequests: Sendable {
     var cookieName: String { secureCookies ? "__Host-keyward-session" : "keyward-session" }
 
     func cookieValue(_ request: Request) -> String? {
+        Self.cookie(named: cookieName, in: request)
+    }
+
+    /// The value of the request's cookie `name`, if it sent one.
+    static func cookie(named name: String, in request: Request) -> String? {
         for header in request.headers[values: .cookie] {
             for pair in header.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                if parts.count == 2, parts[0] == cookieName { return parts[1] }
+                if parts.count == 2, parts[0] == name { return parts[1] }
             }
         }
         return nil

@@ -1,0 +1,25 @@
+// Sign-in with identity providers, assembled: discovery documents and JWK Sets fetched and cached, the code
+// exchange's HTTP client, and the flow. The provider registry itself is AccountsAssembly's.
+import Foundation
+
+struct IdentityProvidersAssembly: Sendable {
+    let signIn: ProviderSignIn
+    private let fetcher: HTTPDocumentFetcher
+    private let tokens: ProviderTokenClient
+
+    init(_ core: CoreServices, accounts: AccountsAssembly, oauth: OAuthAssembly) {
+        fetcher = HTTPDocumentFetcher()
+        tokens = ProviderTokenClient()
+        signIn = ProviderSignIn(
+            providers: accounts.providers, metadata: IdentityProviderMetadataCache(fetcher: fetcher, clock: core.clock, logger: core.logger),
+            jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), tokens: tokens, users: accounts.users,
+            replayStore: oauth.replayStore, keys: TransactionKeys(masterKey: core.masterKey), clock: core.clock,
+            publicURL: core.configuration.resolvedPublicURL
+        )
+    }
+
+    func shutdown() async {
+        await fetcher.shutdown()
+        await tokens.shutdown()
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import KeywardJOSE
+
+/// An id_token's checks (OpenID Connect Core §3.1.3.7): the signature by a key of the provider's JWK Set with an
+/// algorithm the provider lists (never `none`, never HMAC), `iss` exactly the provider's, `aud` naming Keyward's
+/// client (and `azp` when present or when `aud` names several), `exp` and `iat` with a minute of leeway, the
+/// transaction's `nonce`, a `sub`; for Google a `hd` restriction when configured.
+struct ProviderIDToken: Sendable {
+    let subject: String
+    let email: String?
+    let emailVerified: Bool?
+    let name: String?
+
+    static let leeway: TimeInterval = 60
+    /// Keyward verifies these; HMAC algorithms are not JWSAlgorithm cases at all.
+    static let verifiable: Set<JWSAlgorithm> = [.rs256, .rs384, .rs512, .ps256, .es256, .es384, .es512, .edDSA]
+
+    init(
+        _ compact: String, provider: IdentityProvider, metadata: IdentityProviderMetadata, keys: JWKSet, nonce: String, now: Date
+    ) throws(SignInFailure) {
+        let policy = JWTVerificationPolicy(
+            allowedAlgorithms: metadata.idTokenAlgorithms.intersection(Self.verifiable), keys: .kidOptional(keys),
+            requiredClaims: ["iss", "sub", "aud", "exp", "iat", "nonce"], issuer: provider.issuer, audience: provider.clientId, leeway: Self.leeway
+        )
+        let claims: JSONObject
+        do throws(JOSEError) {
+            claims = try JWTVerifier.verify(compact, policy: policy, now: now).claims
+        } catch {
+            throw SignInFailure(.idTokenInvalid, "the id_token was refused: \(error.message)")
+        }
+        let audiences = claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? claims.string("aud").map { [$0] } ?? []
+        if let azp = claims["azp"] {
+            guard azp.stringValue == provider.clientId else { throw SignInFailure(.idTokenInvalid, "the id_token's azp is another client") }
+        } else if audiences.count > 1 {
+            throw SignInFailure(.idTokenInvalid, "the id_token names several audiences and no azp")
+        }
+        guard claims.string("nonce") == nonce else { throw SignInFailure(.idTokenInvalid, "the id_token's nonce is not this sign-in's") }
+        guard let subject = claims.string("sub"), (1...255).contains(subject.utf8.count) else {
+            throw SignInFailure(.idTokenInvalid, "the id_token's sub is missing or longer than 255 bytes")
+        }
+        if let domain = provider.hostedDomain, claims.string("hd") != domain {
+            throw SignInFailure(.accountRefused, "only accounts of \(domain) may sign in with this provider")
+        }
+        self.subject = subject
+        email = claims.string("email").map { String($0.prefix(320)) }
+        // Some providers (Apple) send the booleans as strings.
+        emailVerified = claims["email_verified"]?.boolValue ?? claims.string("email_verified").map { $0 == "true" }
+        name = claims.string("name").map { String($0.prefix(200)) }
+    }
+}

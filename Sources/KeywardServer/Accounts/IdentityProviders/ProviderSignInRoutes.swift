@@ -1,0 +1,105 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// `/realms/{realm}/v1/auth/{alias}` starts a sign-in with an identity provider; `…/callback` (GET, or POST for
+/// providers that answer with `form_post`) finishes it and hands the user to the one login flow. Thin: the checks
+/// are `ProviderSignIn`'s and `SignInTransaction`'s.
+struct ProviderSignInRoutes: Sendable {
+    let signIn: ProviderSignIn
+    let completion: SignInCompletion
+    let browser: BrowserRequests
+    let realms: RealmService
+    let renderer: PageRenderer
+
+    func register(on router: some RouterMethods<KeywardRequestContext>) {
+        router.get("/realms/:realm/v1/auth/:alias") { request, context in try await start(request, context) }
+        router.get("/realms/:realm/v1/auth/:alias/callback") { request, context in
+            try await callback(request, context, parameters: Self.parameters(request.uri.queryParameters.map { (String($0.key), String($0.value)) }))
+        }
+        router.post("/realms/:realm/v1/auth/:alias/callback") { request, context in
+            guard let form = try await browser.form(request) else {
+                return failurePage(SignInFailure(.invalidRequest, "the callback's form cannot be read"), context)
+            }
+            return try await callback(request, context, parameters: Self.parameters(form.map { ($0.key, $0.value) }))
+        }
+    }
+
+    private func start(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let (realm, alias) = try await names(context)
+        do throws(SignInFailure) {
+            let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return"))
+            let started = try await signIn.start(realm: realm, alias: alias, returnTo: returnTo)
+            let name = SignInTransaction.cookieName(state: started.transaction.state, secure: browser.secureCookies)
+            let value = started.transaction.cookieValue(keys: signIn.keys, cookieName: name)
+            let cookie = "\(name)=\(value); Path=/; Max-Age=\(Int(SignInTransaction.lifetime)); HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"
+            var headers: HTTPFields = [.location: started.location, .cacheControl: "no-store", .setCookie: cookie]
+            headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+            return Response(status: .found, headers: headers)
+        } catch {
+            return failurePage(error, context)
+        }
+    }
+
+    private func callback(_ request: Request, _ context: KeywardRequestContext, parameters: [String: String]?) async throws -> Response {
+        let (realm, alias) = try await names(context)
+        guard let parameters, let state = parameters["state"], (1...512).contains(state.utf8.count) else {
+            return failurePage(SignInFailure(.invalidRequest, "the callback carries no state, or a parameter twice"), context)
+        }
+        let name = SignInTransaction.cookieName(state: state, secure: browser.secureCookies)
+        let clear: HTTPFields = [.setCookie: "\(name)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"]
+        guard let value = BrowserRequests.cookie(named: name, in: request) else {
+            return failurePage(SignInFailure(.transactionMissing, "this browser has no sign-in waiting for this callback: it expired or was finished already"), context)
+        }
+        do throws(SignInFailure) {
+            let transaction = try signIn.transaction(cookie: value, cookieName: name)
+            let callback = ProviderSignIn.Callback(
+                state: state, code: parameters["code"], error: parameters["error"], errorDescription: parameters["error_description"],
+                issuer: parameters["iss"]
+            )
+            let signedIn = try await signIn.finish(realm: realm, alias: alias, callback: callback, transaction: transaction)
+            let (cookie, next) = try await completeSession(signedIn.user, alias: alias, realm: realm, request: request, returnTo: transaction.returnTo)
+            var headers = clear
+            headers.append(contentsOf: browser.setCookie(cookie))
+            return renderer.redirect(to: next, headers: headers)
+        } catch where error.code == .providerError {
+            // The person said no at the provider, or the provider could not serve them: back to the sign-in page.
+            return renderer.redirect(to: PageURLs.login(realm) + "?notice=provider-refused", headers: clear)
+        } catch {
+            return failurePage(error, context, headers: clear)
+        }
+    }
+
+    private func completeSession(_ user: User, alias: String, realm: String, request: Request, returnTo: String?) async throws(SignInFailure) -> (String, String) {
+        do {
+            return try await completion.complete(
+                user: user, factor: .provider(alias: alias), realm: realm, current: try await browser.session(request, realm: realm),
+                returnTo: returnTo, clientId: nil, userAgent: request.headers[.userAgent]
+            )
+        } catch {
+            throw SignInFailure(.providerUnavailable, "the session cannot be stored now; try again")
+        }
+    }
+
+    private func names(_ context: KeywardRequestContext) async throws -> (realm: String, alias: String) {
+        let realm = context.parameters.get("realm") ?? ""
+        guard try await realms.realm(named: realm) != nil else { throw APIError.realmNotFound(realm) }
+        return (realm, context.parameters.get("alias") ?? "")
+    }
+
+    private func failurePage(_ failure: SignInFailure, _ context: KeywardRequestContext, headers: HTTPFields = [:]) -> Response {
+        renderer.errorPage(
+            heading: "Sign-in failed", text: "\(failure.message) (\(failure.code.rawValue))", status: failure.status,
+            realm: context.parameters.get("realm"), requestId: context.id, headers: headers
+        )
+    }
+
+    /// Each parameter once: a repeated one makes the callback invalid (nil), as with any other form Keyward reads.
+    private static func parameters(_ pairs: [(String, String)]) -> [String: String]? {
+        var parameters: [String: String] = [:]
+        for (name, value) in pairs {
+            guard parameters.updateValue(value, forKey: name) == nil else { return nil }
+        }
+        return parameters
+    }
+}

@@ -1,0 +1,85 @@
+import AsyncHTTPClient
+import Foundation
+import KeywardJOSE
+import NIOCore
+import NIOHTTP1
+
+/// Exchanges an authorization code at a provider's token endpoint (RFC 6749 §4.1.3, with the PKCE verifier of RFC
+/// 7636 §4.5): its own HTTP client, no redirects (the code and secret go only where the discovery document said),
+/// bounded time and body.
+final class ProviderTokenClient: Sendable {
+    static let maxBodyBytes = 64 * 1024
+    private let client: HTTPClient
+    private let timeout: TimeAmount
+
+    init(timeout: TimeAmount = .seconds(10)) {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: timeout, read: timeout)
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        self.timeout = timeout
+    }
+
+    struct Exchange: Sendable {
+        var endpoint: String
+        var code: String
+        var redirectURI: String
+        var codeVerifier: String
+        var clientId: String
+        var clientSecret: String?
+        /// `client_secret_post` instead of HTTP Basic.
+        var secretInBody: Bool
+    }
+
+    /// The token response's `id_token`.
+    func idToken(_ exchange: Exchange) async throws(SignInFailure) -> String {
+        var form = [
+            ("grant_type", "authorization_code"), ("code", exchange.code), ("redirect_uri", exchange.redirectURI),
+            ("code_verifier", exchange.codeVerifier), ("client_id", exchange.clientId),
+        ]
+        var request = HTTPClientRequest(url: exchange.endpoint)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Accept", value: "application/json")
+        if let secret = exchange.clientSecret {
+            if exchange.secretInBody {
+                form.append(("client_secret", secret))
+            } else {
+                // RFC 6749 §2.3.1: both parts form-encoded before Basic.
+                let credentials = Self.formEncode(exchange.clientId) + ":" + Self.formEncode(secret)
+                request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
+            }
+        }
+        request.body = .bytes(ByteBuffer(string: form.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
+        let status: HTTPResponseStatus
+        let body: [UInt8]
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            status = response.status
+            body = Array(try await response.body.collect(upTo: Self.maxBodyBytes).readableBytesView)
+        } catch {
+            throw SignInFailure(.providerUnavailable, "the provider's token endpoint could not be reached: \(error)")
+        }
+        let object = try? StrictJSON.parseObject(body)
+        guard status == .ok else {
+            let error = object?.string("error").map { String($0.prefix(64)) } ?? "HTTP \(status.code)"
+            let description = object?.string("error_description").map { " (\(String($0.prefix(200))))" } ?? ""
+            throw SignInFailure(.codeExchangeFailed, "the provider refused the code: \(error)\(description)")
+        }
+        guard let idToken = object?.string("id_token") else {
+            throw SignInFailure(.codeExchangeFailed, "the provider's token response has no id_token")
+        }
+        return idToken
+    }
+
+    /// application/x-www-form-urlencoded: unreserved characters as they are, everything else percent-encoded.
+    static func formEncode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+}

@@ -1,0 +1,125 @@
+"""Sign-in with an OpenID Connect provider, against a real one: oidc-provider-mock behind tests/idp's strict wrapper
+(PKCE S256 and nonce required) plays the provider, `keyward providers add` registers it, and a requests session plays
+the browser — Keyward's start route, the provider's approval, the callback, the account page — then the refusals
+each with its stable code: a replayed callback, a missing or tampered transaction cookie, a state from another flow,
+a provider error, an unknown provider."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "idp"))
+from strict_oidc_provider import StrictOIDCProvider, User  # noqa: E402
+
+from test_host_tokens import admin  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def idp():
+    users = [User(sub="alice", claims={"email": "alice@example.test", "email_verified": True, "name": "Alice"}),
+             User(sub="bob", claims={"email": "bob@example.test", "email_verified": False})]
+    with StrictOIDCProvider(users=users).serve() as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def provider_alias(server, keyward_bin, idp, tmp_path_factory):
+    alias = f"corp-{uuid.uuid4().hex[:6]}"
+    secret = tmp_path_factory.mktemp("secret") / "client-secret"
+    secret.write_text("a-client-secret\n")
+    added = admin(server, keyward_bin, "providers", "add", "--realm", "demo", alias, "--type", "oidc", "--issuer", idp.base_url,
+                  "--client-id", "keyward", "--client-secret-file", str(secret), "--display-name", "Corporate SSO")
+    # The admin command knows the public URL from the configuration it reads; the test server got it as a flag.
+    assert f"/realms/demo/v1/auth/{alias}/callback" in added.stdout, added.stdout
+    listed = admin(server, keyward_bin, "providers", "list", "--realm", "demo")
+    assert alias in listed.stdout and "(secret stored sealed)" in listed.stdout, listed.stdout
+    return alias
+
+
+def begin(server, browser: requests.Session, alias: str, path: str = "/realms/demo/account") -> str:
+    """Keyward's start route; returns the provider's authorization URL it redirected to."""
+    started = browser.get(f"{server.base}/realms/demo/v1/auth/{alias}", params={"return": path}, allow_redirects=False, timeout=30)
+    assert started.status_code == 302, started.text
+    query = parse_qs(urlparse(started.headers["Location"]).query)
+    assert query["code_challenge_method"] == ["S256"] and query["response_type"] == ["code"], query
+    assert "nonce" in query and "state" in query, query
+    cookies = [c for c in browser.cookies if c.name.startswith("keyward-signin-")]
+    assert cookies and all(c.has_nonstandard_attr("HttpOnly") for c in cookies), browser.cookies
+    return started.headers["Location"]
+
+
+def approve(authorization_url: str, sub: str) -> str:
+    """The person signs in at the provider; returns the callback URL the provider sends the browser to."""
+    approved = requests.post(authorization_url, data={"sub": sub}, allow_redirects=False, timeout=30)
+    assert approved.status_code in (302, 303), approved.text
+    return approved.headers["Location"]
+
+
+def sign_in(server, alias: str, sub: str) -> tuple[requests.Session, requests.Response]:
+    browser = requests.Session()
+    callback = approve(begin(server, browser, alias), sub)
+    return browser, browser.get(callback, allow_redirects=False, timeout=30)
+
+
+def test_a_new_person_signs_up_through_the_provider_and_signs_in_again_as_the_same_user(server, provider_alias):
+    browser, landed = sign_in(server, provider_alias, "alice")
+    assert landed.status_code == 303, landed.text
+    assert landed.headers["Location"] == "/realms/demo/account"
+    account = browser.get(f"{server.base}/realms/demo/account", allow_redirects=False, timeout=30)
+    assert account.status_code == 200, account.status_code
+    username = account.text.split(f"{provider_alias}-", 1)[1].split("<", 1)[0] if f"{provider_alias}-" in account.text else None
+    assert username, "the account page names the generated user"
+    assert not [c for c in browser.cookies if c.name.startswith("keyward-signin-")], "the transaction cookie is cleared"
+
+    again, second = sign_in(server, provider_alias, "alice")
+    assert second.status_code == 303, second.text
+    page = again.get(f"{server.base}/realms/demo/account", timeout=30)
+    assert f"{provider_alias}-{username}" in page.text, "the second sign-in is the same user"
+
+
+def test_a_callback_is_good_once_and_only_in_the_browser_that_began_it(server, provider_alias):
+    browser = requests.Session()
+    callback = approve(begin(server, browser, provider_alias), "bob")
+    saved = {c.name: c.value for c in browser.cookies if c.name.startswith("keyward-signin-")}
+    first = browser.get(callback, allow_redirects=False, timeout=30)
+    assert first.status_code == 303, first.text
+
+    replayed = requests.get(callback, cookies=saved, allow_redirects=False, timeout=30)
+    assert replayed.status_code == 400 and "transaction_invalid" in replayed.text, replayed.text
+
+    elsewhere = requests.get(callback, allow_redirects=False, timeout=30)
+    assert elsewhere.status_code == 400 and "transaction_missing" in elsewhere.text, elsewhere.text
+
+
+def test_a_tampered_cookie_a_foreign_state_and_a_provider_error_are_refused(server, provider_alias):
+    browser = requests.Session()
+    callback = approve(begin(server, browser, provider_alias), "alice")
+    (name, value), = [(c.name, c.value) for c in browser.cookies if c.name.startswith("keyward-signin-")]
+    tampered = value[:-4] + ("AAAA" if not value.endswith("AAAA") else "BBBB")
+    refused = requests.get(callback, cookies={name: tampered}, allow_redirects=False, timeout=30)
+    assert refused.status_code == 400 and "transaction_invalid" in refused.text, refused.text
+
+    # Another flow's cookie under this flow's name: the cookie is bound to its name, so it does not open.
+    other = requests.Session()
+    begin(server, other, provider_alias)
+    (_, other_value), = [(c.name, c.value) for c in other.cookies if c.name.startswith("keyward-signin-")]
+    swapped = requests.get(callback, cookies={name: other_value}, allow_redirects=False, timeout=30)
+    assert swapped.status_code == 400 and "transaction_invalid" in swapped.text, swapped.text
+
+    state = parse_qs(urlparse(callback).query)["state"][0]
+    denied = browser.get(f"{server.base}/realms/demo/v1/auth/{provider_alias}/callback",
+                         params={"state": state, "error": "access_denied"}, allow_redirects=False, timeout=30)
+    assert denied.status_code == 303 and denied.headers["Location"] == "/realms/demo/login?notice=provider-refused", denied.text
+
+
+def test_an_unknown_provider_and_a_callback_without_state_have_their_codes(server):
+    unknown = requests.get(f"{server.base}/realms/demo/v1/auth/nobody", allow_redirects=False, timeout=30)
+    assert unknown.status_code == 404 and "unknown_provider" in unknown.text, unknown.text
+    stateless = requests.get(f"{server.base}/realms/demo/v1/auth/nobody/callback", params={"code": "x"}, allow_redirects=False, timeout=30)
+    assert stateless.status_code == 400 and "invalid_request" in stateless.text, stateless.text
