@@ -118,6 +118,13 @@ def test_a_tampered_cookie_a_foreign_state_and_a_provider_error_are_refused(serv
     assert denied.status_code == 303 and denied.headers["Location"] == "/realms/demo/login?notice=provider-refused", denied.text
 
 
+def test_the_sign_in_page_offers_the_provider(server, provider_alias):
+    page = requests.get(f"{server.base}/realms/demo/login", params={"return_to": "/realms/demo/account"}, timeout=30)
+    assert page.status_code == 200
+    assert f'id="provider-{provider_alias}"' in page.text and "Corporate SSO" in page.text, page.text
+    assert f"/realms/demo/v1/auth/{provider_alias}?return=%2Frealms%2Fdemo%2Faccount" in page.text, page.text
+
+
 def test_an_unknown_provider_and_a_callback_without_state_have_their_codes(server):
     unknown = requests.get(f"{server.base}/realms/demo/v1/auth/nobody", allow_redirects=False, timeout=30)
     assert unknown.status_code == 404 and "unknown_provider" in unknown.text, unknown.text

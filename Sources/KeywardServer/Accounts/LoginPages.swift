@@ -11,6 +11,7 @@ struct LoginPages: Sendable {
     let pushMFA: PushMFAService
     let throttle: LoginThrottle
     let signIn: SignInCompletion
+    let providers: IdentityProviderService
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
@@ -44,14 +45,14 @@ struct LoginPages: Sendable {
                 session.clientId = clientId
                 try await browser.sessions.save(session)
             }
-            return loginPage(realm: realm, csrf: session.csrfToken, notice: notice)
+            return try await loginPage(realm: realm, csrf: session.csrfToken, notice: notice, returnTo: returnTo)
         }
         // No stored session: the browser's state lives in a signed cookie, and nothing is written. A reload keeps
         // the state's nonce, so a form already open in another tab stays valid.
         var state = browser.preLogin(request, realm: realm) ?? browser.sessions.startPreLogin(realm: realm, returnTo: returnTo, clientId: clientId).state
         (state.returnTo, state.clientId) = (returnTo, clientId)
         let cookie = state.cookieValue(key: browser.sessions.preLoginKey)
-        return loginPage(realm: realm, csrf: browser.sessions.csrfToken(for: state), notice: notice, headers: browser.setCookie(cookie))
+        return try await loginPage(realm: realm, csrf: browser.sessions.csrfToken(for: state), notice: notice, headers: browser.setCookie(cookie), returnTo: returnTo)
     }
 
     private static func notices(_ key: String) -> String? {
@@ -64,8 +65,19 @@ struct LoginPages: Sendable {
         }
     }
 
-    private func loginPage(realm: String, csrf: String, username: String = "", error: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    private func loginPage(
+        realm: String, csrf: String, username: String = "", error: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok,
+        headers: HTTPFields = [:], returnTo: String? = nil
+    ) async throws -> Response {
         var context: [String: Any] = ["realmName": realm, "action": PageURLs.login(realm), "csrf": csrf, "username": username]
+        // One button per identity provider; each starts its flow, returning where this sign-in was going.
+        let buttons: [[String: Any]] = try await providers.list(realm: realm).map { provider in
+            let start = PageURLs.providerSignIn(realm, alias: provider.alias)
+            let query = returnTo.map { "?return=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") } ?? ""
+            return ["alias": provider.alias, "name": provider.displayName, "href": start + query]
+        }
+        context["hasProviders"] = !buttons.isEmpty
+        context["providers"] = buttons
         if let error { context["error"] = error }
         if let notice { context["notice"] = notice }
         return renderer.page("login", title: "Sign in", realm: realm, context: context, status: status, headers: headers)
@@ -118,7 +130,7 @@ struct LoginPages: Sendable {
         guard let form else { return forbidden(realm) }
         let username = String((form["username"] ?? "").prefix(128))
         if let seconds = try await throttle.admit(realm: realm, username: username, address: browser.clientAddress(request, context)) {
-            return loginPage(
+            return try await loginPage(
                 realm: realm, csrf: csrf, username: username,
                 error: "Too many failed sign-ins. Try again in \(max(1, seconds / 60)) minute\(seconds > 60 ? "s" : "").", status: .tooManyRequests,
                 headers: [.retryAfter: String(seconds)]
@@ -126,14 +138,14 @@ struct LoginPages: Sendable {
         }
         switch try await users.authenticate(realm: realm, username: username, password: form["password"] ?? "") {
         case .invalidCredentials:
-            return loginPage(realm: realm, csrf: csrf, username: username, error: "Wrong username or password.", status: .unauthorized)
+            return try await loginPage(realm: realm, csrf: csrf, username: username, error: "Wrong username or password.", status: .unauthorized)
         case .busy:
-            return loginPage(
+            return try await loginPage(
                 realm: realm, csrf: csrf, username: username, error: "Too many sign-ins at this moment. Please try again in a few seconds.",
                 status: .serviceUnavailable, headers: [.retryAfter: "2"]
             )
         case .disabled:
-            return loginPage(realm: realm, csrf: csrf, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
+            return try await loginPage(realm: realm, csrf: csrf, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
         case .authenticated(let user):
             try await throttle.recordSuccess(realm: realm, username: username)
             let (cookie, next) = try await signIn.complete(

@@ -108,7 +108,8 @@ public final class KeywardRuntime: Sendable {
         let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))
         let (realms, users, throttle, service) = (oauth.realms, accounts.users, accounts.loginThrottle, pushMFA.service)
         let signIn = SignInCompletion(sessions: accounts.browserSessions, pushMFA: service, audit: audit)
-        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn)
+        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,
+                   providers: accounts.providers)
             .register(on: pages)
         ProviderSignInRoutes(signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer)
             .register(on: pages)

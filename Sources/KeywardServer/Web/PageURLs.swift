@@ -2,6 +2,7 @@
 // naming that part's page type.
 enum PageURLs {
     static func login(_ realm: String) -> String { "/realms/\(realm)/login" }
+    static func providerSignIn(_ realm: String, alias: String) -> String { "/realms/\(realm)/v1/auth/\(alias)" }
     static func account(_ realm: String) -> String { "/realms/\(realm)/account" }
     static func pushWait(_ realm: String) -> String { "/realms/\(realm)/login/push" }
     static func enroll(_ realm: String) -> String { "/realms/\(realm)/account/enroll" }

@@ -12,6 +12,12 @@ extension PageTemplates {
     <input type="password" id="password" name="password" autocomplete="current-password" required>
     <button type="submit" id="sign-in">Sign in</button>
     </form>
+    {{#hasProviders}}
+    <p class="muted">Or sign in with</p>
+    <ul class="providers">
+    {{#providers}}<li><a class="provider" href="{{href}}" id="provider-{{alias}}">{{name}}</a></li>{{/providers}}
+    </ul>
+    {{/hasProviders}}
     """#
 
     /// A short page with a message and one way on (errors, cancelled, logged out).
