@@ -7,6 +7,7 @@ a provider error, an unknown provider."""
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -130,3 +131,55 @@ def test_an_unknown_provider_and_a_callback_without_state_have_their_codes(serve
     assert unknown.status_code == 404 and "unknown_provider" in unknown.text, unknown.text
     stateless = requests.get(f"{server.base}/realms/demo/v1/auth/nobody/callback", params={"code": "x"}, allow_redirects=False, timeout=30)
     assert stateless.status_code == 400 and "invalid_request" in stateless.text, stateless.text
+
+
+def add_provider(server, keyward_bin, idp, tmp_path) -> str:
+    alias = f"p-{uuid.uuid4().hex[:8]}"
+    secret = tmp_path / f"{alias}.secret"
+    secret.write_text("another-secret")
+    admin(server, keyward_bin, "providers", "add", "--realm", "demo", alias, "--type", "oidc", "--issuer", idp.base_url,
+          "--client-id", "keyward", "--client-secret-file", str(secret))
+    return alias
+
+
+def test_a_callback_for_another_provider_and_a_reused_code_are_refused(server, keyward_bin, idp, provider_alias, tmp_path):
+    other_users = [User(sub="alice", claims={"email": "alice@example.test"})]
+    with StrictOIDCProvider(users=other_users).serve() as other_idp:
+        other = add_provider(server, keyward_bin, other_idp, tmp_path)
+        # Mix-up: the browser began with provider A; a callback arrives at provider B's endpoint with A's state.
+        browser = requests.Session()
+        callback = approve(begin(server, browser, provider_alias), "alice")
+        query = parse_qs(urlparse(callback).query)
+        mixed = browser.get(f"{server.base}/realms/demo/v1/auth/{other}/callback",
+                            params={"state": query["state"][0], "code": query["code"][0]}, allow_redirects=False, timeout=30)
+        assert mixed.status_code == 400 and "state_mismatch" in mixed.text, mixed.text
+
+    # A code used once, brought to a new flow of the same browser: the provider refuses it (used, and another verifier).
+    browser = requests.Session()
+    first = approve(begin(server, browser, provider_alias), "alice")
+    assert browser.get(first, allow_redirects=False, timeout=30).status_code == 303
+    old_code = parse_qs(urlparse(first).query)["code"][0]
+    fresh = approve(begin(server, browser, provider_alias), "alice")
+    fresh_state = parse_qs(urlparse(fresh).query)["state"][0]
+    reused = browser.get(f"{server.base}/realms/demo/v1/auth/{provider_alias}/callback",
+                         params={"state": fresh_state, "code": old_code}, allow_redirects=False, timeout=30)
+    assert reused.status_code == 400 and "code_exchange_failed" in reused.text, reused.text
+
+
+def test_a_rotated_provider_key_is_fetched_and_keys_that_cannot_be_fetched_are_a_clear_503(server, keyward_bin, tmp_path):
+    users = [User(sub="carol", claims={"email": "carol@example.test"})]
+    with StrictOIDCProvider(users=users).serve() as rotating:
+        alias = add_provider(server, keyward_bin, rotating, tmp_path)
+        _, first = sign_in(server, alias, "carol")
+        assert first.status_code == 303, first.text
+        rotating.rotate_key()
+        # Keyward refetches a JWKS at most every 10 s; a token under the new kid after that is verified at once.
+        time.sleep(10.5)
+        _, second = sign_in(server, alias, "carol")
+        assert second.status_code == 303, second.text
+
+    with StrictOIDCProvider(users=users).serve() as down:
+        down.jwks_down = True
+        alias = add_provider(server, keyward_bin, down, tmp_path)
+        _, refused = sign_in(server, alias, "carol")
+        assert refused.status_code == 503 and "provider_unavailable" in refused.text, refused.text
