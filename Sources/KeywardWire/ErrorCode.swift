@@ -19,6 +19,10 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case unsupportedMediaType = "unsupported_media_type"
     case unavailable = "unavailable"
     case internalError = "internal_error"
+    /// The browser has no signed-in session for the realm.
+    case notSignedIn = "not_signed_in"
+    /// A state-changing browser request without the session's CSRF token.
+    case csrfMismatch = "csrf_mismatch"
     // Device registration and signed device requests: the upper-case taxonomy device SDKs already know.
     /// The app id is not registered in the realm.
     case notConfigured = "NOT_CONFIGURED"

@@ -104,6 +104,7 @@ public final class KeywardRuntime: Sendable {
             sessions: accounts.browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
             maxBodySize: configuration.maxBodySize, trustedProxies: configuration.trustedProxies
         )
+        SessionRoutes(browser: browser, realms: oauth.realms, users: accounts.users).register(on: router)
         // Pages answer errors with an HTML page and the request id; the JSON APIs above keep ErrorMiddleware's bodies.
         let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))
         let (realms, users, throttle, service) = (oauth.realms, accounts.users, accounts.loginThrottle, pushMFA.service)

@@ -51,8 +51,13 @@ final class TestBrowser: Sendable {
         return try await send(path, method: .post, body: body)
     }
 
-    private func send(_ path: String, method: HTTPRequest.Method, body: String?) async throws -> Page {
-        var headers = HTTPFields()
+    /// A request with the browser's cookie and `extra` headers (JSON routes of the browser session).
+    func request(_ path: String, method: HTTPRequest.Method, headers extra: HTTPFields) async throws -> Page {
+        try await send(path, method: method, body: nil, extra: extra)
+    }
+
+    private func send(_ path: String, method: HTTPRequest.Method, body: String?, extra: HTTPFields = [:]) async throws -> Page {
+        var headers = extra
         if let cookie = sessionCookie { headers[.cookie] = cookie }
         if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
         if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
