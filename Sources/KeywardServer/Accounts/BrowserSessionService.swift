@@ -92,6 +92,21 @@ public struct BrowserSessionService: Sendable {
         try await store.deleteSession(idHash: session.idHash)
     }
 
+    /// The user's live sessions in `realm` (for the account page's list), newest first.
+    public func sessions(realm: String, userId: String) async throws -> [BrowserSession] {
+        try await store.sessions(realm: realm, userId: userId, now: clock.now())
+    }
+
+    /// Ends one of the user's sessions, named by its id hash; false when the user has no such session.
+    public func end(realm: String, userId: String, idHash: String) async throws -> Bool {
+        try await store.deleteSession(realm: realm, userId: userId, idHash: idHash)
+    }
+
+    /// Ends every session of the user in `realm` ("sign out everywhere"); returns how many there were.
+    public func endAll(realm: String, userId: String) async throws -> Int {
+        try await store.deleteSessions(realm: realm, userId: userId)
+    }
+
     /// Constant-time comparison of a submitted CSRF token.
     public static func csrfMatches(_ submitted: String?, _ session: BrowserSession) -> Bool {
         guard let submitted else { return false }

@@ -12,6 +12,7 @@ struct LoginPages: Sendable {
     let throttle: LoginThrottle
     let signIn: SignInCompletion
     let providers: IdentityProviderService
+    let accountSessions: AccountSessions
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
@@ -181,10 +182,22 @@ struct LoginPages: Sendable {
                 "removeAction": PageURLs.account(realm) + "/devices/\(device.id)/remove",
             ]
         }
-        let notice = request.uri.queryParameters.get("notice") == "removed" ? "The device was removed." : nil
+        let notice: String? = switch request.uri.queryParameters.get("notice") {
+        case "removed": "The device was removed."
+        case "session-ended": "That session was ended; the browser is signed out."
+        case "session-gone": "That session had ended already."
+        default: nil
+        }
+        let identities: [[String: Any]] = try await users.identities(realm: realm, userId: user.id).compactMap { identity in
+            guard let details = identity.details else { return nil }
+            return ["provider": details.alias, "email": details.email ?? "no e-mail shared"]
+        }
         var page: [String: Any] = [
             "username": user.username, "devices": devices, "hasDevices": !devices.isEmpty, "csrf": session.csrfToken,
             "enrollURL": PageURLs.enroll(realm), "logoutAction": "/realms/\(realm)/logout",
+            "sessions": try await accountSessions.rows(realm: realm, userId: user.id, current: session),
+            "endAllAction": PageURLs.account(realm) + "/sessions/end-all",
+            "identities": identities, "hasIdentities": !identities.isEmpty,
         ]
         if let notice { page["notice"] = notice }
         return renderer.page("account", title: "Your account", realm: realm, context: page)

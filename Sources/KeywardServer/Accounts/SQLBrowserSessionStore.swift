@@ -27,31 +27,11 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
     public func session(idHash: String, now: Date) async throws -> BrowserSession? {
         try await StoreErrorMapping.mapping("session(idHash:)") {
             try await database.sql.raw("""
-                SELECT s.id_hash, s.realm, s.user_id, s.stage, s.csrf_token, s.return_to, s.client_id, s.challenge_id, s.challenge_secret,
-                    s.enrollment_id, s.enrollment_secret, s.amr, s.user_agent, s.created_at, s.last_seen_at, s.expires_at
+                SELECT \(unsafeRaw: Self.columns)
                 FROM browser_sessions s LEFT JOIN users u ON u.realm = s.realm AND u.id = s.user_id
                 WHERE s.id_hash = \(bind: idHash) AND s.expires_at > \(bind: StorageTime.milliseconds(now))
                     AND (s.user_id IS NULL OR u.enabled = \(bind: true))
-                """).first().map { row in
-                BrowserSession(
-                    idHash: try row.decode(column: "id_hash", as: String.self),
-                    realm: try row.decode(column: "realm", as: String.self),
-                    userId: try row.decode(column: "user_id", as: String?.self),
-                    stage: BrowserSession.Stage(rawValue: try row.decode(column: "stage", as: String.self)) ?? .anonymous,
-                    csrfToken: try row.decode(column: "csrf_token", as: String.self),
-                    returnTo: try row.decode(column: "return_to", as: String?.self),
-                    clientId: try row.decode(column: "client_id", as: String?.self),
-                    challengeId: try row.decode(column: "challenge_id", as: String?.self),
-                    challengeSecret: try row.decode(column: "challenge_secret", as: String?.self),
-                    enrollmentId: try row.decode(column: "enrollment_id", as: String?.self),
-                    enrollmentSecret: try row.decode(column: "enrollment_secret", as: String?.self),
-                    amr: (try row.decode(column: "amr", as: String?.self) ?? "").split(separator: " ").map(String.init),
-                    userAgent: try row.decode(column: "user_agent", as: String?.self),
-                    createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
-                    lastSeenAt: StorageTime.date(milliseconds: try row.decode(column: "last_seen_at", as: Int64.self)),
-                    expiresAt: StorageTime.date(milliseconds: try row.decode(column: "expires_at", as: Int64.self))
-                )
-            }
+                """).first().map(Self.session(from:))
         }
     }
 
@@ -66,6 +46,51 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
                     expires_at = \(bind: StorageTime.milliseconds(session.expiresAt))
                 WHERE id_hash = \(bind: session.idHash)
                 """).run()
+        }
+    }
+
+    private static let columns = """
+        s.id_hash, s.realm, s.user_id, s.stage, s.csrf_token, s.return_to, s.client_id, s.challenge_id, s.challenge_secret,
+        s.enrollment_id, s.enrollment_secret, s.amr, s.user_agent, s.created_at, s.last_seen_at, s.expires_at
+        """
+
+    private static func session(from row: any SQLRow) throws -> BrowserSession {
+        BrowserSession(
+            idHash: try row.decode(column: "id_hash", as: String.self),
+            realm: try row.decode(column: "realm", as: String.self),
+            userId: try row.decode(column: "user_id", as: String?.self),
+            stage: BrowserSession.Stage(rawValue: try row.decode(column: "stage", as: String.self)) ?? .anonymous,
+            csrfToken: try row.decode(column: "csrf_token", as: String.self),
+            returnTo: try row.decode(column: "return_to", as: String?.self),
+            clientId: try row.decode(column: "client_id", as: String?.self),
+            challengeId: try row.decode(column: "challenge_id", as: String?.self),
+            challengeSecret: try row.decode(column: "challenge_secret", as: String?.self),
+            enrollmentId: try row.decode(column: "enrollment_id", as: String?.self),
+            enrollmentSecret: try row.decode(column: "enrollment_secret", as: String?.self),
+            amr: (try row.decode(column: "amr", as: String?.self) ?? "").split(separator: " ").map(String.init),
+            userAgent: try row.decode(column: "user_agent", as: String?.self),
+            createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
+            lastSeenAt: StorageTime.date(milliseconds: try row.decode(column: "last_seen_at", as: Int64.self)),
+            expiresAt: StorageTime.date(milliseconds: try row.decode(column: "expires_at", as: Int64.self))
+        )
+    }
+
+    public func sessions(realm: String, userId: String, now: Date) async throws -> [BrowserSession] {
+        try await StoreErrorMapping.mapping("sessions(realm:userId:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.columns) FROM browser_sessions s
+                WHERE s.realm = \(bind: realm) AND s.user_id = \(bind: userId) AND s.expires_at > \(bind: StorageTime.milliseconds(now))
+                ORDER BY s.created_at DESC
+                """).all().map(Self.session(from:))
+        }
+    }
+
+    public func deleteSession(realm: String, userId: String, idHash: String) async throws -> Bool {
+        try await StoreErrorMapping.mapping("deleteSession(realm:userId:idHash:)") {
+            try await database.sql.countingRows("""
+                DELETE FROM browser_sessions WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND id_hash = \(bind: idHash)
+                RETURNING 1 AS deleted
+                """) > 0
         }
     }
 

@@ -121,6 +121,11 @@ public final class UserService: Sendable {
         try await identities.user(realm: realm, issuer: issuer, subject: subject)
     }
 
+    /// The identities at other issuers linked to a user (the account page's "Signed in with").
+    public func identities(realm: String, userId: String) async throws -> [ExternalIdentity] {
+        try await identities.identities(realm: realm, userId: userId)
+    }
+
     public func identities(realm: String, issuer: String) async throws -> [ExternalIdentity] {
         try await identities.identities(realm: realm, issuer: issuer)
     }

@@ -109,9 +109,12 @@ public final class KeywardRuntime: Sendable {
         let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))
         let (realms, users, throttle, service) = (oauth.realms, accounts.users, accounts.loginThrottle, pushMFA.service)
         let signIn = SignInCompletion(sessions: accounts.browserSessions, pushMFA: service, audit: audit)
-        LoginPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,
-                   providers: accounts.providers)
-            .register(on: pages)
+        let accountSessions = AccountSessions(renderer: pageRenderer, browser: browser, realms: realms, audit: audit)
+        accountSessions.register(on: pages)
+        LoginPages(
+            renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,
+            providers: accounts.providers, accountSessions: accountSessions
+        ).register(on: pages)
         ProviderSignInRoutes(signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer)
             .register(on: pages)
         PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle).register(on: pages)

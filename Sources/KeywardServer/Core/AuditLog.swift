@@ -30,6 +30,10 @@ public struct AuditEvent: Sendable, Equatable {
         case userSignedUp = "UserSignedUp"
         /// A sign-in completed its first factor (password or provider): `method` says which.
         case userSignedIn = "UserSignedIn"
+        /// The user ended one of their browser sessions from the account page.
+        case sessionEnded = "SessionEnded"
+        /// The user signed out everywhere: every browser session ended.
+        case sessionsEndedEverywhere = "SessionsEndedEverywhere"
         case identityProviderRemoved = "IdentityProviderRemoved"
         case deviceAppAdded = "DeviceAppAdded"
         case deviceAppRemoved = "DeviceAppRemoved"

@@ -47,6 +47,22 @@ extension PageTemplates {
     {{/hasDevices}}
     {{^hasDevices}}<p id="no-devices">No device yet.</p>{{/hasDevices}}
     <p><a href="{{enrollURL}}" id="add-device">Add a device</a></p>
+    {{#hasIdentities}}
+    <h2>Signed in with</h2>
+    <ul id="identities">{{#identities}}<li>{{provider}} ({{email}})</li>{{/identities}}</ul>
+    {{/hasIdentities}}
+    <h2>Where you are signed in</h2>
+    <table id="sessions">
+    <caption class="muted">Browsers signed in to your account</caption>
+    <thead><tr><th scope="col">Browser</th><th scope="col">Signed in with</th><th scope="col">Started</th><th scope="col">Last used</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
+    <tbody>
+    {{#sessions}}
+    <tr><td>{{browser}}</td><td>{{how}}</td><td>{{started}}</td><td>{{lastSeen}}</td>
+    <td>{{#isCurrent}}<span class="muted">This browser</span>{{/isCurrent}}{{^isCurrent}}<form method="post" action="{{endAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" aria-label="End the session of {{browser}} started {{started}}">End</button></form>{{/isCurrent}}</td></tr>
+    {{/sessions}}
+    </tbody>
+    </table>
+    <form method="post" action="{{endAllAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="end-all">Sign out everywhere</button></form>
     <form method="post" action="{{logoutAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="logout">Log out</button></form>
     """#
 }
