@@ -21,10 +21,16 @@ from strict_oidc_provider import StrictOIDCProvider, User  # noqa: E402
 from test_host_tokens import admin  # noqa: E402
 
 
+# Addresses unique to this run: accounts are found by e-mail address, so a database reused between runs must not
+# hold this run's addresses already.
+RUN = uuid.uuid4().hex[:8]
+ALICE = f"alice-{RUN}@example.test"
+
+
 @pytest.fixture(scope="module")
 def idp():
-    users = [User(sub="alice", claims={"email": "alice@example.test", "email_verified": True, "name": "Alice"}),
-             User(sub="bob", claims={"email": "bob@example.test", "email_verified": False})]
+    users = [User(sub="alice", claims={"email": ALICE, "email_verified": True, "name": "Alice"}),
+             User(sub="bob", claims={"email": f"bob-{RUN}@example.test", "email_verified": False})]
     with StrictOIDCProvider(users=users).serve() as provider:
         yield provider
 
@@ -143,7 +149,7 @@ def add_provider(server, keyward_bin, idp, tmp_path) -> str:
 
 
 def test_a_callback_for_another_provider_and_a_reused_code_are_refused(server, keyward_bin, idp, provider_alias, tmp_path):
-    other_users = [User(sub="alice", claims={"email": "alice@example.test"})]
+    other_users = [User(sub="alice", claims={"email": f"other-alice-{RUN}@example.test"})]
     with StrictOIDCProvider(users=other_users).serve() as other_idp:
         other = add_provider(server, keyward_bin, other_idp, tmp_path)
         # Mix-up: the browser began with provider A; a callback arrives at provider B's endpoint with A's state.
@@ -167,7 +173,7 @@ def test_a_callback_for_another_provider_and_a_reused_code_are_refused(server, k
 
 
 def test_a_rotated_provider_key_is_fetched_and_keys_that_cannot_be_fetched_are_a_clear_503(server, keyward_bin, tmp_path):
-    users = [User(sub="carol", claims={"email": "carol@example.test"})]
+    users = [User(sub="carol", claims={"email": f"carol-{RUN}@example.test"})]
     with StrictOIDCProvider(users=users).serve() as rotating:
         alias = add_provider(server, keyward_bin, rotating, tmp_path)
         _, first = sign_in(server, alias, "carol")
@@ -183,3 +189,14 @@ def test_a_rotated_provider_key_is_fetched_and_keys_that_cannot_be_fetched_are_a
         alias = add_provider(server, keyward_bin, down, tmp_path)
         _, refused = sign_in(server, alias, "carol")
         assert refused.status_code == 503 and "provider_unavailable" in refused.text, refused.text
+
+
+def test_a_new_identity_with_a_known_email_is_sent_to_sign_in_first(server, keyward_bin, provider_alias, tmp_path):
+    _, first = sign_in(server, provider_alias, "alice")  # ALICE has an account through the first provider
+    assert first.status_code == 303, first.text
+    lookalike = [User(sub="someone-else", claims={"email": ALICE.upper(), "email_verified": True})]
+    with StrictOIDCProvider(users=lookalike).serve() as other_idp:
+        other = add_provider(server, keyward_bin, other_idp, tmp_path)
+        _, refused = sign_in(server, other, "someone-else")
+        assert refused.status_code == 409 and "account_exists" in refused.text, refused.text
+        assert provider_alias in refused.text, "the page names the way in the person already has"

@@ -61,6 +61,17 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
         }
     }
 
+    public func identities(realm: String, email: String) async throws -> [(identity: ExternalIdentity, user: User)] {
+        try await StoreErrorMapping.mapping("identities(realm:email:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.columns(from: "i")), \(unsafeRaw: SQLUserStore.columns(prefixed: "user_", from: "u"))
+                FROM external_identities i JOIN users u ON u.realm = i.realm AND u.id = i.user_id
+                WHERE i.realm = \(bind: realm) AND i.email = \(bind: email)
+                ORDER BY i.created_at LIMIT 20
+                """).all().map { row in (try Self.identity(from: row), try SQLUserStore.user(from: row, prefix: "user_")) }
+        }
+    }
+
     public func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws {
         try await StoreErrorMapping.mapping("recordSignIn") {
             try await database.transaction { session in

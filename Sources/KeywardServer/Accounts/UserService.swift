@@ -66,27 +66,53 @@ public final class UserService: Sendable {
         return user
     }
 
-    /// The user a provider identity names, created on its first sign-in with a generated username. Concurrent first
-    /// sign-ins of one identity make one user: the identity's key decides, and the others read the winner's user.
-    /// Every sign-in stores what the provider said (e-mail, name) and when.
+    /// The user a provider identity names, found or made on its first sign-in. Concurrent first sign-ins of one
+    /// identity make one user: the identity's key decides, and the others read the winner's user. Every sign-in
+    /// stores what the provider said (e-mail, name) and when.
+    ///
+    /// A first sign-in whose e-mail address another identity already has is where accounts get taken over: it links
+    /// to that account only when `linkVerifiedEmail` (the provider is trusted for it) and both identities' addresses
+    /// are verified, and the account is the only one with it; otherwise it is refused with `.accountExists`, naming
+    /// the providers the person can sign in with first and link from the account page.
     public func signInWithProvider(
-        realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails
+        realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, linkVerifiedEmail: Bool = false
     ) async throws -> (user: User, created: Bool) {
         let now = clock.now()
         var details = details
         details.lastLoginAt = now
+        details.email = details.email.map { $0.lowercased() }
         for _ in 0..<3 {
             if let linked = try await identities.user(realm: realm, issuer: issuer, subject: subject) {
                 try await identities.recordSignIn(realm: realm, issuer: issuer, subject: subject, details: details, at: now)
                 return (linked.user, false)
             }
+            let identity = ExternalIdentity(realm: realm, userId: "", kind: .provider, issuer: issuer, subject: subject, createdAt: now, details: details)
+            if let email = details.email {
+                let holders = try await identities.identities(realm: realm, email: email)
+                // This very identity, stored by a concurrent first sign-in since the read above: read it next.
+                if holders.contains(where: { $0.identity.issuer == issuer && $0.identity.subject == subject }) { continue }
+                if let owner = try Self.accountOwning(holders, identity: identity, linkVerifiedEmail: linkVerifiedEmail) {
+                    var link = identity
+                    link.userId = owner.id
+                    do {
+                        try await identities.createIdentity(link)
+                    } catch StoreError.conflict {
+                        continue  // the identity was linked meanwhile: read it next
+                    }
+                    await audit.record(.externalIdentityLinked, realm: realm, userId: owner.id, details: [
+                        "kind": "provider", "issuer": issuer, "provider": details.alias, "by": "verified-email",
+                    ])
+                    return (owner, false)
+                }
+            }
             let user = User(
                 id: SecureRandom.uuidString(), realm: realm, username: "\(details.alias)-\(Base64URL.encode(SecureRandom.bytes(6)).lowercased())",
                 passwordHash: nil, enabled: true, createdAt: now
             )
-            let identity = ExternalIdentity(realm: realm, userId: user.id, kind: .provider, issuer: issuer, subject: subject, createdAt: now, details: details)
+            var owned = identity
+            owned.userId = user.id
             do {
-                try await identities.createUser(user, with: identity)
+                try await identities.createUser(user, with: owned)
             } catch StoreError.conflict {
                 continue  // another sign-in of this identity won (read it next), or the generated name was taken
             }
@@ -94,6 +120,20 @@ public final class UserService: Sendable {
             return (user, true)
         }
         throw StoreError.unavailable("no user could be created for \(issuer) subject \(subject.prefix(64))")
+    }
+
+    /// The account holding a new identity's e-mail address (`holders`) when the identity may be linked to it; nil
+    /// when no account has the address. Throws `.accountExists` when one does but linking by address is not allowed.
+    private static func accountOwning(
+        _ holders: [(identity: ExternalIdentity, user: User)], identity: ExternalIdentity, linkVerifiedEmail: Bool
+    ) throws -> User? {
+        guard !holders.isEmpty else { return nil }
+        let owners = Set(holders.map(\.user.id))
+        let verified = holders.allSatisfy { $0.identity.details?.emailVerified == true }
+        if linkVerifiedEmail, identity.details?.emailVerified == true, verified, owners.count == 1, let owner = holders.first?.user {
+            return owner
+        }
+        throw UserError.accountExists(providers: Array(Set(holders.compactMap { $0.identity.details?.alias })).sorted())
     }
 
     /// A user of that name exists. If it has no password and no identity left (its issuer was removed and added
@@ -247,6 +287,9 @@ public enum UserError: Error, CustomStringConvertible, Equatable {
     case notFound(String)
     /// The external identity is linked already, to this user.
     case identityExists(User)
+    /// A new identity's e-mail address belongs to an account it may not be linked to by address; the person signs
+    /// in with one of `providers` first and links the new one from the account page.
+    case accountExists(providers: [String])
 
     public var description: String {
         switch self {
@@ -255,6 +298,7 @@ public enum UserError: Error, CustomStringConvertible, Equatable {
         case .exists(let name): "user '\(name.prefix(64))' exists already"
         case .notFound(let name): "user '\(name.prefix(64))' does not exist"
         case .identityExists(let user): "the identity is linked already, to user '\(user.username.prefix(64))'"
+        case .accountExists(let providers): "an account with this e-mail address exists (it signs in with \(providers.joined(separator: ", ")))"
         }
     }
 }

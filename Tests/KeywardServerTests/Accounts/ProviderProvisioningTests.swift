@@ -56,4 +56,53 @@ final class ProviderProvisioningTests: XCTestCase {
             XCTAssertTrue(elsewhere.created)
         }
     }
+
+    /// E-mail addresses are how accounts get taken over: a new identity links to an account by address only when
+    /// its provider is trusted for it and both addresses are verified; otherwise the person is sent to sign in first.
+    func testANewIdentityLinksByEmailOnlyWhenTrustedAndVerifiedOnBothSides() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            let existing = try await users.signInWithProvider(
+                realm: "demo", issuer: "https://a.example.test", subject: "a1", details: .init(alias: "corp", email: "Dana@Example.test", emailVerified: true, name: nil)
+            ).user
+            func signIn(_ subject: String, issuer: String = "https://b.example.test", verified: Bool?, trusted: Bool) async throws -> (User, Bool) {
+                let outcome = try await users.signInWithProvider(
+                    realm: "demo", issuer: issuer, subject: subject, details: .init(alias: "google", email: "dana@example.TEST", emailVerified: verified, name: nil),
+                    linkVerifiedEmail: trusted
+                )
+                return (outcome.user, outcome.created)
+            }
+            for (verified, trusted) in [(true, false), (false, true), (nil, true)] as [(Bool?, Bool)] {
+                do {
+                    _ = try await signIn("b-\(String(describing: verified))-\(trusted)", verified: verified, trusted: trusted)
+                    XCTFail("linked or created with verified \(String(describing: verified)), trusted \(trusted)")
+                } catch let error as UserError {
+                    XCTAssertEqual(error, .accountExists(providers: ["corp"]))
+                }
+            }
+            let refused = try await users.user(realm: "demo", issuer: "https://b.example.test", subject: "b-Optional(true)-false")
+            XCTAssertNil(refused, "a refused sign-in stores nothing")
+
+            let (linked, created) = try await signIn("b2", verified: true, trusted: true)
+            XCTAssertEqual(linked.id, existing.id, "trusted provider, both verified: the same account")
+            XCTAssertFalse(created)
+            let identities = try await users.identities(realm: "demo", userId: existing.id)
+            XCTAssertEqual(Set(identities.map(\.issuer)), ["https://a.example.test", "https://b.example.test"])
+            XCTAssertEqual(identities.first?.details?.email, "dana@example.test", "addresses are stored lower-case")
+
+            // An address held unverified does not let a verified one in.
+            _ = try await users.signInWithProvider(
+                realm: "demo", issuer: "https://c.example.test", subject: "c1", details: .init(alias: "other", email: "eve@example.test", emailVerified: false, name: nil)
+            )
+            do {
+                _ = try await users.signInWithProvider(
+                    realm: "demo", issuer: "https://b.example.test", subject: "b3", details: .init(alias: "google", email: "eve@example.test", emailVerified: true, name: nil),
+                    linkVerifiedEmail: true
+                )
+                XCTFail("linked to an account whose address was never verified")
+            } catch let error as UserError {
+                XCTAssertEqual(error, .accountExists(providers: ["other"]))
+            }
+        }
+    }
 }

@@ -32,6 +32,9 @@ enum IdentityProviderSchemaMigration {
             "ALTER TABLE external_identities ADD COLUMN email_verified BOOLEAN",
             "ALTER TABLE external_identities ADD COLUMN display_name TEXT",
             "ALTER TABLE external_identities ADD COLUMN last_login_at BIGINT",
+            // E-mail addresses are stored lower-case, so the first sign-in of a new identity finds accounts with its
+            // address through this index.
+            "CREATE INDEX external_identities_email ON external_identities (realm, email)",
             "ALTER TABLE users ADD COLUMN last_login_at BIGINT",
             "ALTER TABLE browser_sessions ADD COLUMN amr TEXT",
             "ALTER TABLE browser_sessions ADD COLUMN user_agent TEXT",

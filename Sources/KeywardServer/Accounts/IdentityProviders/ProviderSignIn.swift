@@ -102,8 +102,11 @@ final class ProviderSignIn: Sendable {
         do {
             signedIn = try await users.signInWithProvider(
                 realm: realm, issuer: provider.issuer, subject: idToken.subject,
-                details: .init(alias: alias, email: idToken.email, emailVerified: idToken.emailVerified, name: idToken.name)
+                details: .init(alias: alias, email: idToken.email, emailVerified: idToken.emailVerified, name: idToken.name),
+                linkVerifiedEmail: provider.trustVerifiedEmail && provider.kind != .facebook
             )
+        } catch UserError.accountExists(let providers) {
+            throw SignInFailure(.accountExists, "an account with this e-mail address exists: sign in with \(providers.joined(separator: " or ")) first, then link \(provider.displayName) from your account page")
         } catch {
             throw SignInFailure(.providerUnavailable, "the account could not be stored: \(error)")
         }

@@ -24,6 +24,8 @@ struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The account's domain is not the provider's hosted domain, or the account is disabled.
         case accountRefused = "account_refused"
         case unknownProvider = "unknown_provider"
+        /// The identity is new, and its e-mail address belongs to an account it may not be linked to by address.
+        case accountExists = "account_exists"
         case invalidRequest = "invalid_request"
     }
 
@@ -43,6 +45,7 @@ struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .providerMisconfigured: .badGateway
         case .unknownProvider: .notFound
         case .accountRefused: .forbidden
+        case .accountExists: .conflict
         default: .badRequest
         }
     }
