@@ -30,6 +30,8 @@ public struct BrowserSession: Sendable, Equatable {
     public var amr: [String] = []
     /// The browser's User-Agent when the session began, shortened; shown in the account page's session list.
     public var userAgent: String?
+    /// When the user last gave a first factor in this session; actions that ask for a recent sign-in check it.
+    public var authenticatedAt: Date?
     public var createdAt: Date
     public var lastSeenAt: Date
     public var expiresAt: Date

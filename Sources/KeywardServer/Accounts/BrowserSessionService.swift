@@ -32,7 +32,7 @@ public struct BrowserSessionService: Sendable {
         let now = clock.now()
         let session = BrowserSession(
             idHash: Self.hash(cookie), realm: realm, userId: userId, stage: stage, csrfToken: Self.randomToken(),
-            returnTo: returnTo, clientId: clientId, amr: amr, userAgent: userAgent.map { String($0.prefix(Self.userAgentLength)) },
+            returnTo: returnTo, clientId: clientId, amr: amr, userAgent: userAgent.map { String($0.prefix(Self.userAgentLength)) }, authenticatedAt: now,
             createdAt: now, lastSeenAt: now,
             expiresAt: now.addingTimeInterval(Self.idleLifetime)
         )
@@ -91,6 +91,8 @@ public struct BrowserSessionService: Sendable {
     public func end(_ session: BrowserSession) async throws {
         try await store.deleteSession(idHash: session.idHash)
     }
+
+    func now() -> Date { clock.now() }
 
     /// The user's live sessions in `realm` (for the account page's list), newest first.
     public func sessions(realm: String, userId: String) async throws -> [BrowserSession] {

@@ -72,6 +72,7 @@ struct SignInCompletion: Sendable {
             (fresh.challengeId, fresh.challengeSecret, fresh.enrollmentId, fresh.enrollmentSecret) = (nil, nil, nil, nil)
             fresh.userId = user.id
             fresh.amr = [factor.amr]
+            fresh.authenticatedAt = sessions.now()
             if let returnTo { fresh.returnTo = returnTo }
             let next: String
             (fresh.stage, next) = LoginFlow.afterFirstFactor(realm: realm, returnTo: fresh.returnTo, hasDevice: hasDevice, settings: settings)

@@ -34,9 +34,11 @@ struct LoginPages: Sendable {
         let realm = try await realmName(context)
         let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return_to"))
         let clientId = request.uri.queryParameters.get("client_id").map { String($0.prefix(128)) }
-        let notice = request.uri.queryParameters.get("notice").flatMap(Self.notices)
+        // `reauth`: an action asks for a fresh sign-in (deleting the account), so a signed-in browser gets the form too.
+        let reauthenticate = request.uri.queryParameters.get("reauth") == "1"
+        let notice = request.uri.queryParameters.get("notice").flatMap(Self.notices) ?? (reauthenticate ? "Sign in again to continue." : nil)
         if var session = try await browser.session(request, realm: realm) {
-            if session.stage == .authenticated {
+            if session.stage == .authenticated, !reauthenticate {
                 return renderer.redirect(to: returnTo ?? session.returnTo ?? PageURLs.account(realm))
             }
             // Back from the push step: keep this browser's session. The push it may have pending is still its
@@ -61,6 +63,7 @@ struct LoginPages: Sendable {
         case "cancelled": "The login was cancelled."
         case "logged-out": "You are logged out."
         case "expired": "Your session ended. Please sign in again."
+        case "account-deleted": "Your account was deleted."
         case "provider-refused": "The sign-in with the identity provider was cancelled or refused. Try again, or sign in another way."
         default: nil
         }
@@ -197,7 +200,7 @@ struct LoginPages: Sendable {
             "enrollURL": PageURLs.enroll(realm), "logoutAction": "/realms/\(realm)/logout",
             "sessions": try await accountSessions.rows(realm: realm, userId: user.id, current: session),
             "endAllAction": PageURLs.account(realm) + "/sessions/end-all",
-            "identities": identities, "hasIdentities": !identities.isEmpty,
+            "identities": identities, "hasIdentities": !identities.isEmpty, "deleteURL": PageURLs.account(realm) + "/delete",
         ]
         if let notice { page["notice"] = notice }
         return renderer.page("account", title: "Your account", realm: realm, context: page)

@@ -111,6 +111,7 @@ public final class KeywardRuntime: Sendable {
         let signIn = SignInCompletion(sessions: accounts.browserSessions, pushMFA: service, audit: audit)
         let accountSessions = AccountSessions(renderer: pageRenderer, browser: browser, realms: realms, audit: audit)
         accountSessions.register(on: pages)
+        AccountDeletion(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, clock: clock).register(on: pages)
         LoginPages(
             renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,
             providers: accounts.providers, accountSessions: accountSessions

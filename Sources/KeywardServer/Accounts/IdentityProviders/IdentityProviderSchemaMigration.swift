@@ -38,6 +38,9 @@ enum IdentityProviderSchemaMigration {
             "ALTER TABLE users ADD COLUMN last_login_at BIGINT",
             "ALTER TABLE browser_sessions ADD COLUMN amr TEXT",
             "ALTER TABLE browser_sessions ADD COLUMN user_agent TEXT",
+            // When the user last proved who they are in this session (a first factor), for actions that ask for a
+            // recent sign-in (deleting the account).
+            "ALTER TABLE browser_sessions ADD COLUMN authenticated_at BIGINT",
         ]
     }
 }

@@ -64,5 +64,14 @@ extension PageTemplates {
     </table>
     <form method="post" action="{{endAllAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="end-all">Sign out everywhere</button></form>
     <form method="post" action="{{logoutAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="logout">Log out</button></form>
+    <p><a href="{{deleteURL}}" id="delete-account">Delete your account</a></p>
+    """#
+
+    static let deleteAccount = #"""
+    <h1>Delete your account</h1>
+    <p>Deleting <strong>{{username}}</strong> removes its phones, the sign-in providers linked to it and every browser
+    session. It cannot be undone.</p>
+    <form method="post" action="{{action}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="confirm-delete">Delete my account</button></form>
+    <p><a href="{{accountURL}}">Keep my account</a></p>
     """#
 }

@@ -1,0 +1,72 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// A user deletes their own account from the account page: only within `recentSignIn` of giving a first factor in
+/// this session (otherwise they sign in again), and what goes is everything that is theirs — push devices,
+/// identities at other issuers, browser sessions, the user — with an audit event.
+struct AccountDeletion: Sendable {
+    let renderer: PageRenderer
+    let browser: BrowserRequests
+    let realms: RealmService
+    let users: UserService
+    let pushMFA: PushMFAService
+    let clock: any KeywardClock
+
+    /// How recent the session's sign-in must be: a browser left signed in cannot delete the account.
+    static let recentSignIn: TimeInterval = 600
+
+    func register(on router: some RouterMethods<KeywardRequestContext>) {
+        router.get("/realms/:realm/account/delete") { request, context in try await confirm(request, context) }
+        router.post("/realms/:realm/account/delete") { request, context in try await delete(request, context) }
+    }
+
+    private func confirm(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try await realmName(context)
+        guard let (session, user) = try await signedIn(request, realm: realm) else { return signInAgain(realm) }
+        guard recentlySignedIn(session) else { return signInAgain(realm) }
+        return renderer.page("deleteAccount", title: "Delete your account", realm: realm, context: [
+            "username": user.username, "csrf": session.csrfToken, "action": PageURLs.account(realm) + "/delete", "accountURL": PageURLs.account(realm),
+        ])
+    }
+
+    private func delete(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try await realmName(context)
+        guard let (session, user) = try await signedIn(request, realm: realm) else { return signInAgain(realm) }
+        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
+            return renderer.page("message", title: "Form expired", realm: realm, context: [
+                "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.",
+                "isError": true, "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
+            ], status: .forbidden)
+        }
+        guard recentlySignedIn(session) else { return signInAgain(realm) }
+        for device in try await pushMFA.devices(realm: realm, userId: user.id) {
+            try await pushMFA.removeDevice(realm: realm, userId: user.id, credentialId: device.id)
+        }
+        // Ends the sessions and removes the user; its identities go with it (the table's foreign key cascades).
+        _ = try await users.delete(realm: realm, username: user.username)
+        return renderer.redirect(to: PageURLs.login(realm) + "?notice=account-deleted", headers: browser.clearCookie)
+    }
+
+    private func recentlySignedIn(_ session: BrowserSession) -> Bool {
+        guard let at = session.authenticatedAt else { return false }
+        return clock.now().timeIntervalSince(at) <= Self.recentSignIn
+    }
+
+    private func signInAgain(_ realm: String) -> Response {
+        renderer.redirect(to: PageURLs.login(realm) + "?reauth=1&return_to=" + PageURLs.account(realm) + "/delete")
+    }
+
+    private func signedIn(_ request: Request, realm: String) async throws -> (BrowserSession, User)? {
+        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
+            let user = try await users.user(realm: realm, id: userId)
+        else { return nil }
+        return (session, user)
+    }
+
+    private func realmName(_ context: KeywardRequestContext) async throws -> String {
+        let name = context.parameters.get("realm") ?? ""
+        guard try await realms.realm(named: name) != nil else { throw APIError.realmNotFound(name) }
+        return name
+    }
+}
