@@ -92,8 +92,7 @@ struct Users: AsyncParsableCommand {
                     throw CommandError("user '\(username)' does not exist in realm \(realm) (list them with `keyward users list --realm \(realm)`)")
                 }
                 let devices = try await runtime.pushMFA.service.devices(realm: realm, userId: user.id)
-                for device in devices { try await runtime.pushMFA.service.removeDevice(realm: realm, userId: user.id, credentialId: device.id) }
-                _ = try await runtime.accounts.users.delete(realm: realm, username: username)
+                _ = try await runtime.deleteUser(realm: realm, username: username)
                 print("deleted user \(user.username) from realm \(realm) with \(devices.count) push device\(devices.count == 1 ? "" : "s")")
             }
         }

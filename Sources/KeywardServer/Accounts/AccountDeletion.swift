@@ -10,7 +10,7 @@ struct AccountDeletion: Sendable {
     let browser: BrowserRequests
     let realms: RealmService
     let users: UserService
-    let pushMFA: PushMFAService
+    let removal: UserRemoval
     let clock: any KeywardClock
 
     /// How recent the session's sign-in must be: a browser left signed in cannot delete the account.
@@ -40,11 +40,7 @@ struct AccountDeletion: Sendable {
             ], status: .forbidden)
         }
         guard recentlySignedIn(session) else { return signInAgain(realm) }
-        for device in try await pushMFA.devices(realm: realm, userId: user.id) {
-            try await pushMFA.removeDevice(realm: realm, userId: user.id, credentialId: device.id)
-        }
-        // Ends the sessions and removes the user; its identities go with it (the table's foreign key cascades).
-        _ = try await users.delete(realm: realm, username: user.username)
+        try await removal.delete(realm: realm, username: user.username)
         return renderer.redirect(to: PageURLs.login(realm) + "?notice=account-deleted", headers: browser.clearCookie)
     }
 

@@ -75,6 +75,11 @@ public final class KeywardRuntime: Sendable {
         devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
     }
 
+    /// Deletes a user and what is theirs (`keyward users delete`).
+    public func deleteUser(realm: String, username: String) async throws -> User {
+        try await UserRemoval(users: accounts.users, pushMFA: pushMFA.service).delete(realm: realm, username: username)
+    }
+
     /// Adds or updates the apps of `devices.appsFile` (see `DeviceAppsFile`); answers what happened to each.
     public func applyDeclaredApps() async throws -> [(appId: String, outcome: DeviceAppService.Declared)] {
         var outcomes: [(appId: String, outcome: DeviceAppService.Declared)] = []
@@ -111,7 +116,9 @@ public final class KeywardRuntime: Sendable {
         let signIn = SignInCompletion(sessions: accounts.browserSessions, pushMFA: service, audit: audit)
         let accountSessions = AccountSessions(renderer: pageRenderer, browser: browser, realms: realms, audit: audit)
         accountSessions.register(on: pages)
-        AccountDeletion(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, clock: clock).register(on: pages)
+        AccountDeletion(
+            renderer: pageRenderer, browser: browser, realms: realms, users: users, removal: UserRemoval(users: users, pushMFA: service), clock: clock
+        ).register(on: pages)
         LoginPages(
             renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,
             providers: accounts.providers, accountSessions: accountSessions

@@ -1,0 +1,16 @@
+/// Deleting a user with what is theirs: push devices first (their rows do not reference the user, so nothing else
+/// would remove them), then the user, which ends its sessions and takes its linked identities with it. One place for
+/// `keyward users delete` and the account page.
+struct UserRemoval: Sendable {
+    let users: UserService
+    let pushMFA: PushMFAService
+
+    @discardableResult
+    func delete(realm: String, username: String) async throws -> User {
+        guard let user = try await users.user(realm: realm, username: username) else { throw UserError.notFound(username) }
+        for device in try await pushMFA.devices(realm: realm, userId: user.id) {
+            try await pushMFA.removeDevice(realm: realm, userId: user.id, credentialId: device.id)
+        }
+        return try await users.delete(realm: realm, username: username)
+    }
+}
