@@ -3,7 +3,8 @@ import HTTPTypes
 import Hummingbird
 
 /// `/realms/{realm}/v1/auth/{alias}` starts a sign-in with an identity provider; `…/callback` (GET, or POST for
-/// providers that answer with `form_post`) finishes it and hands the user to the one login flow. Thin: the checks
+/// providers that answer with `form_post`, such as Apple — through `ProviderCallbackRepost` first when the
+/// cross-site POST came without its cookie) finishes it and hands the user to the one login flow. Thin: the checks
 /// are `ProviderSignIn`'s and `SignInTransaction`'s.
 struct ProviderSignInRoutes: Sendable {
     let signIn: ProviderSignIn
