@@ -1,11 +1,12 @@
-// `keyward providers`: the identity providers (Google, any OpenID Connect provider) a realm's people sign in with.
+// `keyward providers`: the identity providers (Google, Apple, Facebook, any OpenID Connect provider) a realm's people
+// sign in with.
 import ArgumentParser
 import Foundation
 import KeywardServer
 
 struct Providers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Manage identity providers: sign-up and sign-in with Google or any OpenID Connect provider.",
+        abstract: "Manage identity providers: sign-up and sign-in with Google, Apple, Facebook or any OpenID Connect provider.",
         discussion: """
             Each provider gets a button on the realm's sign-in page and a route that starts its flow, \
             /realms/REALM/v1/auth/ALIAS. Register Keyward at the provider as a web client whose redirect URI is the \
@@ -22,31 +23,56 @@ struct Providers: AsyncParsableCommand {
                 whose issuer must equal it exactly. --type google presets Google's issuer (--issuer overrides it, for \
                 tests). The client secret comes from --client-secret-file or the KEYWARD_PROVIDER_SECRET variable, \
                 never from the command line, and is stored sealed under the master key.
+
+                --type apple (Sign in with Apple; --client-id is the Services ID) needs --team-id, --key-id and \
+                --private-key-file (the .p8 key, stored sealed); Keyward signs its client secret with it, so give no \
+                secret. Issuer https://appleid.apple.com and Apple's endpoints are preset.
+
+                --type facebook (--client-id is the app id, the secret its app secret) presets Facebook Login's \
+                dialog and Graph v19.0 endpoints; identities are filed under https://www.facebook.com.
+
+                --authorization-endpoint, --token-endpoint, --jwks-uri (apple) and --userinfo-endpoint (facebook's \
+                Graph /me) override the presets, e.g. to point them at a test double; Apple's revocation endpoint and \
+                Graph's debug_token are found beside the token endpoint.
                 """
         )
         @OptionGroup var common: CommonOptions
         @Option(help: "Realm name.") var realm: String
         @Argument(help: "The provider's alias: 1-32 lower-case letters, digits or '-'; it appears in URLs.") var alias: String
-        @Option(name: .customLong("type"), help: "oidc or google.") var kind: String
+        @Option(name: .customLong("type"), help: "oidc, google, apple or facebook.") var kind: String
         @Option(help: "The issuer, exactly as its id_tokens carry it (required for oidc).") var issuer: String?
         @Option(name: .customLong("client-id"), help: "The client id Keyward is registered with at the provider.") var clientId: String
         @Option(name: .customLong("client-secret-file"), help: "A file holding the client secret (or set KEYWARD_PROVIDER_SECRET).") var clientSecretFile: String?
         @Option(help: "Scopes to ask for, space separated (default \"openid email profile\").") var scopes: String?
-        @Option(name: .customLong("display-name"), help: "The sign-in button's label (default: Google, or the alias).") var displayName: String?
+        @Option(name: .customLong("display-name"), help: "The sign-in button's label (default: Google, Apple, Facebook, or the alias).") var displayName: String?
         @Option(name: .customLong("hosted-domain"), help: "Google: only accounts of this Workspace domain (the hd claim).") var hostedDomain: String?
+        @Option(name: .customLong("authorization-endpoint"), help: "apple, facebook: instead of the preset authorization endpoint.") var authorizationEndpoint: String?
+        @Option(name: .customLong("token-endpoint"), help: "apple, facebook: instead of the preset token endpoint.") var tokenEndpoint: String?
+        @Option(name: .customLong("jwks-uri"), help: "apple: instead of the preset JWK Set URL.") var jwksURI: String?
+        @Option(name: .customLong("userinfo-endpoint"), help: "facebook: instead of the preset Graph /me URL.") var userinfoEndpoint: String?
+        @Option(name: .customLong("team-id"), help: "apple: the developer team id (iss of the client secret).") var teamId: String?
+        @Option(name: .customLong("key-id"), help: "apple: the id of the Sign in with Apple key (kid of the client secret).") var keyId: String?
+        @Option(name: .customLong("private-key-file"), help: "apple: the key's .p8 file (PEM).") var privateKeyFile: String?
         @Flag(name: .customLong("trust-verified-email"), help: "Link a new identity to an existing account with the same e-mail when this provider marks it verified. Off by default; see docs/SECURITY.md.") var trustVerifiedEmail = false
 
         func run() async throws {
             guard let kind = IdentityProvider.Kind(rawValue: kind) else {
-                throw CommandError("--type must be oidc or google, not '\(kind)'")
+                throw CommandError("--type must be oidc, google, apple or facebook, not '\(kind)'")
             }
-            let secret = try Providers.readSecret(file: clientSecretFile)
+            // Apple's secret is made from its key, so a KEYWARD_PROVIDER_SECRET meant for another provider is not read.
+            let secret = kind == .apple && clientSecretFile == nil ? nil : try Providers.readSecret(file: clientSecretFile)
+            let privateKey = try privateKeyFile.map { file in
+                guard let data = FileManager.default.contents(atPath: file) else { throw CommandError("--private-key-file: \(file) cannot be read") }
+                return String(decoding: data, as: UTF8.self)
+            }
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
                 let registration = IdentityProviderService.Registration(
                     realm: realm, alias: alias, kind: kind, issuer: issuer, clientId: clientId, clientSecret: secret,
                     scopes: scopes.map { $0.split(separator: " ").map(String.init) }, displayName: displayName,
-                    trustVerifiedEmail: trustVerifiedEmail, hostedDomain: hostedDomain
+                    trustVerifiedEmail: trustVerifiedEmail, hostedDomain: hostedDomain, authorizationEndpoint: authorizationEndpoint,
+                    tokenEndpoint: tokenEndpoint, jwksURI: jwksURI, userinfoEndpoint: userinfoEndpoint, appleTeamId: teamId, appleKeyId: keyId,
+                    applePrivateKeyPEM: privateKey
                 )
                 let added: IdentityProvider
                 do {
@@ -103,13 +129,20 @@ struct Providers: AsyncParsableCommand {
     static func describe(_ provider: IdentityProvider, publicURL: String) -> String {
         var lines = [
             "  issuer:        \(provider.issuer)",
-            "  client id:     \(provider.clientId)\(provider.sealedClientSecret == nil ? " (no secret)" : " (secret stored sealed)")",
+            "  client id:     \(provider.clientId)\(provider.sealedClientSecret != nil ? " (secret stored sealed)" : provider.appleKey != nil ? " (secret signed with the apple key)" : " (no secret)")",
             "  scopes:        \(provider.scopes.joined(separator: " "))",
             "  button:        \(provider.displayName)",
             "  redirect URI:  \(IdentityProvider.redirectURI(publicURL: publicURL, realm: provider.realm, alias: provider.alias))",
             "  e-mail links:  \(provider.trustVerifiedEmail ? "verified addresses link to existing accounts" : "never (sign in first, then link)")",
         ]
         if let domain = provider.hostedDomain { lines.append("  hosted domain: \(domain)") }
+        if let key = provider.appleKey { lines.append("  apple key:     team \(key.teamId), key id \(key.keyId) (key stored sealed)") }
+        if let endpoints = provider.endpoints {
+            lines.append("  authorize at:  \(endpoints.authorization)")
+            lines.append("  token at:      \(endpoints.token)")
+            if let jwks = endpoints.jwks { lines.append("  keys at:       \(jwks)") }
+            if let userinfo = endpoints.userinfo { lines.append("  profile at:    \(userinfo)") }
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -72,12 +72,14 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
         }
     }
 
+    /// A sign-in without a name keeps the stored one: Apple sends the name on the first authorization only.
     public func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws {
         try await StoreErrorMapping.mapping("recordSignIn") {
             try await database.transaction { session in
                 let userIds = try await session.raw("""
                     UPDATE external_identities SET provider_alias = \(bind: details.alias), email = \(bind: details.email),
-                        email_verified = \(bind: details.emailVerified), display_name = \(bind: details.name),
+                        email_verified = \(bind: details.emailVerified),
+                        display_name = COALESCE(\(bind: details.name), display_name),
                         last_login_at = \(bind: StorageTime.milliseconds(at))
                     WHERE realm = \(bind: realm) AND issuer = \(bind: issuer) AND subject = \(bind: subject)
                     RETURNING user_id

@@ -73,7 +73,7 @@ final class IdentityProviderRegistryTests: XCTestCase {
                 ("display-name", .init(realm: "demo", alias: "sso", kind: .oidc, issuer: "https://idp.example.com", clientId: "c", displayName: "")),
                 ("hosted-domain", .init(realm: "demo", alias: "sso", kind: .oidc, issuer: "https://idp.example.com", clientId: "c", hostedDomain: "example.com")),
                 ("hosted-domain", .init(realm: "demo", alias: "google", kind: .google, clientId: "c", clientSecret: "s", hostedDomain: "Example.com/x")),
-                ("type", .init(realm: "demo", alias: "apple", kind: .apple, clientId: "c")),
+                ("team-id", .init(realm: "demo", alias: "apple", kind: .apple, clientId: "c")),
             ]
             for (setting, registration) in cases {
                 do {

@@ -16,6 +16,29 @@ struct IdentityProviderMetadata: Sendable, Equatable {
     /// `client_secret_post`.
     var usesSecretPost: Bool
 
+    init(
+        issuer: String, authorizationEndpoint: String, tokenEndpoint: String, jwksURI: String, idTokenAlgorithms: Set<JWSAlgorithm>, usesSecretPost: Bool
+    ) {
+        self.issuer = issuer
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.jwksURI = jwksURI
+        self.idTokenAlgorithms = idTokenAlgorithms
+        self.usesSecretPost = usesSecretPost
+    }
+
+    /// Sign in with Apple's web flow has no discovery document to follow: its endpoints are the configured ones,
+    /// its id_tokens RS256, its client secret sent in the form.
+    static func apple(_ provider: IdentityProvider) throws(SignInFailure) -> IdentityProviderMetadata {
+        guard let endpoints = provider.endpoints, let jwks = endpoints.jwks else {
+            throw SignInFailure(.providerMisconfigured, "apple provider '\(provider.alias)' has no endpoints configured")
+        }
+        return IdentityProviderMetadata(
+            issuer: provider.issuer, authorizationEndpoint: endpoints.authorization, tokenEndpoint: endpoints.token, jwksURI: jwks,
+            idTokenAlgorithms: [.rs256], usesSecretPost: true
+        )
+    }
+
     static func discoveryURL(issuer: String) -> String {
         (issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer) + "/.well-known/openid-configuration"
     }
@@ -70,6 +93,7 @@ struct IdentityProviderMetadataCache: Sendable {
 
     /// The provider's metadata, or why there is none to use.
     func metadata(for provider: IdentityProvider) async throws(SignInFailure) -> IdentityProviderMetadata {
+        if provider.kind == .apple { return try IdentityProviderMetadata.apple(provider) }
         guard let metadata = await documents.value(url: IdentityProviderMetadata.discoveryURL(issuer: provider.issuer), owner: provider.alias) else {
             throw SignInFailure(.providerUnavailable, "the discovery document of provider '\(provider.alias)' cannot be fetched now")
         }

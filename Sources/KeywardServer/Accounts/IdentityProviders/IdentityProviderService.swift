@@ -16,10 +16,21 @@ public final class IdentityProviderService: Sendable {
         public var displayName: String?
         public var trustVerifiedEmail: Bool
         public var hostedDomain: String?
+        /// Apple and Facebook: endpoints instead of the preset ones (nil keeps each preset).
+        public var authorizationEndpoint: String?
+        public var tokenEndpoint: String?
+        public var jwksURI: String?
+        public var userinfoEndpoint: String?
+        /// Apple: the team, the key id and the .p8 file's PEM text the client secret is signed with.
+        public var appleTeamId: String?
+        public var appleKeyId: String?
+        public var applePrivateKeyPEM: String?
 
         public init(
             realm: String, alias: String, kind: IdentityProvider.Kind, issuer: String? = nil, clientId: String, clientSecret: String? = nil,
-            scopes: [String]? = nil, displayName: String? = nil, trustVerifiedEmail: Bool = false, hostedDomain: String? = nil
+            scopes: [String]? = nil, displayName: String? = nil, trustVerifiedEmail: Bool = false, hostedDomain: String? = nil,
+            authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil, jwksURI: String? = nil, userinfoEndpoint: String? = nil,
+            appleTeamId: String? = nil, appleKeyId: String? = nil, applePrivateKeyPEM: String? = nil
         ) {
             self.realm = realm
             self.alias = alias
@@ -31,15 +42,26 @@ public final class IdentityProviderService: Sendable {
             self.displayName = displayName
             self.trustVerifiedEmail = trustVerifiedEmail
             self.hostedDomain = hostedDomain
+            self.authorizationEndpoint = authorizationEndpoint
+            self.tokenEndpoint = tokenEndpoint
+            self.jwksURI = jwksURI
+            self.userinfoEndpoint = userinfoEndpoint
+            self.appleTeamId = appleTeamId
+            self.appleKeyId = appleKeyId
+            self.applePrivateKeyPEM = applePrivateKeyPEM
         }
     }
 
     /// Google's issuer; its id_tokens may also carry it without the scheme (`ProviderIDTokenRules`).
     public static let googleIssuer = "https://accounts.google.com"
     public static let defaultScopes = ["openid", "email", "profile"]
+    public static let appleIssuer = "https://appleid.apple.com"
+    /// Facebook Login issues no id_token, so no issuer: its identities are filed under this fixed name, keyed
+    /// (issuer, app-scoped user id) like every other provider's.
+    public static let facebookIssuer = "https://www.facebook.com"
 
     private let store: any IdentityProviderStore
-    private let masterKey: MasterKey
+    let masterKey: MasterKey
     private let audit: AuditLog
     private let clock: any KeywardClock
 
@@ -92,26 +114,38 @@ public final class IdentityProviderService: Sendable {
             issuer = given
         case .google:
             issuer = registration.issuer ?? Self.googleIssuer
-        case .apple, .facebook:
-            throw IdentityProviderError.invalidSetting("type", "\(registration.kind.rawValue) is not supported yet; use oidc or google")
+        case .apple:
+            issuer = registration.issuer ?? Self.appleIssuer
+        case .facebook:
+            guard registration.issuer == nil else {
+                throw IdentityProviderError.invalidSetting("issuer", "facebook has no issuer (no id_token); its identities are filed under \(Self.facebookIssuer)")
+            }
+            issuer = Self.facebookIssuer
         }
         if let problem = OutboundURL.problem(issuer) { throw IdentityProviderError.invalidSetting("issuer", problem) }
         let clientId = registration.clientId
         guard (1...512).contains(clientId.utf8.count), clientId.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
             throw IdentityProviderError.invalidSetting("client-id", "1-512 printable ASCII characters without spaces")
         }
-        if registration.kind == .google, registration.clientSecret == nil {
-            throw IdentityProviderError.invalidSetting("client-secret", "Google's web clients authenticate with their client secret")
+        switch registration.kind {
+        case .google, .facebook:
+            if registration.clientSecret == nil {
+                throw IdentityProviderError.invalidSetting("client-secret", "\(registration.kind.rawValue) web clients authenticate with their client (app) secret")
+            }
+        case .apple:
+            if registration.clientSecret != nil {
+                throw IdentityProviderError.invalidSetting("client-secret", "apple's client secret is made from --private-key-file; give no secret")
+            }
+        case .oidc:
+            break
         }
         if let secret = registration.clientSecret {
             guard (1...1024).contains(secret.utf8.count), !secret.contains(where: \.isNewline) else {
                 throw IdentityProviderError.invalidSetting("client-secret", "1-1024 characters on one line")
             }
         }
-        let scopes = registration.scopes ?? Self.defaultScopes
-        guard scopes.contains("openid"), scopes.allSatisfy({ !$0.isEmpty && $0.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" } })
-        else { throw IdentityProviderError.invalidSetting("scopes", "space-separated scope names including openid") }
-        let displayName = registration.displayName ?? (registration.kind == .google ? "Google" : alias)
+        let scopes = try Self.validatedScopes(registration.scopes, kind: registration.kind)
+        let displayName = registration.displayName ?? Self.defaultDisplayName(registration.kind) ?? alias
         guard (1...64).contains(displayName.count), !displayName.contains(where: { $0.isNewline }) else {
             throw IdentityProviderError.invalidSetting("display-name", "1-64 characters on one line")
         }
@@ -121,17 +155,19 @@ public final class IdentityProviderService: Sendable {
                 throw IdentityProviderError.invalidSetting("hosted-domain", "a lower-case domain name, e.g. example.com")
             }
         }
+        let endpoints = try Self.validatedEndpoints(registration)
+        let appleKey = try validatedAppleKey(registration)
         let sealed = try registration.clientSecret.map {
             try masterKey.seal(Array($0.utf8), context: IdentityProvider.secretContext(realm: registration.realm, alias: alias))
         }
         return IdentityProvider(
             realm: registration.realm, alias: alias, kind: registration.kind, issuer: issuer, clientId: clientId, sealedClientSecret: sealed,
             scopes: scopes, displayName: displayName, trustVerifiedEmail: registration.trustVerifiedEmail,
-            hostedDomain: registration.hostedDomain, createdAt: clock.now()
+            hostedDomain: registration.hostedDomain, endpoints: endpoints, appleKey: appleKey, createdAt: clock.now()
         )
     }
 
-    private static func isAliasByte(_ byte: UInt8) -> Bool {
+    static func isAliasByte(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
     }
 }

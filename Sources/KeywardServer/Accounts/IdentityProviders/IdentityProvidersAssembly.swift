@@ -12,7 +12,8 @@ struct IdentityProvidersAssembly: Sendable {
         tokens = ProviderTokenClient()
         signIn = ProviderSignIn(
             providers: accounts.providers, metadata: IdentityProviderMetadataCache(fetcher: fetcher, clock: core.clock, logger: core.logger),
-            jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), tokens: tokens, users: accounts.users,
+            jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), tokens: tokens,
+            appleSecrets: AppleClientSecrets(masterKey: core.masterKey, clock: core.clock), users: accounts.users,
             replayStore: oauth.replayStore, keys: TransactionKeys(masterKey: core.masterKey), clock: core.clock,
             publicURL: core.configuration.resolvedPublicURL
         )

@@ -9,6 +9,8 @@ struct ProviderIDToken: Sendable {
     let subject: String
     let email: String?
     let emailVerified: Bool?
+    /// Apple: the address is a private relay address (`…@privaterelay.appleid.com`) for this app only.
+    let isPrivateEmail: Bool?
     let name: String?
 
     static let leeway: TimeInterval = 60
@@ -43,8 +45,19 @@ struct ProviderIDToken: Sendable {
         }
         self.subject = subject
         email = claims.string("email").map { String($0.prefix(320)) }
-        // Some providers (Apple) send the booleans as strings.
-        emailVerified = claims["email_verified"]?.boolValue ?? claims.string("email_verified").map { $0 == "true" }
+        emailVerified = Self.flag(claims["email_verified"])
+        isPrivateEmail = Self.flag(claims["is_private_email"])
         name = claims.string("name").map { String($0.prefix(200)) }
+    }
+
+    /// Apple has sent its booleans both as JSON booleans and as the strings "true" / "false"; anything else is
+    /// no answer.
+    static func flag(_ value: JSONValue?) -> Bool? {
+        if let bool = value?.boolValue { return bool }
+        switch value?.stringValue {
+        case "true": return true
+        case "false": return false
+        default: return nil
+        }
     }
 }

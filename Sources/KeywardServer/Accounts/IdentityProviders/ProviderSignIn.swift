@@ -5,12 +5,14 @@ import KeywardJOSE
 /// confidential client, the browser only carries an encrypted single-use transaction cookie and the provider's
 /// code. Start makes `state`, the PKCE verifier and `nonce`; the callback checks the cookie against the callback
 /// (age, state, provider, issuer — the mix-up defence), spends the state once, exchanges the code, verifies the
-/// id_token, and finds or creates the user. What follows (push MFA, the session) is the one login flow's.
+/// id_token (or, for Facebook, asks Graph whom the access token is for), and finds or creates the user. What
+/// follows (push MFA, the session) is the one login flow's.
 final class ProviderSignIn: Sendable {
     private let providers: IdentityProviderService
     private let metadata: IdentityProviderMetadataCache
     private let jwks: JWKSCache
     private let tokens: ProviderTokenClient
+    private let appleSecrets: AppleClientSecrets
     private let users: UserService
     private let replayStore: any ReplayStore
     let keys: TransactionKeys
@@ -19,12 +21,13 @@ final class ProviderSignIn: Sendable {
 
     init(
         providers: IdentityProviderService, metadata: IdentityProviderMetadataCache, jwks: JWKSCache, tokens: ProviderTokenClient,
-        users: UserService, replayStore: any ReplayStore, keys: TransactionKeys, clock: any KeywardClock, publicURL: String
+        appleSecrets: AppleClientSecrets, users: UserService, replayStore: any ReplayStore, keys: TransactionKeys, clock: any KeywardClock, publicURL: String
     ) {
         self.providers = providers
         self.metadata = metadata
         self.jwks = jwks
         self.tokens = tokens
+        self.appleSecrets = appleSecrets
         self.users = users
         self.replayStore = replayStore
         self.keys = keys
@@ -40,17 +43,30 @@ final class ProviderSignIn: Sendable {
 
     func start(realm: String, alias: String, returnTo: String?) async throws(SignInFailure) -> Start {
         let provider = try await provider(realm: realm, alias: alias)
-        let metadata = try await metadata.metadata(for: provider)
+        let authorizationEndpoint: String
+        if provider.kind == .facebook {
+            guard let endpoints = provider.endpoints else { throw SignInFailure(.providerMisconfigured, "facebook provider '\(alias)' has no endpoints") }
+            authorizationEndpoint = endpoints.authorization
+        } else {
+            authorizationEndpoint = try await metadata.metadata(for: provider).authorizationEndpoint
+        }
         let transaction = SignInTransaction.begin(realm: realm, alias: alias, issuer: provider.issuer, returnTo: returnTo, now: clock.now())
         var query = [
             ("response_type", "code"), ("client_id", provider.clientId), ("redirect_uri", redirectURI(provider)),
-            ("scope", provider.scopes.joined(separator: " ")), ("state", transaction.state), ("nonce", transaction.nonce),
+            // Facebook's dialog documents commas between permissions.
+            ("scope", provider.scopes.joined(separator: provider.kind == .facebook ? "," : " ")), ("state", transaction.state),
             ("code_challenge", transaction.codeChallenge), ("code_challenge_method", "S256"),
         ]
+        // No id_token from Facebook, so no nonce to put in one: there the state and the single-use transaction
+        // carry the binding to this browser.
+        if provider.kind != .facebook { query.append(("nonce", transaction.nonce)) }
+        // Apple posts the answer (it must when name or e-mail is asked for): the callback's POST route, and the
+        // re-post page `ProviderSignInRoutes` answers because that cross-site POST brings no Lax cookie.
+        if provider.kind == .apple { query.append(("response_mode", "form_post")) }
         if let domain = provider.hostedDomain { query.append(("hd", domain)) }
-        let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"
+        let separator = authorizationEndpoint.contains("?") ? "&" : "?"
         let encoded = query.map { ProviderTokenClient.formEncode($0.0) + "=" + ProviderTokenClient.formEncode($0.1) }.joined(separator: "&")
-        return Start(location: metadata.authorizationEndpoint + separator + encoded, transaction: transaction)
+        return Start(location: authorizationEndpoint + separator + encoded, transaction: transaction)
     }
 
     /// The callback's parameters, as the provider sent them (query, or form for `form_post`).
@@ -61,6 +77,8 @@ final class ProviderSignIn: Sendable {
         var errorDescription: String?
         /// RFC 9207's issuer identification, when the provider sends it.
         var issuer: String?
+        /// Apple's `user` field (first authorization only).
+        var appleUser: String?
     }
 
     /// The signed-in user and how the flow ends; `transaction` is what the callback's cookie held.
@@ -82,27 +100,18 @@ final class ProviderSignIn: Sendable {
         guard let code = callback.code, (1...2048).contains(code.utf8.count) else {
             throw SignInFailure(.invalidRequest, "the callback carries no code")
         }
-        let metadata = try await metadata.metadata(for: provider)
-        let clientSecret: String?
-        do {
-            clientSecret = try providers.clientSecret(of: provider)
-        } catch {
-            throw SignInFailure(.providerMisconfigured, "the client secret of provider '\(alias)' does not open under this master key")
+        let identity: ProviderIdentity
+        switch provider.kind {
+        case .facebook:
+            identity = try await facebookIdentity(provider, code: code, transaction: transaction)
+        case .oidc, .google, .apple:
+            identity = try await idTokenIdentity(provider, code: code, callback: callback, transaction: transaction)
         }
-        let compact = try await tokens.idToken(.init(
-            endpoint: metadata.tokenEndpoint, code: code, redirectURI: redirectURI(provider), codeVerifier: transaction.codeVerifier,
-            clientId: provider.clientId, clientSecret: clientSecret, secretInBody: metadata.usesSecretPost
-        ))
-        let kid = (try? JWS.parse(compact))?.header.string("kid")
-        guard let keys = await jwks.keys(url: metadata.jwksURI, owner: alias, kid: kid) else {
-            throw SignInFailure(.providerUnavailable, "the keys of provider '\(alias)' cannot be fetched now; try again later")
-        }
-        let idToken = try ProviderIDToken(compact, provider: provider, metadata: metadata, keys: keys, nonce: transaction.nonce, now: clock.now())
         let signedIn: (user: User, created: Bool)
         do {
             signedIn = try await users.signInWithProvider(
-                realm: realm, issuer: provider.issuer, subject: idToken.subject,
-                details: .init(alias: alias, email: idToken.email, emailVerified: idToken.emailVerified, name: idToken.name),
+                realm: realm, issuer: provider.issuer, subject: identity.subject,
+                details: .init(alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name),
                 linkVerifiedEmail: provider.trustVerifiedEmail && provider.kind != .facebook
             )
         } catch UserError.accountExists(let providers) {
@@ -112,6 +121,46 @@ final class ProviderSignIn: Sendable {
         }
         guard signedIn.user.enabled else { throw SignInFailure(.accountRefused, "this account is disabled; contact your administrator") }
         return signedIn
+    }
+
+    /// The code exchanged for an id_token, verified against the provider's keys (OpenID Connect, Google, Apple).
+    private func idTokenIdentity(
+        _ provider: IdentityProvider, code: String, callback: Callback, transaction: SignInTransaction
+    ) async throws(SignInFailure) -> ProviderIdentity {
+        let metadata = try await metadata.metadata(for: provider)
+        let clientSecret: String? = if provider.kind == .apple { try appleSecrets.secret(for: provider) } else { try storedSecret(provider) }
+        let compact = try await tokens.idToken(.init(
+            endpoint: metadata.tokenEndpoint, code: code, redirectURI: redirectURI(provider), codeVerifier: transaction.codeVerifier,
+            clientId: provider.clientId, clientSecret: clientSecret, secretInBody: metadata.usesSecretPost
+        ))
+        let kid = (try? JWS.parse(compact))?.header.string("kid")
+        guard let keys = await jwks.keys(url: metadata.jwksURI, owner: provider.alias, kid: kid) else {
+            throw SignInFailure(.providerUnavailable, "the keys of provider '\(provider.alias)' cannot be fetched now; try again later")
+        }
+        let idToken = try ProviderIDToken(compact, provider: provider, metadata: metadata, keys: keys, nonce: transaction.nonce, now: clock.now())
+        // Apple's id_token has no name; the first callback's `user` field has it, once.
+        let name = provider.kind == .apple ? AppleFirstAuthorization.name(fromUserField: callback.appleUser) : idToken.name
+        return ProviderIdentity(subject: idToken.subject, email: idToken.email, emailVerified: idToken.emailVerified, name: name)
+    }
+
+    /// The code exchanged for a user access token, which Graph then vouches for (`FacebookIdentityCheck`).
+    private func facebookIdentity(_ provider: IdentityProvider, code: String, transaction: SignInTransaction) async throws(SignInFailure) -> ProviderIdentity {
+        guard let endpoints = provider.endpoints, let appSecret = try storedSecret(provider) else {
+            throw SignInFailure(.providerMisconfigured, "facebook provider '\(provider.alias)' has no endpoints or app secret")
+        }
+        let accessToken = try await tokens.accessToken(.init(
+            endpoint: endpoints.token, code: code, redirectURI: redirectURI(provider), codeVerifier: transaction.codeVerifier,
+            clientId: provider.clientId, clientSecret: appSecret, secretInBody: true
+        ))
+        return try await FacebookIdentityCheck(http: tokens).identity(accessToken: accessToken, provider: provider, appSecret: appSecret)
+    }
+
+    private func storedSecret(_ provider: IdentityProvider) throws(SignInFailure) -> String? {
+        do {
+            return try providers.clientSecret(of: provider)
+        } catch {
+            throw SignInFailure(.providerMisconfigured, "the client secret of provider '\(provider.alias)' does not open under this master key")
+        }
     }
 
     /// The transaction a callback's cookie holds, checked at this node's time.

@@ -3,7 +3,8 @@ import HTTPTypes
 import Hummingbird
 
 /// `/realms/{realm}/v1/auth/{alias}` starts a sign-in with an identity provider; `…/callback` (GET, or POST for
-/// providers that answer with `form_post`) finishes it and hands the user to the one login flow. Thin: the checks
+/// providers that answer with `form_post`, such as Apple — through `ProviderCallbackRepost` first when the
+/// cross-site POST came without its cookie) finishes it and hands the user to the one login flow. Thin: the checks
 /// are `ProviderSignIn`'s and `SignInTransaction`'s.
 struct ProviderSignInRoutes: Sendable {
     let signIn: ProviderSignIn
@@ -18,9 +19,14 @@ struct ProviderSignInRoutes: Sendable {
             try await callback(request, context, parameters: Self.parameters(request.uri.queryParameters.map { (String($0.key), String($0.value)) }))
         }
         router.post("/realms/:realm/v1/auth/:alias/callback") { request, context in
-            guard let form = try await browser.form(request) else {
+            guard var form = try await browser.form(request) else {
                 return failurePage(SignInFailure(.invalidRequest, "the callback's form cannot be read"), context)
             }
+            // A form_post answer comes cross-site without the Lax cookie: one hop through Keyward's own page.
+            if ProviderCallbackRepost.needsRepost(form: form, request: request, secureCookies: browser.secureCookies) {
+                return ProviderCallbackRepost.page(action: request.uri.path, form: form)
+            }
+            form.removeValue(forKey: ProviderCallbackRepost.repostMarker)
             return try await callback(request, context, parameters: Self.parameters(form.map { ($0.key, $0.value) }))
         }
     }
@@ -55,7 +61,7 @@ struct ProviderSignInRoutes: Sendable {
             let transaction = try signIn.transaction(cookie: value, cookieName: name)
             let callback = ProviderSignIn.Callback(
                 state: state, code: parameters["code"], error: parameters["error"], errorDescription: parameters["error_description"],
-                issuer: parameters["iss"]
+                issuer: parameters["iss"], appleUser: parameters["user"]
             )
             let signedIn = try await signIn.finish(realm: realm, alias: alias, callback: callback, transaction: transaction)
             let (cookie, next) = try await completeSession(signedIn.user, alias: alias, realm: realm, request: request, returnTo: transaction.returnTo)

@@ -33,6 +33,21 @@ final class ProviderTokenClient: Sendable {
 
     /// The token response's `id_token`.
     func idToken(_ exchange: Exchange) async throws(SignInFailure) -> String {
+        guard let idToken = try await tokenResponse(exchange).string("id_token") else {
+            throw SignInFailure(.codeExchangeFailed, "the provider's token response has no id_token")
+        }
+        return idToken
+    }
+
+    /// The token response's `access_token`, for providers without an id_token (Facebook).
+    func accessToken(_ exchange: Exchange) async throws(SignInFailure) -> String {
+        guard let token = try await tokenResponse(exchange).string("access_token"), (1...4096).contains(token.utf8.count) else {
+            throw SignInFailure(.codeExchangeFailed, "the provider's token response has no access_token")
+        }
+        return token
+    }
+
+    private func tokenResponse(_ exchange: Exchange) async throws(SignInFailure) -> JSONObject {
         var form = [
             ("grant_type", "authorization_code"), ("code", exchange.code), ("redirect_uri", exchange.redirectURI),
             ("code_verifier", exchange.codeVerifier), ("client_id", exchange.clientId),
@@ -51,25 +66,40 @@ final class ProviderTokenClient: Sendable {
             }
         }
         request.body = .bytes(ByteBuffer(string: form.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
-        let status: HTTPResponseStatus
-        let body: [UInt8]
+        let (status, object) = try await send(request, to: "token endpoint")
+        guard status == .ok, let object else {
+            throw SignInFailure(.codeExchangeFailed, "the provider refused the code: \(Self.errorText(object, status: status))")
+        }
+        return object
+    }
+
+    /// A GET answered with JSON (Facebook's Graph calls after the exchange), under the same rules: no redirects,
+    /// bounded time and body. The status and the object, when the body is one.
+    func getJSON(_ url: String, purpose: String) async throws(SignInFailure) -> (status: HTTPResponseStatus, object: JSONObject?) {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        return try await send(request, to: purpose)
+    }
+
+    private func send(_ request: HTTPClientRequest, to purpose: String) async throws(SignInFailure) -> (status: HTTPResponseStatus, object: JSONObject?) {
         do {
             let response = try await client.execute(request, timeout: timeout)
-            status = response.status
-            body = Array(try await response.body.collect(upTo: Self.maxBodyBytes).readableBytesView)
+            let body = Array(try await response.body.collect(upTo: Self.maxBodyBytes).readableBytesView)
+            return (response.status, try? StrictJSON.parseObject(body))
         } catch {
-            throw SignInFailure(.providerUnavailable, "the provider's token endpoint could not be reached: \(error)")
+            throw SignInFailure(.providerUnavailable, "the provider's \(purpose) could not be reached: \(error)")
         }
-        let object = try? StrictJSON.parseObject(body)
-        guard status == .ok else {
-            let error = object?.string("error").map { String($0.prefix(64)) } ?? "HTTP \(status.code)"
-            let description = object?.string("error_description").map { " (\(String($0.prefix(200))))" } ?? ""
-            throw SignInFailure(.codeExchangeFailed, "the provider refused the code: \(error)\(description)")
+    }
+
+    /// An error answer in a line: OAuth's `error` and `error_description`, or Graph's `{"error": {"message", "code"}}`.
+    static func errorText(_ object: JSONObject?, status: HTTPResponseStatus) -> String {
+        if let graph = object?["error"]?.objectValue {
+            let code = graph["code"]?.numberValue.flatMap { Int(exactly: $0) }.map { " (code \($0))" } ?? ""
+            return (graph.string("message").map { String($0.prefix(200)) } ?? "HTTP \(status.code)") + code
         }
-        guard let idToken = object?.string("id_token") else {
-            throw SignInFailure(.codeExchangeFailed, "the provider's token response has no id_token")
-        }
-        return idToken
+        let error = object?.string("error").map { String($0.prefix(64)) } ?? "HTTP \(status.code)"
+        let description = object?.string("error_description").map { " (\(String($0.prefix(200))))" } ?? ""
+        return error + description
     }
 
     /// application/x-www-form-urlencoded: unreserved characters as they are, everything else percent-encoded.

@@ -17,11 +17,14 @@ public struct SQLIdentityProviderStore: IdentityProviderStore {
         ) {
             try await database.sql.raw("""
                 INSERT INTO identity_providers (realm, alias, kind, issuer, client_id, client_secret, scopes, display_name,
-                    trust_verified_email, hosted_domain, created_at)
+                    trust_verified_email, hosted_domain, apple_team_id, apple_key_id, apple_private_key, authorization_endpoint,
+                    token_endpoint, jwks_uri, userinfo_endpoint, created_at)
                 VALUES (\(bind: provider.realm), \(bind: provider.alias), \(bind: provider.kind.rawValue), \(bind: provider.issuer),
                     \(bind: provider.clientId), \(bind: provider.sealedClientSecret.map(Base64URL.encode)), \(bind: provider.scopes.joined(separator: " ")),
                     \(bind: provider.displayName), \(bind: provider.trustVerifiedEmail), \(bind: provider.hostedDomain),
-                    \(bind: StorageTime.milliseconds(provider.createdAt)))
+                    \(bind: provider.appleKey?.teamId), \(bind: provider.appleKey?.keyId), \(bind: provider.appleKey.map { Base64URL.encode($0.sealedPrivateKey) }),
+                    \(bind: provider.endpoints?.authorization), \(bind: provider.endpoints?.token), \(bind: provider.endpoints?.jwks),
+                    \(bind: provider.endpoints?.userinfo), \(bind: StorageTime.milliseconds(provider.createdAt)))
                 """).run()
         }
     }
@@ -49,29 +52,50 @@ public struct SQLIdentityProviderStore: IdentityProviderStore {
         }
     }
 
-    private static let columns =
-        "realm, alias, kind, issuer, client_id, client_secret, scopes, display_name, trust_verified_email, hosted_domain, created_at"
+    private static let columns = """
+        realm, alias, kind, issuer, client_id, client_secret, scopes, display_name, trust_verified_email, hosted_domain, apple_team_id, \
+        apple_key_id, apple_private_key, authorization_endpoint, token_endpoint, jwks_uri, userinfo_endpoint, created_at
+        """
 
     private static func provider(from row: any SQLRow) throws -> IdentityProvider {
         let kindText = try row.decode(column: "kind", as: String.self)
         guard let kind = IdentityProvider.Kind(rawValue: kindText) else {
             throw StoreError.unavailable("unexpected identity_providers.kind '\(kindText)' in the database")
         }
-        let secret = try row.decode(column: "client_secret", as: String?.self)
+        func sealed(_ column: String) throws -> [UInt8]? {
+            try row.decode(column: column, as: String?.self).map { text in
+                guard let bytes = try? Base64URL.decode(text) else { throw StoreError.unavailable("identity_providers.\(column) is not base64url") }
+                return bytes
+            }
+        }
+        var endpoints: IdentityProvider.Endpoints?
+        if let authorization = try row.decode(column: "authorization_endpoint", as: String?.self),
+            let token = try row.decode(column: "token_endpoint", as: String?.self)
+        {
+            endpoints = .init(
+                authorization: authorization, token: token, jwks: try row.decode(column: "jwks_uri", as: String?.self),
+                userinfo: try row.decode(column: "userinfo_endpoint", as: String?.self)
+            )
+        }
+        var appleKey: IdentityProvider.AppleKey?
+        if let teamId = try row.decode(column: "apple_team_id", as: String?.self), let keyId = try row.decode(column: "apple_key_id", as: String?.self),
+            let key = try sealed("apple_private_key")
+        {
+            appleKey = .init(teamId: teamId, keyId: keyId, sealedPrivateKey: key)
+        }
         return IdentityProvider(
             realm: try row.decode(column: "realm", as: String.self),
             alias: try row.decode(column: "alias", as: String.self),
             kind: kind,
             issuer: try row.decode(column: "issuer", as: String.self),
             clientId: try row.decode(column: "client_id", as: String.self),
-            sealedClientSecret: try secret.map { text in
-                guard let bytes = try? Base64URL.decode(text) else { throw StoreError.unavailable("identity_providers.client_secret is not base64url") }
-                return bytes
-            },
+            sealedClientSecret: try sealed("client_secret"),
             scopes: try row.decode(column: "scopes", as: String.self).split(separator: " ").map(String.init),
             displayName: try row.decode(column: "display_name", as: String.self),
             trustVerifiedEmail: try row.decode(column: "trust_verified_email", as: Bool.self),
             hostedDomain: try row.decode(column: "hosted_domain", as: String?.self),
+            endpoints: endpoints,
+            appleKey: appleKey,
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
         )
     }

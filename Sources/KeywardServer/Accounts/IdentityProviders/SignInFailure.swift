@@ -21,6 +21,10 @@ struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case codeExchangeFailed = "code_exchange_failed"
         /// The id_token failed a check; the message names it.
         case idTokenInvalid = "id_token_invalid"
+        /// Facebook: Graph says the user token is not valid, names no user, or `/me` disagrees with `debug_token`.
+        case accessTokenInvalid = "access_token_invalid"
+        /// Facebook: the user token was issued to another app (token substitution).
+        case accessTokenWrongApp = "access_token_wrong_app"
         /// The account's domain is not the provider's hosted domain, or the account is disabled.
         case accountRefused = "account_refused"
         case unknownProvider = "unknown_provider"

@@ -1,0 +1,9 @@
+/// Who the provider says signed in, whichever way it said it (an id_token, or Facebook's Graph): what Keyward
+/// files the identity under (issuer, subject) and keeps of its profile.
+struct ProviderIdentity: Sendable, Equatable {
+    let subject: String
+    let email: String?
+    /// Nil when the provider does not say; Facebook's is always false (Graph gives no such flag).
+    let emailVerified: Bool?
+    let name: String?
+}
