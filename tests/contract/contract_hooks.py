@@ -281,6 +281,64 @@ def _page(case, valid: bool) -> None:
         Browser(user("pages")).attach(case, {} if valid else None)
 
 
+PROVIDER = os.environ.get("KEYWARD_CONTRACT_PROVIDER", "")
+PROVIDER_PERSON = os.environ.get("KEYWARD_CONTRACT_PROVIDER_PERSON", "")
+
+
+def _provider_flow() -> tuple[requests.Session, dict[str, str]]:
+    """A browser that began a sign-in with the contract's identity provider and was sent back: its transaction
+    cookie, and the callback's state and code."""
+    browser = requests.Session()
+    started = browser.get(f"{ISSUER}/v1/auth/{PROVIDER}", allow_redirects=False, timeout=TIMEOUT)
+    if started.status_code != 302:
+        raise RuntimeError(f"the provider sign-in did not start: {started.status_code}")
+    approved = requests.post(started.headers["Location"], data={"sub": PROVIDER_PERSON}, allow_redirects=False, timeout=TIMEOUT)
+    query = parse_qs(urlparse(approved.headers["Location"]).query)
+    return browser, {"state": query["state"][0], "code": query["code"][0]}
+
+
+def _provider_sign_in(case, valid: bool) -> None:
+    case.path_parameters["alias"] = PROVIDER
+    if valid:
+        case.query = {"return": f"/realms/{REALM}/account"}
+
+
+def _provider_callback(case, valid: bool) -> None:
+    case.path_parameters["alias"] = PROVIDER
+    if not valid:
+        return
+    browser, parameters = _provider_flow()
+    if case.operation.definition.raw.get("operationId") == "postProviderCallback":
+        # Without its cookie, as a cross-site form_post arrives: Keyward answers the same-site re-post page.
+        case.body = parameters
+    else:
+        case.query = parameters
+        case.cookies = {**(case.cookies or {}), **browser.cookies.get_dict()}
+
+
+def _session_json(case, valid: bool) -> None:
+    browser = Browser(user("pages"))
+    case.cookies = {**(case.cookies or {}), COOKIE: browser.cookie}
+    if case.operation.definition.raw.get("operationId") == "postBrowserLogout" and valid:
+        case.headers["X-CSRF-Token"] = browser.csrf
+
+
+def _account_sessions(case, valid: bool) -> None:
+    operation = case.operation.definition.raw.get("operationId")
+    # A user of its own each time: ending sessions or the account must not sign out the other operations' browsers.
+    username = user(f"account-{uuid.uuid4().hex[:12]}")
+    admin("users", "create", "--realm", REALM, username)
+    browser = Browser(username)
+    if operation == "postEndSession" and valid:
+        Browser(username)
+        page = browser.http.get(f"{ISSUER}/account", timeout=TIMEOUT).text
+        found = re.search(r'/account/sessions/([^/"]+)/end', page)
+        if found is None:
+            raise RuntimeError("the account page lists no other session to end")
+        case.path_parameters["id"] = found.group(1)
+    browser.attach(case, {} if valid else None)
+
+
 def _device_challenge(case, valid: bool) -> None:
     if valid:
         case.body = {"app_id": DEVICE_APP}
@@ -372,6 +430,15 @@ SETUP = {
     "postEnroll": _page,
     "getPushWaitingPage": _page,
     "postPushWaitingPage": _page,
+    "getProviderSignIn": _provider_sign_in,
+    "getProviderCallback": _provider_callback,
+    "postProviderCallback": _provider_callback,
+    "getBrowserSession": _session_json,
+    "postBrowserLogout": _session_json,
+    "postEndSession": _account_sessions,
+    "postEndAllSessions": _account_sessions,
+    "getDeleteAccount": _account_sessions,
+    "postDeleteAccount": _account_sessions,
 }
 
 _client_key = ProofMaker("ES256")

@@ -28,7 +28,13 @@ import requests
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "interop"))
+sys.path.insert(0, str(HERE.parent / "idp"))
 from keyward_peer import DEVICE_APP, REALM, Backend, KeywardServer  # noqa: E402
+from strict_oidc_provider import StrictOIDCProvider, User  # noqa: E402
+
+# The identity provider the sign-in operations use: the strict oidc-provider-mock of tests/idp, and the person in it.
+PROVIDER_ALIAS = "contract-sso"
+PROVIDER_PERSON = "contract-person"
 
 CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance,"
           # Beyond the five the contract asks for: a served path under another method answers 405 with Allow.
@@ -72,13 +78,15 @@ def main() -> int:
 
     server = KeywardServer(binary, Backend(options.engine, database_url, master_key), workdir, artifacts, "contract",
                            settings=SERVER_SETTINGS).start()
+    person = User(sub=PROVIDER_PERSON, claims={"email": f"{PROVIDER_PERSON}@example.test", "email_verified": True})
     try:
-        return run(server, binary, options, artifacts)
+        with StrictOIDCProvider(users=[person]).serve() as provider:
+            return run(server, binary, options, artifacts, provider)
     finally:
         server.terminate()
 
 
-def run(server: KeywardServer, binary: str, options, artifacts: Path) -> int:
+def run(server: KeywardServer, binary: str, options, artifacts: Path, provider: StrictOIDCProvider) -> int:
     document_path = artifacts / "openapi.json"
     document_path.write_bytes(requests.get(f"{server.base}/openapi.json", timeout=30).content)
     validated = subprocess.run([sys.executable, "-m", "openapi_spec_validator", str(document_path)], capture_output=True, text=True)
@@ -101,6 +109,10 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path) -> int:
           "--bundle-id", "com.example.contract", "--missing-attestation", "accept")
     for role in ROLES:
         admin("users", "create", "--realm", REALM, f"c{run_id}-{role}")
+    secret = artifacts / "provider-secret"
+    secret.write_text(secrets.token_urlsafe(16))
+    admin("providers", "add", "--realm", REALM, PROVIDER_ALIAS, "--type", "oidc", "--issuer", provider.base_url, "--client-id", "keyward",
+          "--client-secret-file", str(secret))
 
     record = artifacts / "statuses.ndjson"
     record.unlink(missing_ok=True)
@@ -112,6 +124,8 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path) -> int:
         "KEYWARD_CONTRACT_RECORD": str(record),
         "KEYWARD_CONTRACT_PASSWORD": password,
         "KEYWARD_CONTRACT_RUN": run_id,
+        "KEYWARD_CONTRACT_PROVIDER": PROVIDER_ALIAS,
+        "KEYWARD_CONTRACT_PROVIDER_PERSON": PROVIDER_PERSON,
         "KEYWARD_CONTRACT_ADMIN": json.dumps({"binary": binary, "arguments": admin_arguments, "environment": admin_environment}),
     }
     command = [
