@@ -22,7 +22,7 @@ struct AccountDeletion: Sendable {
     }
 
     private func confirm(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realmName(context)
+        let realm = try await realms.pathRealm(context)
         guard let (session, user) = try await signedIn(request, realm: realm) else { return signInAgain(realm) }
         guard recentlySignedIn(session) else { return signInAgain(realm) }
         return renderer.page("deleteAccount", title: "Delete your account", realm: realm, context: [
@@ -31,7 +31,7 @@ struct AccountDeletion: Sendable {
     }
 
     private func delete(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realmName(context)
+        let realm = try await realms.pathRealm(context)
         guard let (session, user) = try await signedIn(request, realm: realm) else { return signInAgain(realm) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
             return renderer.page("message", title: "Form expired", realm: realm, context: [
@@ -60,9 +60,4 @@ struct AccountDeletion: Sendable {
         return (session, user)
     }
 
-    private func realmName(_ context: KeywardRequestContext) async throws -> String {
-        let name = context.parameters.get("realm") ?? ""
-        guard try await realms.realm(named: name) != nil else { throw APIError.realmNotFound(name) }
-        return name
-    }
 }

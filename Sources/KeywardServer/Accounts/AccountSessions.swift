@@ -31,7 +31,7 @@ struct AccountSessions: Sendable {
     }
 
     private func endOne(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realmName(context)
+        let realm = try await realms.pathRealm(context)
         guard let (session, userId) = try await signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return expiredForm(realm) }
         let target = context.parameters.get("id") ?? ""
@@ -46,7 +46,7 @@ struct AccountSessions: Sendable {
     }
 
     private func endAll(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realmName(context)
+        let realm = try await realms.pathRealm(context)
         guard let (session, userId) = try await signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return expiredForm(realm) }
         let ended = try await browser.sessions.endAll(realm: realm, userId: userId)
@@ -61,11 +61,6 @@ struct AccountSessions: Sendable {
         return (session, userId)
     }
 
-    private func realmName(_ context: KeywardRequestContext) async throws -> String {
-        let name = context.parameters.get("realm") ?? ""
-        guard try await realms.realm(named: name) != nil else { throw APIError.realmNotFound(name) }
-        return name
-    }
 
     private func expiredForm(_ realm: String) -> Response {
         renderer.page("message", title: "Form expired", realm: realm, context: [

@@ -24,14 +24,9 @@ struct LoginPages: Sendable {
     }
 
 
-    private func realmName(_ context: KeywardRequestContext) async throws -> String {
-        let name = context.parameters.get("realm") ?? ""
-        guard try await realms.realm(named: name) != nil else { throw APIError.realmNotFound(name) }
-        return name
-    }
 
     private func showLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realmName(context)
+        let realm = try await realms.pathRealm(context)
         let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return_to"))
         let clientId = request.uri.queryParameters.get("client_id").map { String($0.prefix(128)) }
         // `reauth`: an action asks for a fresh sign-in (deleting the account), so a signed-in browser gets the form too.
@@ -112,7 +107,7 @@ struct LoginPages: Sendable {
     }
 
     private func submitLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realmName(context)
+        let realm = try await realms.pathRealm(context)
         let holder: SignInHolder
         if let session = try await browser.session(request, realm: realm) {
             holder = .session(session)
@@ -161,7 +156,7 @@ struct LoginPages: Sendable {
     }
 
     private func logout(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realmName(context)
+        let realm = try await realms.pathRealm(context)
         if let session = try await browser.session(request, realm: realm) {
             guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
             try await browser.sessions.end(session)
@@ -170,7 +165,7 @@ struct LoginPages: Sendable {
     }
 
     private func account(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realmName(context)
+        let realm = try await realms.pathRealm(context)
         guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
             let user = try await users.user(realm: realm, id: userId)
         else {
@@ -207,7 +202,7 @@ struct LoginPages: Sendable {
     }
 
     private func removeDevice(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realmName(context)
+        let realm = try await realms.pathRealm(context)
         guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
             return renderer.redirect(to: PageURLs.login(realm))
         }

@@ -33,7 +33,7 @@ struct SessionRoutes: Sendable {
 
     func register(on router: Router<KeywardRequestContext>) {
         router.get("/realms/:realm/v1/auth/session") { request, context in
-            let realm = try await realmName(context)
+            let realm = try await realms.pathRealm(context)
             guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
                 let user = try await users.user(realm: realm, id: userId)
             else { throw APIError(.unauthorized, .notSignedIn, "this browser is not signed in to realm '\(realm)'") }
@@ -43,7 +43,7 @@ struct SessionRoutes: Sendable {
             ), headers: [.cacheControl: "no-store"])
         }
         router.post("/realms/:realm/v1/auth/logout") { request, context in
-            let realm = try await realmName(context)
+            let realm = try await realms.pathRealm(context)
             guard let session = try await browser.session(request, realm: realm) else {
                 throw APIError(.unauthorized, .notSignedIn, "this browser is not signed in to realm '\(realm)'")
             }
@@ -57,9 +57,4 @@ struct SessionRoutes: Sendable {
         }
     }
 
-    private func realmName(_ context: KeywardRequestContext) async throws -> String {
-        let name = context.parameters.get("realm") ?? ""
-        guard try await realms.realm(named: name) != nil else { throw APIError.realmNotFound(name) }
-        return name
-    }
 }

@@ -26,10 +26,7 @@ final class HTTPDocumentFetcher: DocumentFetcher {
     private let timeout: TimeAmount
 
     init(timeout: TimeAmount = .seconds(5)) {
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        configuration.timeout = .init(connect: timeout, read: timeout)
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        client = HTTPClient.outbound(timeout: timeout)
         self.timeout = timeout
     }
 
@@ -85,5 +82,16 @@ final class HTTPDocumentFetcher: DocumentFetcher {
 
     func shutdown() async {
         try? await client.shutdown()
+    }
+}
+
+extension HTTPClient {
+    /// A client for calls Keyward makes to other parties (issuers, identity providers): it follows no redirect, so a
+    /// request goes only where the operator's settings said, and it gives up after `timeout`.
+    static func outbound(timeout: TimeAmount) -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: timeout, read: timeout)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 }

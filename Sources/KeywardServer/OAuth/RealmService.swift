@@ -67,3 +67,12 @@ public enum RealmError: Error, CustomStringConvertible, Equatable {
         }
     }
 }
+
+extension RealmService {
+    /// The route's `realm` path parameter, when such a realm exists; `realm_not_found` otherwise.
+    func pathRealm(_ context: KeywardRequestContext) async throws -> String {
+        let name = context.parameters.get("realm") ?? ""
+        guard try await realm(named: name) != nil else { throw APIError.realmNotFound(name) }
+        return name
+    }
+}

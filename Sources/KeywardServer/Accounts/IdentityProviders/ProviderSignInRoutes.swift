@@ -88,9 +88,7 @@ struct ProviderSignInRoutes: Sendable {
     }
 
     private func names(_ context: KeywardRequestContext) async throws -> (realm: String, alias: String) {
-        let realm = context.parameters.get("realm") ?? ""
-        guard try await realms.realm(named: realm) != nil else { throw APIError.realmNotFound(realm) }
-        return (realm, context.parameters.get("alias") ?? "")
+        (try await realms.pathRealm(context), context.parameters.get("alias") ?? "")
     }
 
     private func failurePage(_ failure: SignInFailure, _ context: KeywardRequestContext, headers: HTTPFields = [:]) -> Response {

@@ -13,10 +13,7 @@ final class ProviderTokenClient: Sendable {
     private let timeout: TimeAmount
 
     init(timeout: TimeAmount = .seconds(10)) {
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        configuration.timeout = .init(connect: timeout, read: timeout)
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        client = HTTPClient.outbound(timeout: timeout)
         self.timeout = timeout
     }
 
