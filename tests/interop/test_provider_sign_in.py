@@ -191,12 +191,45 @@ def test_a_rotated_provider_key_is_fetched_and_keys_that_cannot_be_fetched_are_a
         assert refused.status_code == 503 and "provider_unavailable" in refused.text, refused.text
 
 
-def test_a_new_identity_with_a_known_email_is_sent_to_sign_in_first(server, keyward_bin, provider_alias, tmp_path):
-    _, first = sign_in(server, provider_alias, "alice")  # ALICE has an account through the first provider
-    assert first.status_code == 303, first.text
-    lookalike = [User(sub="someone-else", claims={"email": ALICE.upper(), "email_verified": True})]
-    with StrictOIDCProvider(users=lookalike).serve() as other_idp:
+def test_a_new_identity_with_a_known_email_is_sent_to_sign_in_first(server, keyward_bin, tmp_path):
+    address = f"dana-{uuid.uuid4().hex[:8]}@example.test"
+    holder = [User(sub="dana", claims={"email": address, "email_verified": True})]
+    lookalike = [User(sub="someone-else", claims={"email": address.upper(), "email_verified": True})]
+    with StrictOIDCProvider(users=holder).serve() as trusted_idp, StrictOIDCProvider(users=lookalike).serve() as other_idp:
+        alias = f"t-{uuid.uuid4().hex[:8]}"
+        secret = tmp_path / f"{alias}.secret"
+        secret.write_text("trusted-secret")
+        admin(server, keyward_bin, "providers", "add", "--realm", "demo", alias, "--type", "oidc", "--issuer", trusted_idp.base_url,
+              "--client-id", "keyward", "--client-secret-file", str(secret), "--trust-verified-email")
+        _, first = sign_in(server, alias, "dana")  # the address is now held, verified by a trusted provider
+        assert first.status_code == 303, first.text
         other = add_provider(server, keyward_bin, other_idp, tmp_path)
         _, refused = sign_in(server, other, "someone-else")
         assert refused.status_code == 409 and "account_exists" in refused.text, refused.text
-        assert provider_alias in refused.text, "the page names the way in the person already has"
+        assert alias in refused.text, "the page names the way in the person already has"
+
+
+def test_an_address_an_untrusted_provider_called_verified_does_not_pull_a_trusted_sign_in_into_that_account(
+        server, keyward_bin, tmp_path):
+    """Security review H1 (pre-hijack): an attacker signs in first through a provider that is not trusted for e-mail
+    but says the victim's address is verified; the victim's later sign-in through a trusted provider must not land
+    in the attacker's account."""
+    victim = f"victim-{uuid.uuid4().hex[:8]}@example.test"
+    attacker_users = [User(sub="attacker", claims={"email": victim, "email_verified": True})]
+    victim_users = [User(sub="victim", claims={"email": victim, "email_verified": True})]
+    with StrictOIDCProvider(users=attacker_users).serve() as untrusted, StrictOIDCProvider(users=victim_users).serve() as trusted:
+        evil = add_provider(server, keyward_bin, untrusted, tmp_path)
+        alias = f"t-{uuid.uuid4().hex[:8]}"
+        secret = tmp_path / f"{alias}.secret"
+        secret.write_text("trusted-secret")
+        admin(server, keyward_bin, "providers", "add", "--realm", "demo", alias, "--type", "oidc", "--issuer", trusted.base_url,
+              "--client-id", "keyward", "--client-secret-file", str(secret), "--trust-verified-email")
+
+        attacker, first = sign_in(server, evil, "attacker")
+        assert first.status_code == 303, first.text
+        attacker_id = attacker.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30).json()["user"]["id"]
+
+        browser, landed = sign_in(server, alias, "victim")
+        assert landed.status_code == 303, landed.text
+        victim_id = browser.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30).json()["user"]["id"]
+        assert victim_id != attacker_id, "the victim's trusted sign-in was linked into the attacker's account"

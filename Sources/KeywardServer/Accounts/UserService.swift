@@ -70,28 +70,32 @@ public final class UserService: Sendable {
     /// identity make one user: the identity's key decides, and the others read the winner's user. Every sign-in
     /// stores what the provider said (e-mail, name) and when.
     ///
-    /// A first sign-in whose e-mail address another identity already has is where accounts get taken over: it links
-    /// to that account only when `linkVerifiedEmail` (the provider is trusted for it) and both identities' addresses
-    /// are verified, and the account is the only one with it; otherwise it is refused with `.accountExists`, naming
-    /// the providers the person can sign in with first and link from the account page.
+    /// A first sign-in whose e-mail address another identity already has is where accounts get taken over. An
+    /// address counts as verified only when a provider trusted for e-mail (`trustEmail`) said so — the flag is
+    /// stored that way, so an untrusted provider's `email_verified` never vouches for anything (security review
+    /// H1). The new identity links to the account holding the address when both are verified so and one account
+    /// holds it; an account holding it verified refuses any other new identity with `.accountExists`, naming the
+    /// providers to sign in with first; unverified holders neither link nor block.
     public func signInWithProvider(
-        realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, linkVerifiedEmail: Bool = false
+        realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, trustEmail: Bool = false
     ) async throws -> (user: User, created: Bool) {
         let now = clock.now()
         var details = details
         details.lastLoginAt = now
-        details.email = details.email.map { $0.lowercased() }
+        details.email = details.email.map(Self.comparableEmail)
+        details.emailVerified = trustEmail && details.emailVerified == true
         for _ in 0..<3 {
             if let linked = try await identities.user(realm: realm, issuer: issuer, subject: subject) {
                 try await identities.recordSignIn(realm: realm, issuer: issuer, subject: subject, details: details, at: now)
                 return (linked.user, false)
             }
             let identity = ExternalIdentity(realm: realm, userId: "", kind: .provider, issuer: issuer, subject: subject, createdAt: now, details: details)
-            if let email = details.email {
+            // Addresses beyond ASCII are never matched: case folding would make different addresses equal.
+            if let email = details.email, email.unicodeScalars.allSatisfy(\.isASCII) {
                 let holders = try await identities.identities(realm: realm, email: email)
                 // This very identity, stored by a concurrent first sign-in since the read above: read it next.
                 if holders.contains(where: { $0.identity.issuer == issuer && $0.identity.subject == subject }) { continue }
-                if let owner = try Self.accountOwning(holders, identity: identity, linkVerifiedEmail: linkVerifiedEmail) {
+                if let owner = try Self.accountOwning(holders, identity: identity) {
                     var link = identity
                     link.userId = owner.id
                     do {
@@ -122,18 +126,21 @@ public final class UserService: Sendable {
         throw StoreError.unavailable("no user could be created for \(issuer) subject \(subject.prefix(64))")
     }
 
-    /// The account holding a new identity's e-mail address (`holders`) when the identity may be linked to it; nil
-    /// when no account has the address. Throws `.accountExists` when one does but linking by address is not allowed.
-    private static func accountOwning(
-        _ holders: [(identity: ExternalIdentity, user: User)], identity: ExternalIdentity, linkVerifiedEmail: Bool
-    ) throws -> User? {
-        guard !holders.isEmpty else { return nil }
-        let owners = Set(holders.map(\.user.id))
-        let verified = holders.allSatisfy { $0.identity.details?.emailVerified == true }
-        if linkVerifiedEmail, identity.details?.emailVerified == true, verified, owners.count == 1, let owner = holders.first?.user {
+    /// The account holding a new identity's e-mail address verified (`holders`) when the identity may be linked to
+    /// it; nil when no account holds it verified. Throws `.accountExists` when one does but the new identity's own
+    /// address is not verified.
+    private static func accountOwning(_ holders: [(identity: ExternalIdentity, user: User)], identity: ExternalIdentity) throws -> User? {
+        let verified = holders.filter { $0.identity.details?.emailVerified == true }
+        guard !verified.isEmpty else { return nil }
+        if identity.details?.emailVerified == true, Set(verified.map(\.user.id)).count == 1, let owner = verified.first?.user {
             return owner
         }
-        throw UserError.accountExists(providers: Array(Set(holders.compactMap { $0.identity.details?.alias })).sorted())
+        throw UserError.accountExists(providers: Array(Set(verified.compactMap { $0.identity.details?.alias })).sorted())
+    }
+
+    /// ASCII letters lower-cased, nothing else changed: how addresses are stored and compared.
+    static func comparableEmail(_ email: String) -> String {
+        String(String.UnicodeScalarView(email.unicodeScalars.map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 32)! : $0 }))
     }
 
     /// A user of that name exists. If it has no password and no identity left (its issuer was removed and added

@@ -13,7 +13,7 @@ final class ProviderProvisioningTests: XCTestCase {
                     group.addTask {
                         let signedIn = try await users.signInWithProvider(
                             realm: "demo", issuer: "https://idp.example.test", subject: "alice-sub",
-                            details: .init(alias: "corp", email: "alice@example.test", emailVerified: true, name: "Alice")
+                            details: .init(alias: "corp", email: "alice@example.test", emailVerified: true, name: "Alice"), trustEmail: true
                         )
                         return (signedIn.user.id, signedIn.created)
                     }
@@ -63,12 +63,13 @@ final class ProviderProvisioningTests: XCTestCase {
         try await TestServer.forEachEngine { server, _ in
             let users = server.runtime.accounts.users
             let existing = try await users.signInWithProvider(
-                realm: "demo", issuer: "https://a.example.test", subject: "a1", details: .init(alias: "corp", email: "Dana@Example.test", emailVerified: true, name: nil)
+                realm: "demo", issuer: "https://a.example.test", subject: "a1", details: .init(alias: "corp", email: "Dana@Example.test", emailVerified: true, name: nil),
+                trustEmail: true
             ).user
             func signIn(_ subject: String, issuer: String = "https://b.example.test", verified: Bool?, trusted: Bool) async throws -> (User, Bool) {
                 let outcome = try await users.signInWithProvider(
                     realm: "demo", issuer: issuer, subject: subject, details: .init(alias: "google", email: "dana@example.TEST", emailVerified: verified, name: nil),
-                    linkVerifiedEmail: trusted
+                    trustEmail: trusted
                 )
                 return (outcome.user, outcome.created)
             }
@@ -90,19 +91,18 @@ final class ProviderProvisioningTests: XCTestCase {
             XCTAssertEqual(Set(identities.map(\.issuer)), ["https://a.example.test", "https://b.example.test"])
             XCTAssertEqual(identities.first?.details?.email, "dana@example.test", "addresses are stored lower-case")
 
-            // An address held unverified does not let a verified one in.
-            _ = try await users.signInWithProvider(
-                realm: "demo", issuer: "https://c.example.test", subject: "c1", details: .init(alias: "other", email: "eve@example.test", emailVerified: false, name: nil)
+            // An address an untrusted provider called verified vouches for nothing (security review H1): it
+            // neither pulls a trusted sign-in into that account nor blocks it.
+            let planted = try await users.signInWithProvider(
+                realm: "demo", issuer: "https://c.example.test", subject: "c1", details: .init(alias: "other", email: "eve@example.test", emailVerified: true, name: nil)
+            ).user
+            let eve = try await users.signInWithProvider(
+                realm: "demo", issuer: "https://b.example.test", subject: "b3", details: .init(alias: "google", email: "eve@example.test", emailVerified: true, name: nil),
+                trustEmail: true
             )
-            do {
-                _ = try await users.signInWithProvider(
-                    realm: "demo", issuer: "https://b.example.test", subject: "b3", details: .init(alias: "google", email: "eve@example.test", emailVerified: true, name: nil),
-                    linkVerifiedEmail: true
-                )
-                XCTFail("linked to an account whose address was never verified")
-            } catch let error as UserError {
-                XCTAssertEqual(error, .accountExists(providers: ["other"]))
-            }
+            XCTAssertNotEqual(eve.user.id, planted.id)
+            XCTAssertTrue(eve.created)
+            XCTAssertEqual(UserService.comparableEmail("Ann.\u{212A}@Example.TEST"), "ann.\u{212A}@example.test", "only ASCII letters fold")
         }
     }
 }

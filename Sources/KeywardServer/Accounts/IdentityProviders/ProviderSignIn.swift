@@ -112,7 +112,7 @@ final class ProviderSignIn: Sendable {
             signedIn = try await users.signInWithProvider(
                 realm: realm, issuer: provider.issuer, subject: identity.subject,
                 details: .init(alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name),
-                linkVerifiedEmail: provider.trustVerifiedEmail && provider.kind != .facebook
+                trustEmail: provider.trustVerifiedEmail && provider.kind != .facebook
             )
         } catch UserError.accountExists(let providers) {
             throw SignInFailure(.accountExists, "an account with this e-mail address exists: sign in with \(providers.joined(separator: " or ")) first, then link \(provider.displayName) from your account page")
