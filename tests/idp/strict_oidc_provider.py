@@ -11,7 +11,11 @@ The mock is a real authlib authorization server, but lenient where Keyward must 
   * answers /jwks with `Cache-Control: public, max-age=N`, or with no such header (`jwks_max_age=None`), and can
     make /jwks fail with 503 (`jwks_down = True`);
   * uses a configurable issuer in the id_token and discovery (default: its own base URL), and can add the RFC 9207
-    `iss` parameter to authorization responses (`send_iss=True`).
+    `iss` parameter to authorization responses (`send_iss=True`);
+  * puts `auth_time` in id_tokens as a provider with sessions does: the time of the approval, unless the user has
+    a remembered sign-in (`remember(sub, auth_time)`, or POST /_double/remember) and the request did not insist on
+    a fresh credential (`prompt=login` or `max_age=0`), in which case the remembered time — the provider answered
+    from its session without asking for a password.
 What stays the mock's: the endpoints (/oauth2/authorize, /oauth2/token, /userinfo, /jwks, PUT /users/{sub},
 POST /oauth2/clients, /oauth2/end_session), approval by POSTing `sub=<user>` to the authorize URL (`action=deny`
 denies), single-use codes, `aud` as an array [client_id], any client id and secret unless registration is required.
@@ -26,6 +30,7 @@ CLI:
     one JSON line, then serves. Runtime switches for a double in another process:
         POST /_double/rotate-key   form keep_old=1 to keep publishing the previous key   → {"kid": new kid}
         POST /_double/jwks         form mode=up|down, max_age=N|none                      → the JWKS settings
+        POST /_double/remember     form sub=…, auth_time=unix seconds (empty: forget)     → the remembered sign-ins
 """
 
 from __future__ import annotations
@@ -60,13 +65,65 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from idp_serving import add_serving_arguments, serve_cli, serve_in_thread  # noqa: E402
 from signing_keys import SIGNING_ALG, SigningKeys  # noqa: E402
 
+class RememberedSignIns:
+    """The provider's sessions: when each user last gave a credential, and the `auth_time` each code carries.
+
+    An authorization approved for a user with a remembered sign-in carries that sign-in's time, unless the request
+    insisted on a fresh credential (OpenID Connect Core §3.1.2.1: `prompt=login`, `max_age=0`); every other approval
+    is a credential given now. The mock's stored codes have no room for it, so it is kept here, keyed by the code.
+    """
+
+    def __init__(self) -> None:
+        self._sign_ins: dict[str, int] = {}
+        self._by_code: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def remember(self, sub: str, auth_time: int | None) -> None:
+        with self._lock:
+            if auth_time is None:
+                self._sign_ins.pop(sub, None)
+            else:
+                self._sign_ins[sub] = auth_time
+
+    def remembered(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._sign_ins)
+
+    def __call__(self, grant) -> None:
+        generate = grant.generate_authorization_code
+
+        def generate_and_note():
+            code = generate()
+            data = grant.request.payload.data
+            fresh = data.get("prompt") == "login" or data.get("max_age") == "0"
+            sub = getattr(grant.request.user, "sub", None)
+            now = int(time.time())
+            with self._lock:
+                remembered = self._sign_ins.get(sub)
+                self._by_code[code] = now if fresh or remembered is None else remembered
+            return code
+
+        grant.generate_authorization_code = generate_and_note
+
+    def auth_time(self, code: str) -> int | None:
+        with self._lock:
+            return self._by_code.get(code)
+
+
 class StrictOpenIDCode(mock_app.OpenIDCode):
-    """The mock's id_token maker, with our key, our `kid` header and our issuer."""
+    """The mock's id_token maker, with our key, our `kid` header, our issuer and `auth_time`."""
 
     def __init__(self, provider: "StrictOIDCProvider", token_max_age: timedelta):
         super().__init__(require_nonce=True, token_max_age=token_max_age)
         self.provider = provider
         self.lifetime = int(token_max_age.total_seconds())
+
+    def get_authorization_code_claims(self, authorization_code):
+        claims = super().get_authorization_code_claims(authorization_code)
+        auth_time = self.provider.sign_ins.auth_time(authorization_code.code)
+        if auth_time is not None:
+            claims["auth_time"] = auth_time
+        return claims
 
     # authlib's current hooks; defining them keeps it off the mock's deprecated get_jwt_config.
     def resolve_client_private_key(self, client):
@@ -141,6 +198,7 @@ class StrictOIDCProvider:
         self.send_iss = send_iss
         self.base_url: str | None = None
         self.keys = SigningKeys()
+        self.sign_ins = RememberedSignIns()
         self.app = oidc_provider_mock.app(
             require_client_registration=require_registration, require_nonce=True,
             access_token_max_age=timedelta(seconds=token_max_age), user_claims=list(users))
@@ -152,6 +210,10 @@ class StrictOIDCProvider:
     def rotate_key(self, keep_old: bool = False) -> str:
         """A new signing key from now on; returns its kid. `keep_old` keeps the previous key in the JWKS."""
         return self.keys.rotate(keep_old)
+
+    def remember(self, sub: str, auth_time: int | None) -> None:
+        """`sub` has a session here since `auth_time`: approvals not insisting on a fresh credential carry it."""
+        self.sign_ins.remember(sub, auth_time)
 
     @property
     def kid(self) -> str:
@@ -199,7 +261,7 @@ class StrictOIDCProvider:
         id_tokens = StrictOpenIDCode(self, token_max_age)
         for extensions in {id(e): e for e in extension_lists}.values():
             extensions[:] = [ext for ext in extensions if not isinstance(ext, mock_app.OpenIDCode)]
-            extensions.extend([id_tokens, challenge])
+            extensions.extend([id_tokens, challenge, self.sign_ins])
 
     def _install_views(self) -> None:
         views = self.app.view_functions
@@ -238,6 +300,12 @@ class StrictOIDCProvider:
         @self.app.post("/_double/rotate-key")
         def rotate_key_view():
             return {"kid": self.rotate_key(flask.request.form.get("keep_old") == "1")}
+
+        @self.app.post("/_double/remember")
+        def remember_view():
+            form = flask.request.form
+            self.remember(form["sub"], int(form["auth_time"]) if form.get("auth_time") else None)
+            return {"remembered": self.sign_ins.remembered()}
 
         @self.app.post("/_double/jwks")
         def jwks_settings_view():

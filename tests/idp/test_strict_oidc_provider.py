@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,10 +25,10 @@ def idp():
 
 
 def authorize(idp: StrictOIDCProvider, challenge: str | None, method: str | None = "S256",
-              nonce: str | None = "nonce-1", sub: str = "alice") -> requests.Response:
+              nonce: str | None = "nonce-1", sub: str = "alice", **extra: str) -> requests.Response:
     query = {"client_id": CLIENT_ID, "redirect_uri": REDIRECT_URI, "response_type": "code",
              "scope": "openid email", "state": "state-1", "nonce": nonce,
-             "code_challenge": challenge, "code_challenge_method": method}
+             "code_challenge": challenge, "code_challenge_method": method, **extra}
     return requests.post(f"{idp.base_url}/oauth2/authorize", params={k: v for k, v in query.items() if v is not None},
                          data={"sub": sub}, allow_redirects=False, timeout=10)
 
@@ -39,9 +40,9 @@ def exchange(idp: StrictOIDCProvider, code: str, verifier: str | None) -> reques
                          timeout=10)
 
 
-def fresh_code(idp: StrictOIDCProvider, nonce: str = "nonce-1") -> tuple[str, str]:
+def fresh_code(idp: StrictOIDCProvider, nonce: str = "nonce-1", **extra: str) -> tuple[str, str]:
     verifier, challenge = pkce_pair()
-    params = redirect_params(authorize(idp, challenge, nonce=nonce))
+    params = redirect_params(authorize(idp, challenge, nonce=nonce, **extra))
     assert "code" in params, params
     return params["code"], verifier
 
@@ -174,3 +175,24 @@ def test_cli_prints_its_endpoints_then_serves():
     finally:
         process.stdin.close()
         assert process.wait(timeout=10) == 0
+
+
+def test_auth_time_is_the_remembered_sign_in_unless_the_request_insists_on_a_fresh_credential(idp):
+    def auth_time(**extra: str) -> int:
+        code, verifier = fresh_code(idp, nonce="n-auth-time", **extra)
+        response = exchange(idp, code, verifier)
+        assert response.status_code == 200, response.text
+        return verified_claims(response.json()["id_token"], f"{idp.base_url}/jwks", ["RS256"])[1]["auth_time"]
+
+    before = int(time.time())
+    assert auth_time() >= before, "without a remembered sign-in the approval is a credential given now"
+    idp.remember("alice", 1_600_000_000)
+    try:
+        assert auth_time() == 1_600_000_000, "answered from the provider's session"
+        assert auth_time(prompt="login") >= before
+        assert auth_time(max_age="0") >= before
+        remembered = requests.post(f"{idp.base_url}/_double/remember", data={"sub": "alice", "auth_time": ""}, timeout=10)
+        assert remembered.json() == {"remembered": {}}
+        assert auth_time() >= before
+    finally:
+        idp.remember("alice", None)

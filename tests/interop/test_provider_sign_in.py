@@ -233,3 +233,55 @@ def test_an_address_an_untrusted_provider_called_verified_does_not_pull_a_truste
         assert landed.status_code == 303, landed.text
         victim_id = browser.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30).json()["user"]["id"]
         assert victim_id != attacker_id, "the victim's trusted sign-in was linked into the attacker's account"
+
+
+def test_a_provider_answering_from_its_own_session_does_not_count_as_signing_in_again(server, idp, provider_alias):
+    """Security review M1: deleting the account asks for a sign-in within the last minutes. A provider that still
+    has a session answers without asking for a credential, so anyone at a browser left signed in could pass that
+    check through it. Only an id_token whose auth_time falls within this sign-in counts; the sign-in page's
+    re-authentication buttons ask the provider to prompt (prompt=login, max_age=0)."""
+    idp.remember("alice", int(time.time()) - 3600)
+    try:
+        browser, landed = sign_in(server, provider_alias, "alice")
+        assert landed.status_code == 303 and landed.headers["Location"] == "/realms/demo/account", landed.text
+        gate = browser.get(f"{server.base}/realms/demo/account/delete", allow_redirects=False, timeout=30)
+        assert gate.status_code == 303, "a sign-in the provider answered from its session let the account be deleted"
+        assert gate.headers["Location"] == "/realms/demo/login?reauth=1&return_to=/realms/demo/account/delete", gate.headers
+
+        again = browser.get(f"{server.base}{gate.headers['Location']}", timeout=30)
+        button = f"/realms/demo/v1/auth/{provider_alias}?return=%2Frealms%2Fdemo%2Faccount%2Fdelete&amp;reauth=1"
+        assert button in again.text, again.text
+        started = browser.get(f"{server.base}{button.replace('&amp;', '&')}", allow_redirects=False, timeout=30)
+        query = parse_qs(urlparse(started.headers["Location"]).query)
+        assert query["prompt"] == ["login"] and query["max_age"] == ["0"], query
+        callback = approve(started.headers["Location"], "alice")
+        back = browser.get(callback, allow_redirects=False, timeout=30)
+        assert back.status_code == 303 and back.headers["Location"] == "/realms/demo/account/delete", back.text
+        confirm = browser.get(f"{server.base}/realms/demo/account/delete", allow_redirects=False, timeout=30)
+        assert confirm.status_code == 200 and "Delete my account" in confirm.text, "a credential given just now counts"
+    finally:
+        idp.remember("alice", None)
+
+
+@pytest.mark.parametrize("target", ["//evil.example/", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "/\t/evil.example"])
+def test_a_return_path_off_site_is_dropped(server, provider_alias, target):
+    browser = requests.Session()
+    started = browser.get(f"{server.base}/realms/demo/v1/auth/{provider_alias}", params={"return": target},
+                          allow_redirects=False, timeout=30)
+    assert started.status_code == 302, started.text
+    landed = browser.get(approve(started.headers["Location"], "bob"), allow_redirects=False, timeout=30)
+    assert landed.status_code == 303 and landed.headers["Location"] == "/realms/demo/account", landed.headers
+
+
+def test_a_disabled_user_cannot_sign_in_through_a_provider(server, keyward_bin, provider_alias):
+    browser, landed = sign_in(server, provider_alias, "bob")
+    assert landed.status_code == 303, landed.text
+    username = browser.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30).json()["user"]["username"]
+    admin(server, keyward_bin, "users", "disable", "--realm", "demo", username)
+    try:
+        ended = browser.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30)
+        assert ended.status_code == 401, "disabling ends the user's sessions"
+        _, refused = sign_in(server, provider_alias, "bob")
+        assert refused.status_code == 403 and "account_refused" in refused.text, refused.text
+    finally:
+        admin(server, keyward_bin, "users", "enable", "--realm", "demo", username)

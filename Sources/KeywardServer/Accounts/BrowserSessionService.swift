@@ -26,13 +26,15 @@ public struct BrowserSessionService: Sendable {
     static let userAgentLength = 200
 
     func create(
-        realm: String, userId: String, stage: BrowserSession.Stage, returnTo: String?, clientId: String?, amr: [String], userAgent: String?
+        realm: String, userId: String, stage: BrowserSession.Stage, returnTo: String?, clientId: String?, amr: [String], userAgent: String?,
+        authenticatedNow: Bool = true
     ) async throws -> (cookie: String, session: BrowserSession) {
         let cookie = Self.randomToken()
         let now = clock.now()
         let session = BrowserSession(
             idHash: Self.hash(cookie), realm: realm, userId: userId, stage: stage, csrfToken: Self.randomToken(),
-            returnTo: returnTo, clientId: clientId, amr: amr, userAgent: userAgent.map { String($0.prefix(Self.userAgentLength)) }, authenticatedAt: now,
+            returnTo: returnTo, clientId: clientId, amr: amr, userAgent: userAgent.map { String($0.prefix(Self.userAgentLength)) },
+            authenticatedAt: authenticatedNow ? now : nil,
             createdAt: now, lastSeenAt: now,
             expiresAt: now.addingTimeInterval(Self.idleLifetime)
         )

@@ -5,14 +5,25 @@
 /// How the person first proved who they are.
 enum FirstFactor: Sendable, Equatable {
     case password
-    /// A sign-in with the identity provider of this alias.
-    case provider(alias: String)
+    /// A sign-in with the identity provider of this alias; `credentialEntered` when the provider showed that the
+    /// person gave it a credential during this sign-in (`ProviderIdentity.credentialEntered`).
+    case provider(alias: String, credentialEntered: Bool)
 
     /// RFC 8176 `amr` value.
     var amr: String {
         switch self {
         case .password: "pwd"
         case .provider: "fed"
+        }
+    }
+
+    /// Whether the session counts as signed in just now (`BrowserSession.authenticatedAt`), which deleting the
+    /// account and linking a provider ask for. A provider that answered from its own open session proves only
+    /// that the browser is signed in there — a browser left unlocked would pass.
+    var provesPresence: Bool {
+        switch self {
+        case .password: true
+        case .provider(_, let credentialEntered): credentialEntered
         }
     }
 }
@@ -61,7 +72,7 @@ struct SignInCompletion: Sendable {
         user: User, factor: FirstFactor, realm: String, current: BrowserSession?, returnTo: String?, clientId: String?, userAgent: String?
     ) async throws -> (cookie: String, next: String) {
         var details = ["method": factor.amr]
-        if case .provider(let alias) = factor { details["provider"] = alias }
+        if case .provider(let alias, _) = factor { details["provider"] = alias }
         await audit.record(.userSignedIn, realm: realm, userId: user.id, details: details)
         let hasDevice = try await !pushMFA.devices(realm: realm, userId: user.id).isEmpty
         let settings = try await pushMFA.settings(realm: realm)
@@ -72,7 +83,7 @@ struct SignInCompletion: Sendable {
             (fresh.challengeId, fresh.challengeSecret, fresh.enrollmentId, fresh.enrollmentSecret) = (nil, nil, nil, nil)
             fresh.userId = user.id
             fresh.amr = [factor.amr]
-            fresh.authenticatedAt = sessions.now()
+            fresh.authenticatedAt = factor.provesPresence ? sessions.now() : nil
             if let returnTo { fresh.returnTo = returnTo }
             let next: String
             (fresh.stage, next) = LoginFlow.afterFirstFactor(realm: realm, returnTo: fresh.returnTo, hasDevice: hasDevice, settings: settings)
@@ -80,7 +91,8 @@ struct SignInCompletion: Sendable {
         }
         let (stage, next) = LoginFlow.afterFirstFactor(realm: realm, returnTo: returnTo, hasDevice: hasDevice, settings: settings)
         let cookie = try await sessions.create(
-            realm: realm, userId: user.id, stage: stage, returnTo: returnTo, clientId: clientId, amr: [factor.amr], userAgent: userAgent
+            realm: realm, userId: user.id, stage: stage, returnTo: returnTo, clientId: clientId, amr: [factor.amr], userAgent: userAgent,
+            authenticatedNow: factor.provesPresence
         ).cookie
         return (cookie, next)
     }

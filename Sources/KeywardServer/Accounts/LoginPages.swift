@@ -43,7 +43,7 @@ struct LoginPages: Sendable {
                 session.clientId = clientId
                 try await browser.sessions.save(session)
             }
-            return try await loginPage(realm: realm, csrf: session.csrfToken, notice: notice, returnTo: returnTo)
+            return try await loginPage(realm: realm, csrf: session.csrfToken, notice: notice, returnTo: returnTo, reauthenticate: reauthenticate)
         }
         // No stored session: the browser's state lives in a signed cookie, and nothing is written. A reload keeps
         // the state's nonce, so a form already open in another tab stays valid.
@@ -66,14 +66,16 @@ struct LoginPages: Sendable {
 
     private func loginPage(
         realm: String, csrf: String, username: String = "", error: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok,
-        headers: HTTPFields = [:], returnTo: String? = nil
+        headers: HTTPFields = [:], returnTo: String? = nil, reauthenticate: Bool = false
     ) async throws -> Response {
         var context: [String: Any] = ["realmName": realm, "action": PageURLs.login(realm), "csrf": csrf, "username": username]
         // One button per identity provider; each starts its flow, returning where this sign-in was going.
         let buttons: [[String: Any]] = try await providers.list(realm: realm).map { provider in
             let start = PageURLs.providerSignIn(realm, alias: provider.alias)
-            let query = returnTo.map { "?return=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") } ?? ""
-            return ["alias": provider.alias, "name": provider.displayName, "href": start + query]
+            var query = returnTo.map { ["return=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")] } ?? []
+            // Signing in again for an action that asks for it: the provider must prompt, not answer from its session.
+            if reauthenticate { query.append("reauth=1") }
+            return ["alias": provider.alias, "name": provider.displayName, "href": start + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))]
         }
         context["hasProviders"] = !buttons.isEmpty
         context["providers"] = buttons

@@ -12,6 +12,8 @@ struct ProviderIDToken: Sendable {
     /// Apple: the address is a private relay address (`…@privaterelay.appleid.com`) for this app only.
     let isPrivateEmail: Bool?
     let name: String?
+    /// When the person last gave the provider a credential (`auth_time`), if the provider says.
+    let authTime: Date?
 
     static let leeway: TimeInterval = 60
     /// Keyward verifies these; HMAC algorithms are not JWSAlgorithm cases at all.
@@ -48,6 +50,7 @@ struct ProviderIDToken: Sendable {
         emailVerified = Self.flag(claims["email_verified"])
         isPrivateEmail = Self.flag(claims["is_private_email"])
         name = claims.string("name").map { String($0.prefix(200)) }
+        authTime = claims["auth_time"]?.numberValue.map { Date(timeIntervalSince1970: $0) }
     }
 
     /// Apple has sent its booleans both as JSON booleans and as the strings "true" / "false"; anything else is

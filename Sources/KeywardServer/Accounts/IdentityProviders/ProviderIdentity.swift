@@ -6,4 +6,8 @@ struct ProviderIdentity: Sendable, Equatable {
     /// Nil when the provider does not say; Facebook's is always false (Graph gives no such flag).
     let emailVerified: Bool?
     let name: String?
+    /// The provider showed that the person gave it a credential during this sign-in, not merely that a session
+    /// of theirs was still open there: an id_token's `auth_time` at or after the sign-in began. Only such a
+    /// sign-in counts as a recent one (deleting the account, linking another provider).
+    var credentialEntered: Bool = false
 }

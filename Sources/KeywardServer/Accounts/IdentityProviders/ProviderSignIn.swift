@@ -41,7 +41,9 @@ final class ProviderSignIn: Sendable {
         let transaction: SignInTransaction
     }
 
-    func start(realm: String, alias: String, returnTo: String?) async throws(SignInFailure) -> Start {
+    /// `reauthenticate`: the person is asked to sign in again (before deleting the account, or linking another
+    /// provider); the provider is asked to prompt for a credential rather than answer from its own session.
+    func start(realm: String, alias: String, returnTo: String?, reauthenticate: Bool = false) async throws(SignInFailure) -> Start {
         let provider = try await provider(realm: realm, alias: alias)
         let authorizationEndpoint: String
         if provider.kind == .facebook {
@@ -50,7 +52,9 @@ final class ProviderSignIn: Sendable {
         } else {
             authorizationEndpoint = try await metadata.metadata(for: provider).authorizationEndpoint
         }
-        let transaction = SignInTransaction.begin(realm: realm, alias: alias, issuer: provider.issuer, returnTo: returnTo, now: clock.now())
+        let transaction = SignInTransaction.begin(
+            realm: realm, alias: alias, issuer: provider.issuer, returnTo: returnTo, reauthenticate: reauthenticate, now: clock.now()
+        )
         var query = [
             ("response_type", "code"), ("client_id", provider.clientId), ("redirect_uri", redirectURI(provider)),
             // Facebook's dialog documents commas between permissions.
@@ -64,6 +68,11 @@ final class ProviderSignIn: Sendable {
         // re-post page `ProviderSignInRoutes` answers because that cross-site POST brings no Lax cookie.
         if provider.kind == .apple { query.append(("response_mode", "form_post")) }
         if let domain = provider.hostedDomain { query.append(("hd", domain)) }
+        if reauthenticate {
+            // OpenID Connect Core §3.1.2.1: ask for the credential again, and for the auth_time that shows it was.
+            // Facebook's equivalent gives nothing back to check (see `credentialEntered`).
+            query.append(contentsOf: provider.kind == .facebook ? [("auth_type", "reauthenticate")] : [("prompt", "login"), ("max_age", "0")])
+        }
         let separator = authorizationEndpoint.contains("?") ? "&" : "?"
         let encoded = query.map { ProviderTokenClient.formEncode($0.0) + "=" + ProviderTokenClient.formEncode($0.1) }.joined(separator: "&")
         return Start(location: authorizationEndpoint + separator + encoded, transaction: transaction)
@@ -82,7 +91,9 @@ final class ProviderSignIn: Sendable {
     }
 
     /// The signed-in user and how the flow ends; `transaction` is what the callback's cookie held.
-    func finish(realm: String, alias: String, callback: Callback, transaction: SignInTransaction) async throws(SignInFailure) -> (user: User, created: Bool) {
+    func finish(
+        realm: String, alias: String, callback: Callback, transaction: SignInTransaction
+    ) async throws(SignInFailure) -> (user: User, created: Bool, credentialEntered: Bool) {
         guard transaction.realm == realm, transaction.alias == alias, callback.state == transaction.state else {
             throw SignInFailure(.stateMismatch, "this callback does not belong to the sign-in this browser started")
         }
@@ -120,7 +131,7 @@ final class ProviderSignIn: Sendable {
             throw SignInFailure(.providerUnavailable, "the account could not be stored: \(error)")
         }
         guard signedIn.user.enabled else { throw SignInFailure(.accountRefused, "this account is disabled; contact your administrator") }
-        return signedIn
+        return (signedIn.user, signedIn.created, identity.credentialEntered)
     }
 
     /// The code exchanged for an id_token, verified against the provider's keys (OpenID Connect, Google, Apple).
@@ -140,7 +151,12 @@ final class ProviderSignIn: Sendable {
         let idToken = try ProviderIDToken(compact, provider: provider, metadata: metadata, keys: keys, nonce: transaction.nonce, now: clock.now())
         // Apple's id_token has no name; the first callback's `user` field has it, once.
         let name = provider.kind == .apple ? AppleFirstAuthorization.name(fromUserField: callback.appleUser) : idToken.name
-        return ProviderIdentity(subject: idToken.subject, email: idToken.email, emailVerified: idToken.emailVerified, name: name)
+        // A credential given during this sign-in, not a provider session answering by itself (a minute of leeway
+        // for the provider's clock).
+        let entered = idToken.authTime.map { $0 >= transaction.startedAt.addingTimeInterval(-ProviderIDToken.leeway) } ?? false
+        return ProviderIdentity(
+            subject: idToken.subject, email: idToken.email, emailVerified: idToken.emailVerified, name: name, credentialEntered: entered
+        )
     }
 
     /// The code exchanged for a user access token, which Graph then vouches for (`FacebookIdentityCheck`).
@@ -152,7 +168,12 @@ final class ProviderSignIn: Sendable {
             endpoint: endpoints.token, code: code, redirectURI: redirectURI(provider), codeVerifier: transaction.codeVerifier,
             clientId: provider.clientId, clientSecret: appSecret, secretInBody: true
         ))
-        return try await FacebookIdentityCheck(http: tokens).identity(accessToken: accessToken, provider: provider, appSecret: appSecret)
+        var identity = try await FacebookIdentityCheck(http: tokens).identity(accessToken: accessToken, provider: provider, appSecret: appSecret)
+        // Graph says nothing about when the person last entered their password. A flow that asked Facebook to
+        // re-authenticate is taken at its word: the one place Keyward trusts a provider's prompt unchecked
+        // (docs/SECURITY.md).
+        identity.credentialEntered = transaction.reauthenticate
+        return identity
     }
 
     private func storedSecret(_ provider: IdentityProvider) throws(SignInFailure) -> String? {

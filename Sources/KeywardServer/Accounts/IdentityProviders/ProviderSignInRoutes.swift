@@ -35,7 +35,8 @@ struct ProviderSignInRoutes: Sendable {
         let (realm, alias) = try await names(context)
         do throws(SignInFailure) {
             let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return"))
-            let started = try await signIn.start(realm: realm, alias: alias, returnTo: returnTo)
+            let reauthenticate = request.uri.queryParameters.get("reauth") == "1"
+            let started = try await signIn.start(realm: realm, alias: alias, returnTo: returnTo, reauthenticate: reauthenticate)
             let name = SignInTransaction.cookieName(state: started.transaction.state, secure: browser.secureCookies)
             let value = started.transaction.cookieValue(keys: signIn.keys, cookieName: name)
             let cookie = "\(name)=\(value); Path=/; Max-Age=\(Int(SignInTransaction.lifetime)); HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"
@@ -64,7 +65,8 @@ struct ProviderSignInRoutes: Sendable {
                 issuer: parameters["iss"], appleUser: parameters["user"]
             )
             let signedIn = try await signIn.finish(realm: realm, alias: alias, callback: callback, transaction: transaction)
-            let (cookie, next) = try await completeSession(signedIn.user, alias: alias, realm: realm, request: request, returnTo: transaction.returnTo)
+            let factor = FirstFactor.provider(alias: alias, credentialEntered: signedIn.credentialEntered)
+            let (cookie, next) = try await completeSession(signedIn.user, factor: factor, realm: realm, request: request, returnTo: transaction.returnTo)
             var headers = clear
             headers.append(contentsOf: browser.setCookie(cookie))
             return renderer.redirect(to: next, headers: headers)
@@ -76,10 +78,10 @@ struct ProviderSignInRoutes: Sendable {
         }
     }
 
-    private func completeSession(_ user: User, alias: String, realm: String, request: Request, returnTo: String?) async throws(SignInFailure) -> (String, String) {
+    private func completeSession(_ user: User, factor: FirstFactor, realm: String, request: Request, returnTo: String?) async throws(SignInFailure) -> (String, String) {
         do {
             return try await completion.complete(
-                user: user, factor: .provider(alias: alias), realm: realm, current: try await browser.session(request, realm: realm),
+                user: user, factor: factor, realm: realm, current: try await browser.session(request, realm: realm),
                 returnTo: returnTo, clientId: nil, userAgent: request.headers[.userAgent]
             )
         } catch {

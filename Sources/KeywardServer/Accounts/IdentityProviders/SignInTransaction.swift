@@ -21,16 +21,19 @@ struct SignInTransaction: Sendable, Equatable {
     /// Same-origin path to continue to after the sign-in.
     var returnTo: String?
     var startedAt: Date
+    /// The person was asked to sign in again (before deleting the account or linking a provider): the provider is
+    /// asked to prompt for a credential whatever session it has.
+    var reauthenticate: Bool = false
 
     /// The ADR's bound: a sign-in not finished in 10 minutes starts again.
     static let lifetime: TimeInterval = 600
     static let marker = "t1."
 
-    static func begin(realm: String, alias: String, issuer: String, returnTo: String?, now: Date) -> SignInTransaction {
+    static func begin(realm: String, alias: String, issuer: String, returnTo: String?, reauthenticate: Bool = false, now: Date) -> SignInTransaction {
         SignInTransaction(
             realm: realm, alias: alias, issuer: issuer, state: Base64URL.encode(SecureRandom.bytes(32)), nonce: Base64URL.encode(SecureRandom.bytes(32)),
             // RFC 7636 §4.1: 43-128 characters; 32 random bytes give 43.
-            codeVerifier: Base64URL.encode(SecureRandom.bytes(32)), returnTo: returnTo, startedAt: now
+            codeVerifier: Base64URL.encode(SecureRandom.bytes(32)), returnTo: returnTo, startedAt: now, reauthenticate: reauthenticate
         )
     }
 
@@ -50,6 +53,7 @@ struct SignInTransaction: Sendable, Equatable {
             "v": .string(codeVerifier), "t": .number(startedAt.timeIntervalSince1970.rounded(.down)),
         ]
         if let returnTo { object["ret"] = .string(returnTo) }
+        if reauthenticate { object["re"] = .bool(true) }
         let (id, key) = keys.current
         // Sealing with a fresh random nonce cannot fail for a 256-bit key.
         let box = try! AES.GCM.seal(StrictJSON.serialize(object), using: key, authenticating: Array((Self.marker + id + cookieName).utf8))
