@@ -51,8 +51,9 @@ public protocol ExternalIdentityStore: Sendable {
     func user(realm: String, issuer: String, subject: String) async throws -> (identity: ExternalIdentity, user: User)?
     func identities(realm: String, userId: String) async throws -> [ExternalIdentity]
     func identities(realm: String, issuer: String) async throws -> [ExternalIdentity]
-    /// The identities whose (lower-case) e-mail address is `email`, each with its user.
-    func identities(realm: String, email: String) async throws -> [(identity: ExternalIdentity, user: User)]
+    /// The identities whose (lower-case) e-mail address is `email` and counts as verified: stored verified, through
+    /// a provider that exists and is trusted for e-mail now. Each with its user.
+    func verifiedHolders(realm: String, email: String) async throws -> [(identity: ExternalIdentity, user: User)]
     /// Stores what the provider said at a sign-in, and when it was, on the identity and its user.
     func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws
     /// Unlinks every identity of `kind` at `issuer`; returns how many there were.

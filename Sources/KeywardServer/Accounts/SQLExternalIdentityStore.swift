@@ -61,12 +61,16 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
         }
     }
 
-    public func identities(realm: String, email: String) async throws -> [(identity: ExternalIdentity, user: User)] {
-        try await StoreErrorMapping.mapping("identities(realm:email:)") {
+    public func verifiedHolders(realm: String, email: String) async throws -> [(identity: ExternalIdentity, user: User)] {
+        try await StoreErrorMapping.mapping("verifiedHolders(realm:email:)") {
+            // The provider's trust is read now, not taken from when the identity was stored: an operator who stops
+            // trusting a provider (remove, add again without it) withdraws what its identities said at once.
             try await database.sql.raw("""
                 SELECT \(unsafeRaw: Self.columns(from: "i")), \(unsafeRaw: SQLUserStore.columns(prefixed: "user_", from: "u"))
                 FROM external_identities i JOIN users u ON u.realm = i.realm AND u.id = i.user_id
-                WHERE i.realm = \(bind: realm) AND i.email = \(bind: email)
+                JOIN identity_providers p ON p.realm = i.realm AND p.alias = i.provider_alias AND p.issuer = i.issuer
+                WHERE i.realm = \(bind: realm) AND i.email = \(bind: email) AND i.email_verified = \(bind: true)
+                AND p.trust_verified_email = \(bind: true) AND p.kind <> 'facebook'
                 ORDER BY i.created_at LIMIT 20
                 """).all().map { row in (try Self.identity(from: row), try SQLUserStore.user(from: row, prefix: "user_")) }
         }

@@ -92,7 +92,7 @@ public final class UserService: Sendable {
             let identity = ExternalIdentity(realm: realm, userId: "", kind: .provider, issuer: issuer, subject: subject, createdAt: now, details: details)
             // Addresses beyond ASCII are never matched: case folding would make different addresses equal.
             if let email = details.email, email.unicodeScalars.allSatisfy(\.isASCII) {
-                let holders = try await identities.identities(realm: realm, email: email)
+                let holders = try await identities.verifiedHolders(realm: realm, email: email)
                 // This very identity, stored by a concurrent first sign-in since the read above: read it next.
                 if holders.contains(where: { $0.identity.issuer == issuer && $0.identity.subject == subject }) { continue }
                 if let owner = try Self.accountOwning(holders, identity: identity) {

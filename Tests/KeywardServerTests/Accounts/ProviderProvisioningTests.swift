@@ -62,6 +62,7 @@ final class ProviderProvisioningTests: XCTestCase {
     func testANewIdentityLinksByEmailOnlyWhenTrustedAndVerifiedOnBothSides() async throws {
         try await TestServer.forEachEngine { server, _ in
             let users = server.runtime.accounts.users
+            try await Self.addProviders(server, ["corp": ("https://a.example.test", true), "google": ("https://b.example.test", true), "other": ("https://c.example.test", false)])
             let existing = try await users.signInWithProvider(
                 realm: "demo", issuer: "https://a.example.test", subject: "a1", details: .init(alias: "corp", email: "Dana@Example.test", emailVerified: true, name: nil),
                 trustEmail: true
@@ -103,6 +104,63 @@ final class ProviderProvisioningTests: XCTestCase {
             XCTAssertNotEqual(eve.user.id, planted.id)
             XCTAssertTrue(eve.created)
             XCTAssertEqual(UserService.comparableEmail("Ann.\u{212A}@Example.TEST"), "ann.\u{212A}@example.test", "only ASCII letters fold")
+        }
+    }
+
+    /// Security review L3: whether an address vouches for an account is decided when it is matched, by the trust
+    /// its provider has now. An identity stored verified while its provider was trusted must not pull a later
+    /// sign-in into its account once the operator has stopped trusting that provider.
+    func testAnAddressStoredUnderAProviderNoLongerTrustedNeitherLinksNorBlocks() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            let providers = server.runtime.accounts.providers
+            try await Self.addProviders(server, ["corp": ("https://a.example.test", true), "google": ("https://b.example.test", true)])
+            let planted = try await users.signInWithProvider(
+                realm: "demo", issuer: "https://a.example.test", subject: "mallory",
+                details: .init(alias: "corp", email: "victim@example.test", emailVerified: true, name: nil), trustEmail: true
+            ).user
+            try await providers.remove(realm: "demo", alias: "corp")
+            try await Self.addProviders(server, ["corp": ("https://a.example.test", false)])
+
+            let victim = try await users.signInWithProvider(
+                realm: "demo", issuer: "https://b.example.test", subject: "victim",
+                details: .init(alias: "google", email: "victim@example.test", emailVerified: true, name: nil), trustEmail: true
+            )
+            XCTAssertNotEqual(victim.user.id, planted.id, "an address stored under a provider no longer trusted linked the sign-in into its account")
+            XCTAssertTrue(victim.created)
+        }
+    }
+
+    /// The verified holder of an address is found however many identities hold it unverified.
+    func testTheVerifiedHolderIsFoundBehindManyUnverifiedOnes() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            try await Self.addProviders(server, ["corp": ("https://a.example.test", true), "google": ("https://b.example.test", true)])
+            for index in 0..<21 {
+                _ = try await users.signInWithProvider(
+                    realm: "demo", issuer: "https://a.example.test", subject: "unverified-\(index)",
+                    details: .init(alias: "corp", email: "many@example.test", emailVerified: false, name: nil), trustEmail: true
+                )
+            }
+            let holder = try await users.signInWithProvider(
+                realm: "demo", issuer: "https://a.example.test", subject: "holder",
+                details: .init(alias: "corp", email: "many@example.test", emailVerified: true, name: nil), trustEmail: true
+            ).user
+            let linked = try await users.signInWithProvider(
+                realm: "demo", issuer: "https://b.example.test", subject: "holder-at-b",
+                details: .init(alias: "google", email: "many@example.test", emailVerified: true, name: nil), trustEmail: true
+            )
+            XCTAssertEqual(linked.user.id, holder.id)
+            XCTAssertFalse(linked.created)
+        }
+    }
+
+    private static func addProviders(_ server: TestServer, _ providers: [String: (issuer: String, trusted: Bool)]) async throws {
+        for (alias, provider) in providers {
+            _ = try await server.runtime.accounts.providers.add(.init(
+                realm: "demo", alias: alias, kind: .oidc, issuer: provider.issuer, clientId: "keyward", clientSecret: "secret",
+                trustVerifiedEmail: provider.trusted
+            ))
         }
     }
 }
