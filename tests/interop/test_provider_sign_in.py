@@ -285,3 +285,18 @@ def test_a_disabled_user_cannot_sign_in_through_a_provider(server, keyward_bin, 
         assert refused.status_code == 403 and "account_refused" in refused.text, refused.text
     finally:
         admin(server, keyward_bin, "users", "enable", "--realm", "demo", username)
+
+
+def test_a_provider_that_cannot_be_reached_is_a_503_whose_page_keeps_the_network_error_to_the_log(server, keyward_bin, tmp_path):
+    """Security review L2: the page says what to do and gives the request id; the network library's own words (the
+    provider's address, the connection error) go to the log only."""
+    users = [User(sub="gone", claims={"email": f"gone-{RUN}@example.test"})]
+    with StrictOIDCProvider(users=users).serve() as leaving:
+        alias = add_provider(server, keyward_bin, leaving, tmp_path)
+        browser = requests.Session()
+        callback = approve(begin(server, browser, alias), "gone")
+        address = urlparse(leaving.base_url).netloc
+    refused = browser.get(callback, allow_redirects=False, timeout=30)
+    assert refused.status_code == 503 and "provider_unavailable" in refused.text, refused.text
+    assert "could not be reached; try again later" in refused.text and "Request id" in refused.text, refused.text
+    assert address not in refused.text and "reached:" not in refused.text, refused.text

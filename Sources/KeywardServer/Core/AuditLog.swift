@@ -34,6 +34,9 @@ public struct AuditEvent: Sendable, Equatable {
         case sessionEnded = "SessionEnded"
         /// The user signed out everywhere: every browser session ended.
         case sessionsEndedEverywhere = "SessionsEndedEverywhere"
+        /// A sign-in with an identity provider was refused at its callback (`reason`: the stable code); at most one
+        /// row per realm and reason a minute, the next carrying how many were folded (`suppressed`).
+        case signInRefused = "SignInRefused"
         case identityProviderRemoved = "IdentityProviderRemoved"
         case deviceAppAdded = "DeviceAppAdded"
         case deviceAppRemoved = "DeviceAppRemoved"

@@ -15,7 +15,7 @@ struct IdentityProvidersAssembly: Sendable {
             jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), tokens: tokens,
             appleSecrets: AppleClientSecrets(masterKey: core.masterKey, clock: core.clock), users: accounts.users,
             replayStore: oauth.replayStore, keys: TransactionKeys(masterKey: core.masterKey), clock: core.clock,
-            publicURL: core.configuration.resolvedPublicURL
+            publicURL: core.configuration.resolvedPublicURL, audit: core.audit, logger: core.logger
         )
     }
 

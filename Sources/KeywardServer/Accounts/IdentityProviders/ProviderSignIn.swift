@@ -1,5 +1,6 @@
 import Foundation
 import KeywardJOSE
+import Logging
 
 /// Sign-in with an identity provider, Backend-for-Frontend style (the ADR's flow, stricter): Keyward is the
 /// confidential client, the browser only carries an encrypted single-use transaction cookie and the provider's
@@ -18,10 +19,15 @@ final class ProviderSignIn: Sendable {
     let keys: TransactionKeys
     private let clock: any KeywardClock
     private let publicURL: String
+    private let audit: AuditLog
+    private let logger: Logger
+    /// Refused callbacks cost their sender nothing: one audit row per realm and code a minute.
+    private let refusals = RefusalAuditSampler()
 
     init(
         providers: IdentityProviderService, metadata: IdentityProviderMetadataCache, jwks: JWKSCache, tokens: ProviderTokenClient,
-        appleSecrets: AppleClientSecrets, users: UserService, replayStore: any ReplayStore, keys: TransactionKeys, clock: any KeywardClock, publicURL: String
+        appleSecrets: AppleClientSecrets, users: UserService, replayStore: any ReplayStore, keys: TransactionKeys, clock: any KeywardClock, publicURL: String,
+        audit: AuditLog, logger: Logger
     ) {
         self.providers = providers
         self.metadata = metadata
@@ -33,6 +39,23 @@ final class ProviderSignIn: Sendable {
         self.keys = keys
         self.clock = clock
         self.publicURL = publicURL
+        self.audit = audit
+        self.logger = logger
+    }
+
+    /// A refused callback or start, for the operator: every one in the log with its detail and request id; in the
+    /// audit trail sampled, since anyone can send them. A person who cancelled at the provider is not a refusal.
+    func recordRefusal(_ failure: SignInFailure, realm: String?, alias: String?, requestId: String) async {
+        logger.notice("sign-in refused", metadata: [
+            "code": "\(failure.code.rawValue)", "reason": "\(failure.message)", "detail": "\(failure.detail ?? "")",
+            "realm": "\(realm ?? "")", "provider": "\(alias.map { String($0.prefix(64)) } ?? "")", "requestId": "\(requestId)",
+        ])
+        guard let realm, failure.code != .providerError,
+            let folded = refusals.admit(.init(realm: realm, reason: failure.code.rawValue), now: clock.now())
+        else { return }
+        var details = ["reason": failure.code.rawValue, "requestId": requestId]
+        if folded > 0 { details["suppressed"] = String(folded) }
+        await audit.record(.signInRefused, realm: realm, userId: nil, details: details)
     }
 
     struct Start: Sendable {
@@ -128,7 +151,7 @@ final class ProviderSignIn: Sendable {
         } catch UserError.accountExists(let providers) {
             throw SignInFailure(.accountExists, "an account with this e-mail address exists: sign in with \(providers.joined(separator: " or ")) first, then link \(provider.displayName) from your account page")
         } catch {
-            throw SignInFailure(.providerUnavailable, "the account could not be stored: \(error)")
+            throw SignInFailure(.providerUnavailable, "the account cannot be stored now; try again later", detail: "\(error)")
         }
         guard signedIn.user.enabled else { throw SignInFailure(.accountRefused, "this account is disabled; contact your administrator") }
         return (signedIn.user, signedIn.created, identity.credentialEntered)
@@ -198,7 +221,7 @@ final class ProviderSignIn: Sendable {
                 expiresAt: transaction.startedAt.addingTimeInterval(SignInTransaction.lifetime + 60), now: clock.now()
             )
         } catch {
-            throw SignInFailure(.providerUnavailable, "the sign-in cannot be recorded now; try again")
+            throw SignInFailure(.providerUnavailable, "the sign-in cannot be recorded now; try again", detail: "\(error)")
         }
         guard fresh else { throw SignInFailure(.transactionInvalid, "this sign-in was completed already; start again") }
     }
@@ -208,7 +231,7 @@ final class ProviderSignIn: Sendable {
         do {
             found = try await providers.provider(realm: realm, alias: alias)
         } catch {
-            throw SignInFailure(.providerUnavailable, "the identity providers cannot be read now")
+            throw SignInFailure(.providerUnavailable, "the identity providers cannot be read now", detail: "\(error)")
         }
         guard let found else { throw SignInFailure(.unknownProvider, "realm '\(realm)' has no identity provider '\(alias.prefix(64))'") }
         return found

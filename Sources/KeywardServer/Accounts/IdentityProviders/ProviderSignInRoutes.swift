@@ -20,7 +20,7 @@ struct ProviderSignInRoutes: Sendable {
         }
         router.post("/realms/:realm/v1/auth/:alias/callback") { request, context in
             guard var form = try await browser.form(request) else {
-                return failurePage(SignInFailure(.invalidRequest, "the callback's form cannot be read"), context)
+                return await failurePage(SignInFailure(.invalidRequest, "the callback's form cannot be read"), context, realm: nil)
             }
             // A form_post answer comes cross-site without the Lax cookie: one hop through Keyward's own page.
             if ProviderCallbackRepost.needsRepost(form: form, request: request, secureCookies: browser.secureCookies) {
@@ -44,19 +44,21 @@ struct ProviderSignInRoutes: Sendable {
             headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
             return Response(status: .found, headers: headers)
         } catch {
-            return failurePage(error, context)
+            return await failurePage(error, context, realm: realm)
         }
     }
 
     private func callback(_ request: Request, _ context: KeywardRequestContext, parameters: [String: String]?) async throws -> Response {
         let (realm, alias) = try await names(context)
         guard let parameters, let state = parameters["state"], (1...512).contains(state.utf8.count) else {
-            return failurePage(SignInFailure(.invalidRequest, "the callback carries no state, or a parameter twice"), context)
+            return await failurePage(SignInFailure(.invalidRequest, "the callback carries no state, or a parameter twice"), context, realm: realm)
         }
         let name = SignInTransaction.cookieName(state: state, secure: browser.secureCookies)
         let clear: HTTPFields = [.setCookie: "\(name)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"]
         guard let value = BrowserRequests.cookie(named: name, in: request) else {
-            return failurePage(SignInFailure(.transactionMissing, "this browser has no sign-in waiting for this callback: it expired or was finished already"), context)
+            return await failurePage(
+                SignInFailure(.transactionMissing, "this browser has no sign-in waiting for this callback: it expired or was finished already"), context, realm: realm
+            )
         }
         do throws(SignInFailure) {
             let transaction = try signIn.transaction(cookie: value, cookieName: name)
@@ -74,7 +76,7 @@ struct ProviderSignInRoutes: Sendable {
             // The person said no at the provider, or the provider could not serve them: back to the sign-in page.
             return renderer.redirect(to: PageURLs.login(realm) + "?notice=provider-refused", headers: clear)
         } catch {
-            return failurePage(error, context, headers: clear)
+            return await failurePage(error, context, realm: realm, headers: clear)
         }
     }
 
@@ -93,8 +95,10 @@ struct ProviderSignInRoutes: Sendable {
         (try await realms.pathRealm(context), context.parameters.get("alias") ?? "")
     }
 
-    private func failurePage(_ failure: SignInFailure, _ context: KeywardRequestContext, headers: HTTPFields = [:]) -> Response {
-        renderer.errorPage(
+    /// `realm`: the route's realm once it is known to exist (nil before), so the refusal is audited under it.
+    private func failurePage(_ failure: SignInFailure, _ context: KeywardRequestContext, realm: String?, headers: HTTPFields = [:]) async -> Response {
+        await signIn.recordRefusal(failure, realm: realm, alias: context.parameters.get("alias"), requestId: context.id)
+        return renderer.errorPage(
             heading: "Sign-in failed", text: "\(failure.message) (\(failure.code.rawValue))", status: failure.status,
             realm: context.parameters.get("realm"), requestId: context.id, headers: headers
         )

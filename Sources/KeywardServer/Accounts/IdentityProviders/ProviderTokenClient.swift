@@ -84,7 +84,7 @@ final class ProviderTokenClient: Sendable {
             let body = Array(try await response.body.collect(upTo: Self.maxBodyBytes).readableBytesView)
             return (response.status, try? StrictJSON.parseObject(body))
         } catch {
-            throw SignInFailure(.providerUnavailable, "the provider's \(purpose) could not be reached: \(error)")
+            throw SignInFailure(.providerUnavailable, "the provider's \(purpose) could not be reached; try again later", detail: "\(error)")
         }
     }
 

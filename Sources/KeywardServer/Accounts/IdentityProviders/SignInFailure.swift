@@ -1,7 +1,8 @@
 import HTTPTypes
 
 /// Why a sign-in with an identity provider stopped, with a stable code. The browser sees a page saying what to
-/// do; the detail goes to the log and the audit trail, never a 500.
+/// do (`message`); what only an operator should read — a database's or a network library's own words — is
+/// `detail`, which goes to the log with the request id, never to the page. Never a 500.
 struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
     enum Code: String, Sendable {
         /// No transaction cookie for this callback: it expired, was used, or never existed in this browser.
@@ -35,13 +36,15 @@ struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
 
     let code: Code
     let message: String
+    let detail: String?
 
-    init(_ code: Code, _ message: String) {
+    init(_ code: Code, _ message: String, detail: String? = nil) {
         self.code = code
         self.message = message
+        self.detail = detail
     }
 
-    var description: String { "\(code.rawValue): \(message)" }
+    var description: String { "\(code.rawValue): \(message)" + (detail.map { " (\($0))" } ?? "") }
 
     var status: HTTPResponse.Status {
         switch code {
