@@ -300,3 +300,14 @@ def test_a_provider_that_cannot_be_reached_is_a_503_whose_page_keeps_the_network
     assert refused.status_code == 503 and "provider_unavailable" in refused.text, refused.text
     assert "could not be reached; try again later" in refused.text and "Request id" in refused.text, refused.text
     assert address not in refused.text and "reached:" not in refused.text, refused.text
+
+
+def test_a_browser_keeps_at_most_three_unfinished_sign_ins(server, provider_alias):
+    """Security review L1: every start sets a cookie of its own flow; a page sending the browser to the start route
+    again and again must not pile them up until the browser's requests are too large for the proxy."""
+    browser = requests.Session()
+    started = [begin(server, browser, provider_alias, path="/realms/demo/account?" + "x" * 400) for _ in range(8)]
+    held = [c.name for c in browser.cookies if c.name.startswith("keyward-signin-")]
+    assert len(held) == 3, held
+    landed = browser.get(approve(started[-1], "bob"), allow_redirects=False, timeout=30)
+    assert landed.status_code == 303, "the newest flow is one of those kept: " + landed.text

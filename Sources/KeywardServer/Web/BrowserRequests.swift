@@ -19,13 +19,17 @@ struct BrowserRequests: Sendable {
 
     /// The value of the request's cookie `name`, if it sent one.
     static func cookie(named name: String, in request: Request) -> String? {
-        for header in request.headers[values: .cookie] {
-            for pair in header.split(separator: ";") {
+        cookies(in: request).first { $0.name == name }?.value
+    }
+
+    /// Every cookie the request carries, in order.
+    static func cookies(in request: Request) -> [(name: String, value: String)] {
+        request.headers[values: .cookie].flatMap { header in
+            header.split(separator: ";").compactMap { pair -> (name: String, value: String)? in
                 let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                if parts.count == 2, parts[0] == name { return parts[1] }
+                return parts.count == 2 ? (parts[0], parts[1]) : nil
             }
         }
-        return nil
     }
 
     func session(_ request: Request, realm: String) async throws -> BrowserSession? {

@@ -42,6 +42,7 @@ struct ProviderSignInRoutes: Sendable {
             let cookie = "\(name)=\(value); Path=/; Max-Age=\(Int(SignInTransaction.lifetime)); HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"
             var headers: HTTPFields = [.location: started.location, .cacheControl: "no-store", .setCookie: cookie]
             headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+            for stale in staleTransactionCookies(request) { headers.append(HTTPField(name: .setCookie, value: expired(stale))) }
             return Response(status: .found, headers: headers)
         } catch {
             return await failurePage(error, context, realm: realm)
@@ -54,7 +55,7 @@ struct ProviderSignInRoutes: Sendable {
             return await failurePage(SignInFailure(.invalidRequest, "the callback carries no state, or a parameter twice"), context, realm: realm)
         }
         let name = SignInTransaction.cookieName(state: state, secure: browser.secureCookies)
-        let clear: HTTPFields = [.setCookie: "\(name)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"]
+        let clear: HTTPFields = [.setCookie: expired(name)]
         guard let value = BrowserRequests.cookie(named: name, in: request) else {
             return await failurePage(
                 SignInFailure(.transactionMissing, "this browser has no sign-in waiting for this callback: it expired or was finished already"), context, realm: realm
@@ -89,6 +90,23 @@ struct ProviderSignInRoutes: Sendable {
         } catch {
             throw SignInFailure(.providerUnavailable, "the session cannot be stored now; try again")
         }
+    }
+
+    /// The transaction cookies a new flow retires: all but the newest `cookiesKept - 1` the browser still has (the new
+    /// one makes `cookiesKept`). Without a bound, a page that sends a browser to the start route again and again
+    /// piles up cookies until every request of that browser is too large for the proxy in front of Keyward
+    /// (security review L1). A cookie that does not open is retired first.
+    private func staleTransactionCookies(_ request: Request) -> [String] {
+        let held = BrowserRequests.cookies(in: request).filter { SignInTransaction.isCookieName($0.name) }
+        guard held.count >= SignInTransaction.cookiesKept else { return [] }
+        let newestFirst = held.map { cookie in
+            (cookie.name, (try? signIn.transaction(cookie: cookie.value, cookieName: cookie.name))?.startedAt ?? .distantPast)
+        }.sorted { $0.1 > $1.1 }
+        return newestFirst.dropFirst(SignInTransaction.cookiesKept - 1).map(\.0)
+    }
+
+    private func expired(_ name: String) -> String {
+        "\(name)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"
     }
 
     private func names(_ context: KeywardRequestContext) async throws -> (realm: String, alias: String) {

@@ -47,6 +47,15 @@ struct SignInTransaction: Sendable, Equatable {
         return (secure ? "__Host-" : "") + "keyward-signin-" + flow
     }
 
+    /// Whether a cookie of that name is a sign-in transaction's (of either form, `__Host-` or not).
+    static func isCookieName(_ name: String) -> Bool {
+        name.hasPrefix("keyward-signin-") || name.hasPrefix("__Host-keyward-signin-")
+    }
+
+    /// How many unfinished sign-ins a browser keeps: more are older tabs given up on, and every cookie counts
+    /// against the request-header limits of Keyward and the proxies before it.
+    static let cookiesKept = 3
+
     func cookieValue(keys: TransactionKeys, cookieName: String) -> String {
         var object: JSONObject = [
             "r": .string(realm), "a": .string(alias), "i": .string(issuer), "s": .string(state), "n": .string(nonce),
