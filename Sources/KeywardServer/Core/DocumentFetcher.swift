@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// Fetches an issuer's published JSON documents: its JWK Set, its OpenID Connect discovery document. A protocol so
 /// the caches are tested against a fetcher that fails or counts; the real one is `HTTPDocumentFetcher`.
@@ -30,35 +31,19 @@ final class HTTPDocumentFetcher: DocumentFetcher {
         self.timeout = timeout
     }
 
-    /// One deadline for the whole fetch, body included: AsyncHTTPClient's own timeout ends with the response head,
-    /// and an endpoint trickling its body a byte at a time must not hold the requests waiting for it.
     func fetch(_ url: String) async throws(DocumentFetchError) -> FetchedDocument {
         do {
-            return try await withThrowingTaskGroup(of: FetchedDocument?.self) { [client, timeout] group in
-                group.addTask {
-                    var request = HTTPClientRequest(url: url)
-                    request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
-                    let response = try await client.execute(request, timeout: timeout)
-                    guard response.status == .ok else {
-                        throw DocumentFetchError(description: "\(url) answered HTTP \(response.status.code)")
-                    }
-                    let body = try await response.body.collect(upTo: Self.maxBodyBytes)
-                    return FetchedDocument(
-                        body: Array(body.readableBytesView), maxAge: Self.maxAge(response.headers[canonicalForm: "cache-control"].map(String.init))
-                    )
-                }
-                group.addTask {
-                    try await Task.sleep(for: .nanoseconds(timeout.nanoseconds))
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let document = try await group.next() ?? nil else {
-                    throw DocumentFetchError(description: "\(url) did not answer within \(timeout.nanoseconds / 1_000_000_000) s")
-                }
-                return document
+            var request = HTTPClientRequest(url: url)
+            request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
+            let answer = try await client.executeCollecting(request, deadline: timeout, maxBodyBytes: Self.maxBodyBytes)
+            guard answer.status == .ok else {
+                throw DocumentFetchError(description: "\(url) answered HTTP \(answer.status.code)")
             }
+            return FetchedDocument(body: answer.body, maxAge: Self.maxAge(answer.headers[canonicalForm: "cache-control"].map(String.init)))
         } catch let error as DocumentFetchError {
             throw error
+        } catch is HTTPClient.DeadlinePassed {
+            throw DocumentFetchError(description: "\(url) did not answer within \(timeout.nanoseconds / 1_000_000_000) s")
         } catch is NIOTooManyBytesError {
             throw DocumentFetchError(description: "\(url) sent more than \(Self.maxBodyBytes) bytes")
         } catch {
@@ -88,6 +73,31 @@ final class HTTPDocumentFetcher: DocumentFetcher {
 extension HTTPClient {
     /// A client for calls Keyward makes to other parties (issuers, identity providers): it follows no redirect, so a
     /// request goes only where the operator's settings said, and it gives up after `timeout`.
+    /// The request's answer was not complete within its deadline.
+    struct DeadlinePassed: Error {}
+
+    /// Sends `request` and reads the whole body under one deadline: AsyncHTTPClient's own timeout ends with the
+    /// response head, and an endpoint trickling its body a byte at a time must not hold the requests waiting for it.
+    /// Throws `DeadlinePassed`, or `NIOTooManyBytesError` past `maxBodyBytes`.
+    func executeCollecting(
+        _ request: HTTPClientRequest, deadline: TimeAmount, maxBodyBytes: Int
+    ) async throws -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: [UInt8]) {
+        try await withThrowingTaskGroup(of: (status: HTTPResponseStatus, headers: HTTPHeaders, body: [UInt8])?.self) { group in
+            group.addTask {
+                let response = try await self.execute(request, timeout: deadline)
+                let body = try await response.body.collect(upTo: maxBodyBytes)
+                return (response.status, response.headers, Array(body.readableBytesView))
+            }
+            group.addTask {
+                try await _Concurrency.Task.sleep(for: .nanoseconds(deadline.nanoseconds))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let answer = try await group.next() ?? nil else { throw DeadlinePassed() }
+            return answer
+        }
+    }
+
     static func outbound(timeout: TimeAmount) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow

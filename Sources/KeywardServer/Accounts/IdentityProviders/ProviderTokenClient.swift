@@ -12,6 +12,7 @@ final class ProviderTokenClient: Sendable {
     private let client: HTTPClient
     private let timeout: TimeAmount
 
+    /// `timeout`: for the whole exchange, the answer's body included.
     init(timeout: TimeAmount = .seconds(10)) {
         client = HTTPClient.outbound(timeout: timeout)
         self.timeout = timeout
@@ -80,9 +81,10 @@ final class ProviderTokenClient: Sendable {
 
     private func send(_ request: HTTPClientRequest, to purpose: String) async throws(SignInFailure) -> (status: HTTPResponseStatus, object: JSONObject?) {
         do {
-            let response = try await client.execute(request, timeout: timeout)
-            let body = Array(try await response.body.collect(upTo: Self.maxBodyBytes).readableBytesView)
-            return (response.status, try? StrictJSON.parseObject(body))
+            let answer = try await client.executeCollecting(request, deadline: timeout, maxBodyBytes: Self.maxBodyBytes)
+            return (answer.status, try? StrictJSON.parseObject(answer.body))
+        } catch is HTTPClient.DeadlinePassed {
+            throw SignInFailure(.providerUnavailable, "the provider's \(purpose) did not answer in time; try again later")
         } catch {
             throw SignInFailure(.providerUnavailable, "the provider's \(purpose) could not be reached; try again later", detail: "\(error)")
         }
