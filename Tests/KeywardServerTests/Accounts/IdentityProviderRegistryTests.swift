@@ -74,6 +74,8 @@ final class IdentityProviderRegistryTests: XCTestCase {
                 ("hosted-domain", .init(realm: "demo", alias: "sso", kind: .oidc, issuer: "https://idp.example.com", clientId: "c", hostedDomain: "example.com")),
                 ("hosted-domain", .init(realm: "demo", alias: "google", kind: .google, clientId: "c", clientSecret: "s", hostedDomain: "Example.com/x")),
                 ("team-id", .init(realm: "demo", alias: "apple", kind: .apple, clientId: "c")),
+                ("alias", .init(realm: "demo", alias: "session", kind: .google, clientId: "c", clientSecret: "s")),
+                ("alias", .init(realm: "demo", alias: "logout", kind: .google, clientId: "c", clientSecret: "s")),
             ]
             for (setting, registration) in cases {
                 do {

@@ -93,6 +93,33 @@ final class ProviderIDTokenTests: XCTestCase {
         }
     }
 
+    /// Google documents `iss` as either "https://accounts.google.com" or "accounts.google.com"; only a Google
+    /// provider on Google's own issuer takes the second form, and `auth_time` is read when a provider sends it.
+    func testGooglesIssuerWithoutSchemeIsAcceptedForGoogleAlone() throws {
+        var setup = try Self.setup()
+        let google = IdentityProviderService.googleIssuer
+        setup.provider.issuer = google
+        let claims = Self.claims(["iss": "accounts.google.com", "auth_time": .number(Self.now.timeIntervalSince1970 - 30)])
+        XCTAssertThrowsError(try ProviderIDToken(
+            try Self.token(setup, claims: claims), provider: setup.provider, metadata: setup.metadata, keys: setup.keys, nonce: Self.nonce, now: Self.now
+        ), "a generic provider's issuer is exact")
+        setup.provider.kind = .google
+        let verified = try ProviderIDToken(
+            try Self.token(setup, claims: claims), provider: setup.provider, metadata: setup.metadata, keys: setup.keys, nonce: Self.nonce, now: Self.now
+        )
+        XCTAssertEqual(verified.authTime, Self.now.addingTimeInterval(-30))
+        XCTAssertNoThrow(try ProviderIDToken(
+            try Self.token(setup, claims: Self.claims(["iss": .string(google)])), provider: setup.provider, metadata: setup.metadata, keys: setup.keys,
+            nonce: Self.nonce, now: Self.now
+        ))
+        XCTAssertThrowsError(try ProviderIDToken(
+            try Self.token(setup, claims: Self.claims(["iss": "https://evil.example"])), provider: setup.provider, metadata: setup.metadata, keys: setup.keys,
+            nonce: Self.nonce, now: Self.now
+        )) { error in
+            XCTAssertEqual((error as? SignInFailure)?.code, .idTokenInvalid)
+        }
+    }
+
     func testAGoogleHostedDomainIsEnforced() throws {
         var setup = try Self.setup()
         setup.provider.kind = .google

@@ -52,8 +52,10 @@ public final class IdentityProviderService: Sendable {
         }
     }
 
-    /// Google's issuer; its id_tokens may also carry it without the scheme (`ProviderIDTokenRules`).
+    /// Google's issuer; its id_tokens may also carry it without the scheme (`ProviderIDToken`).
     public static let googleIssuer = "https://accounts.google.com"
+    /// `/v1/auth/{alias}` starts a provider's flow; these names are the session routes beside it.
+    static let reservedAliases: Set<String> = ["session", "logout"]
     public static let defaultScopes = ["openid", "email", "profile"]
     public static let appleIssuer = "https://appleid.apple.com"
     /// Facebook Login issues no id_token, so no issuer: its identities are filed under this fixed name, keyed
@@ -106,6 +108,9 @@ public final class IdentityProviderService: Sendable {
         let alias = registration.alias
         guard (1...32).contains(alias.utf8.count), alias.utf8.allSatisfy(Self.isAliasByte), alias.first != "-" else {
             throw IdentityProviderError.invalidSetting("alias", "1-32 lower-case letters, digits or '-', not starting with '-' (it appears in URLs)")
+        }
+        guard !Self.reservedAliases.contains(alias) else {
+            throw IdentityProviderError.invalidSetting("alias", "'\(alias)' is taken by a route of its own (/v1/auth/\(alias)); choose another")
         }
         let issuer: String
         switch registration.kind {

@@ -16,21 +16,29 @@ struct ProviderIDToken: Sendable {
     let authTime: Date?
 
     static let leeway: TimeInterval = 60
+    static let googleIssuerWithoutScheme = "accounts.google.com"
     /// Keyward verifies these; HMAC algorithms are not JWSAlgorithm cases at all.
     static let verifiable: Set<JWSAlgorithm> = [.rs256, .rs384, .rs512, .ps256, .es256, .es384, .es512, .edDSA]
 
     init(
         _ compact: String, provider: IdentityProvider, metadata: IdentityProviderMetadata, keys: JWKSet, nonce: String, now: Date
     ) throws(SignInFailure) {
+        // Google documents both forms of its issuer in id_tokens; any other provider's must be exactly its own.
+        let issuers = provider.kind == .google && provider.issuer == IdentityProviderService.googleIssuer
+            ? [provider.issuer, Self.googleIssuerWithoutScheme] : [provider.issuer]
         let policy = JWTVerificationPolicy(
             allowedAlgorithms: metadata.idTokenAlgorithms.intersection(Self.verifiable), keys: .kidOptional(keys),
-            requiredClaims: ["iss", "sub", "aud", "exp", "iat", "nonce"], issuer: provider.issuer, audience: provider.clientId, leeway: Self.leeway
+            requiredClaims: ["iss", "sub", "aud", "exp", "iat", "nonce"], issuer: issuers.count == 1 ? provider.issuer : nil,
+            audience: provider.clientId, leeway: Self.leeway
         )
         let claims: JSONObject
         do throws(JOSEError) {
             claims = try JWTVerifier.verify(compact, policy: policy, now: now).claims
         } catch {
             throw SignInFailure(.idTokenInvalid, "the id_token was refused: \(error.message)")
+        }
+        guard let issuer = claims.string("iss"), issuers.contains(issuer) else {
+            throw SignInFailure(.idTokenInvalid, "the id_token was refused: its issuer is not \(provider.issuer)")
         }
         let audiences = claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? claims.string("aud").map { [$0] } ?? []
         if let azp = claims["azp"] {
