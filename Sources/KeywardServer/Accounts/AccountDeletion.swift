@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// A user deletes their own account from the account page: only within `recentSignIn` of giving a first factor in
+/// A user deletes their own account from the account page: only within `BrowserSession.recentSignIn` of giving a first factor in
 /// this session (otherwise they sign in again), and what goes is everything that is theirs — push devices,
 /// identities at other issuers, browser sessions, the user — with an audit event.
 struct AccountDeletion: Sendable {
@@ -13,9 +13,6 @@ struct AccountDeletion: Sendable {
     let removal: UserRemoval
     let clock: any KeywardClock
 
-    /// How recent the session's sign-in must be: a browser left signed in cannot delete the account.
-    static let recentSignIn: TimeInterval = 600
-
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/account/delete") { request, context in try await confirm(request, context) }
         router.post("/realms/:realm/account/delete") { request, context in try await delete(request, context) }
@@ -24,7 +21,7 @@ struct AccountDeletion: Sendable {
     private func confirm(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realms.pathRealm(context)
         guard let (session, user) = try await signedIn(request, realm: realm) else { return signInAgain(realm) }
-        guard recentlySignedIn(session) else { return signInAgain(realm) }
+        guard session.signedInRecently(now: clock.now()) else { return signInAgain(realm) }
         return renderer.page("deleteAccount", title: "Delete your account", realm: realm, context: [
             "username": user.username, "csrf": session.csrfToken, "action": PageURLs.account(realm) + "/delete", "accountURL": PageURLs.account(realm),
         ])
@@ -39,14 +36,9 @@ struct AccountDeletion: Sendable {
                 "isError": true, "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
             ], status: .forbidden)
         }
-        guard recentlySignedIn(session) else { return signInAgain(realm) }
+        guard session.signedInRecently(now: clock.now()) else { return signInAgain(realm) }
         try await removal.delete(realm: realm, username: user.username)
         return renderer.redirect(to: PageURLs.login(realm) + "?notice=account-deleted", headers: browser.clearCookie)
-    }
-
-    private func recentlySignedIn(_ session: BrowserSession) -> Bool {
-        guard let at = session.authenticatedAt else { return false }
-        return clock.now().timeIntervalSince(at) <= Self.recentSignIn
     }
 
     private func signInAgain(_ realm: String) -> Response {

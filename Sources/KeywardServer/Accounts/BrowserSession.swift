@@ -35,6 +35,15 @@ public struct BrowserSession: Sendable, Equatable {
     public var createdAt: Date
     public var lastSeenAt: Date
     public var expiresAt: Date
+
+    /// How recent the first factor must be for what changes how the account is reached or whether it exists
+    /// (deleting it, linking a provider): a browser left signed in cannot do those.
+    static let recentSignIn: TimeInterval = 600
+
+    func signedInRecently(now: Date) -> Bool {
+        guard let authenticatedAt else { return false }
+        return now.timeIntervalSince(authenticatedAt) <= Self.recentSignIn
+    }
 }
 
 public protocol BrowserSessionStore: Sendable {

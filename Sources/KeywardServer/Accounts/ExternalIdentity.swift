@@ -58,4 +58,15 @@ public protocol ExternalIdentityStore: Sendable {
     func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws
     /// Unlinks every identity of `kind` at `issuer`; returns how many there were.
     func deleteIdentities(realm: String, issuer: String, kind: ExternalIdentity.Kind) async throws -> Int
+    /// Unlinks one provider identity of the user, unless it is their last way to sign in (no password and no other
+    /// provider identity). Decided with the user's row locked, so two unlinks at once cannot both pass.
+    func unlinkProviderIdentity(realm: String, userId: String, issuer: String, subject: String) async throws -> ProviderUnlink
+}
+
+public enum ProviderUnlink: Sendable, Equatable {
+    case unlinked
+    /// The identity is the user's last way to sign in; it stays.
+    case lastWayIn
+    /// The user has no such provider identity.
+    case notFound
 }

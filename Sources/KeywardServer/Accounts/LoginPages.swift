@@ -13,6 +13,7 @@ struct LoginPages: Sendable {
     let signIn: SignInCompletion
     let providers: IdentityProviderService
     let accountSessions: AccountSessions
+    let accountIdentities: AccountIdentities
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
@@ -186,18 +187,21 @@ struct LoginPages: Sendable {
         case "removed": "The device was removed."
         case "session-ended": "That session was ended; the browser is signed out."
         case "session-gone": "That session had ended already."
+        case "linked": "The provider is linked: you can sign in with it from now on."
+        case "link-cancelled": "Linking was cancelled at the provider; nothing changed."
+        case "link-again": "You signed in again: choose the provider to link once more."
+        case "unlinked": "The provider is unlinked: it no longer signs you in."
+        case "unlinked-already": "That provider was unlinked already."
         default: nil
         }
-        let identities: [[String: Any]] = try await users.identities(realm: realm, userId: user.id).compactMap { identity in
-            guard let details = identity.details else { return nil }
-            return ["provider": details.alias, "email": details.email ?? "no e-mail shared"]
-        }
+        let (identities, linkable) = try await accountIdentities.rows(realm: realm, user: user, session: session)
         var page: [String: Any] = [
             "username": user.username, "devices": devices, "hasDevices": !devices.isEmpty, "csrf": session.csrfToken,
             "enrollURL": PageURLs.enroll(realm), "logoutAction": "/realms/\(realm)/logout",
             "sessions": try await accountSessions.rows(realm: realm, userId: user.id, current: session),
             "endAllAction": PageURLs.account(realm) + "/sessions/end-all",
-            "identities": identities, "hasIdentities": !identities.isEmpty, "deleteURL": PageURLs.account(realm) + "/delete",
+            "identities": identities, "hasIdentities": !identities.isEmpty, "linkable": linkable, "hasLinkable": !linkable.isEmpty,
+            "deleteURL": PageURLs.account(realm) + "/delete",
         ]
         if let notice { page["notice"] = notice }
         return renderer.page("account", title: "Your account", realm: realm, context: page)

@@ -107,6 +107,37 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
         }
     }
 
+    public func unlinkProviderIdentity(realm: String, userId: String, issuer: String, subject: String) async throws -> ProviderUnlink {
+        try await StoreErrorMapping.mapping("unlinkProviderIdentity") {
+            try await database.transaction { session in
+                // The no-op update row-locks the user on PostgreSQL (SQLite's BEGIN IMMEDIATE already holds the
+                // write lock), so a concurrent unlink of the user's other identity waits for this one's count.
+                guard let hasPassword = try await session.raw("""
+                    UPDATE users SET enabled = enabled WHERE realm = \(bind: realm) AND id = \(bind: userId)
+                    RETURNING CASE WHEN password_hash IS NULL THEN 0 ELSE 1 END AS has_password
+                    """).first(decodingColumn: "has_password", as: Int.self)
+                else { return .notFound }
+                let ways = try await session.raw("""
+                    SELECT COUNT(*) AS n FROM external_identities
+                    WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND kind = \(bind: ExternalIdentity.Kind.provider.rawValue)
+                    """).first(decodingColumn: "n", as: Int.self) ?? 0
+                let deleted = try await session.countingRows("""
+                    DELETE FROM external_identities
+                    WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND kind = \(bind: ExternalIdentity.Kind.provider.rawValue)
+                    AND issuer = \(bind: issuer) AND subject = \(bind: subject) AND (\(bind: hasPassword) = 1 OR \(bind: ways) > 1)
+                    RETURNING 1 AS deleted
+                    """)
+                if deleted > 0 { return .unlinked }
+                let exists = try await session.raw("""
+                    SELECT 1 AS found FROM external_identities
+                    WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND kind = \(bind: ExternalIdentity.Kind.provider.rawValue)
+                    AND issuer = \(bind: issuer) AND subject = \(bind: subject)
+                    """).first() != nil
+                return exists ? .lastWayIn : .notFound
+            }
+        }
+    }
+
     private static func insert(_ identity: ExternalIdentity, on sql: any SQLDatabase) async throws {
         try await sql.raw("""
             INSERT INTO external_identities (realm, user_id, kind, issuer, subject, created_at, provider_alias, email, email_verified,

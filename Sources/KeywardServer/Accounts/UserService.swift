@@ -126,6 +126,40 @@ public final class UserService: Sendable {
         throw StoreError.unavailable("no user could be created for \(issuer) subject \(subject.prefix(64))")
     }
 
+    /// A signed-in user links another provider identity to their account (the account page): the identity is
+    /// theirs from now on. One linked to another user stays where it is (`.identityLinkedElsewhere`); one linked
+    /// to this user already is a success. As at sign-in, an address counts as verified only when `trustEmail`.
+    public func linkProvider(
+        realm: String, userId: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, trustEmail: Bool
+    ) async throws {
+        let now = clock.now()
+        var details = details
+        details.lastLoginAt = now
+        details.email = details.email.map(Self.comparableEmail)
+        details.emailVerified = trustEmail && details.emailVerified == true
+        let identity = ExternalIdentity(realm: realm, userId: userId, kind: .provider, issuer: issuer, subject: subject, createdAt: now, details: details)
+        do {
+            try await identities.createIdentity(identity)
+        } catch StoreError.conflict {
+            guard let linked = try await identities.user(realm: realm, issuer: issuer, subject: subject) else { throw StoreError.unavailable("link raced an unlink") }
+            guard linked.user.id == userId else { throw UserError.identityLinkedElsewhere }
+            try await identities.recordSignIn(realm: realm, issuer: issuer, subject: subject, details: details, at: now)
+            return
+        }
+        await audit.record(.externalIdentityLinked, realm: realm, userId: userId, details: [
+            "kind": "provider", "issuer": issuer, "provider": details.alias, "by": "account-page",
+        ])
+    }
+
+    /// The user unlinks one of their provider identities (the account page), never the last way they sign in.
+    public func unlinkProvider(realm: String, userId: String, issuer: String, subject: String) async throws -> ProviderUnlink {
+        let outcome = try await identities.unlinkProviderIdentity(realm: realm, userId: userId, issuer: issuer, subject: subject)
+        if outcome == .unlinked {
+            await audit.record(.externalIdentityUnlinked, realm: realm, userId: userId, details: ["kind": "provider", "issuer": issuer])
+        }
+        return outcome
+    }
+
     /// The account holding a new identity's e-mail address verified (`holders`) when the identity may be linked to
     /// it; nil when no account holds it verified. Throws `.accountExists` when one does but the new identity's own
     /// address is not verified.
@@ -297,6 +331,8 @@ public enum UserError: Error, CustomStringConvertible, Equatable {
     /// A new identity's e-mail address belongs to an account it may not be linked to by address; the person signs
     /// in with one of `providers` first and links the new one from the account page.
     case accountExists(providers: [String])
+    /// The provider identity a user tried to link belongs to another user.
+    case identityLinkedElsewhere
 
     public var description: String {
         switch self {
@@ -306,6 +342,7 @@ public enum UserError: Error, CustomStringConvertible, Equatable {
         case .notFound(let name): "user '\(name.prefix(64))' does not exist"
         case .identityExists(let user): "the identity is linked already, to user '\(user.username.prefix(64))'"
         case .accountExists(let providers): "an account with this e-mail address exists (it signs in with \(providers.joined(separator: ", ")))"
+        case .identityLinkedElsewhere: "that account at the provider is linked to another user"
         }
     }
 }

@@ -119,11 +119,13 @@ public final class KeywardRuntime: Sendable {
         AccountDeletion(
             renderer: pageRenderer, browser: browser, realms: realms, users: users, removal: UserRemoval(users: users, pushMFA: service), clock: clock
         ).register(on: pages)
+        let accountIdentities = AccountIdentities(renderer: pageRenderer, browser: browser, realms: realms, users: users, providers: accounts.providers)
+        accountIdentities.register(on: pages)
         LoginPages(
             renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,
-            providers: accounts.providers, accountSessions: accountSessions
+            providers: accounts.providers, accountSessions: accountSessions, accountIdentities: accountIdentities
         ).register(on: pages)
-        ProviderSignInRoutes(signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer)
+        ProviderSignInRoutes(signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer, clock: clock)
             .register(on: pages)
         PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle).register(on: pages)
         // Last, so that it wraps only the router's not-found answer.

@@ -22,6 +22,8 @@ public struct AuditEvent: Sendable, Equatable {
         case userDeleted = "UserDeleted"
         case passwordChanged = "PasswordChanged"
         case externalIdentityLinked = "ExternalIdentityLinked"
+        /// The user unlinked one of their provider identities from the account page.
+        case externalIdentityUnlinked = "ExternalIdentityUnlinked"
         case hostIssuerAdded = "HostIssuerAdded"
         case hostIssuerUpdated = "HostIssuerUpdated"
         case hostIssuerRemoved = "HostIssuerRemoved"

@@ -15,7 +15,7 @@ final class AccountDeletionTests: XCTestCase {
             _ = try await browser.signIn(username: "dana", password: "dana-password-1")
             _ = try await other.signIn(username: "dana", password: "dana-password-1")
 
-            server.clock.advance(by: AccountDeletion.recentSignIn + 60)
+            server.clock.advance(by: BrowserSession.recentSignIn + 60)
             let stale = try await browser.get("/realms/demo/account/delete")
             XCTAssertEqual(stale.location, "/realms/demo/login?reauth=1&return_to=/realms/demo/account/delete")
             let form = try await browser.get("/realms/demo/login?reauth=1&return_to=/realms/demo/account/delete")

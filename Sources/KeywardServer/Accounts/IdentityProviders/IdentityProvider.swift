@@ -69,6 +69,9 @@ public struct IdentityProvider: Sendable, Equatable {
     public var displayName: String
     /// Link a new identity to an existing account by e-mail when this provider says the address is verified.
     public var trustVerifiedEmail: Bool
+    /// Whether this provider's `email_verified` counts: trusted by the operator, and never Facebook's (Graph gives no
+    /// such flag).
+    var trustsEmail: Bool { trustVerifiedEmail && kind != .facebook }
     /// Google: only accounts of this Workspace domain (`hd` claim).
     public var hostedDomain: String?
     /// Apple and Facebook only; nil for kinds configured from a discovery document.

@@ -66,7 +66,10 @@ final class ProviderSignIn: Sendable {
 
     /// `reauthenticate`: the person is asked to sign in again (before deleting the account, or linking another
     /// provider); the provider is asked to prompt for a credential rather than answer from its own session.
-    func start(realm: String, alias: String, returnTo: String?, reauthenticate: Bool = false) async throws(SignInFailure) -> Start {
+    /// `linkUserId`: the flow links the identity to that signed-in user instead of signing in (`finishLink`).
+    func start(
+        realm: String, alias: String, returnTo: String?, reauthenticate: Bool = false, linkUserId: String? = nil
+    ) async throws(SignInFailure) -> Start {
         let provider = try await provider(realm: realm, alias: alias)
         let authorizationEndpoint: String
         if provider.kind == .facebook {
@@ -76,7 +79,8 @@ final class ProviderSignIn: Sendable {
             authorizationEndpoint = try await metadata.metadata(for: provider).authorizationEndpoint
         }
         let transaction = SignInTransaction.begin(
-            realm: realm, alias: alias, issuer: provider.issuer, returnTo: returnTo, reauthenticate: reauthenticate, now: clock.now()
+            realm: realm, alias: alias, issuer: provider.issuer, returnTo: returnTo, reauthenticate: reauthenticate, linkUserId: linkUserId,
+            now: clock.now()
         )
         var query = [
             ("response_type", "code"), ("client_id", provider.clientId), ("redirect_uri", redirectURI(provider)),
@@ -117,6 +121,52 @@ final class ProviderSignIn: Sendable {
     func finish(
         realm: String, alias: String, callback: Callback, transaction: SignInTransaction
     ) async throws(SignInFailure) -> (user: User, created: Bool, credentialEntered: Bool) {
+        guard transaction.linkUserId == nil else { throw SignInFailure(.transactionInvalid, "this flow links a provider; it signs nobody in") }
+        let (provider, identity) = try await verifiedIdentity(realm: realm, alias: alias, callback: callback, transaction: transaction)
+        let signedIn: (user: User, created: Bool)
+        do {
+            signedIn = try await users.signInWithProvider(
+                realm: realm, issuer: provider.issuer, subject: identity.subject,
+                details: .init(alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name),
+                trustEmail: provider.trustsEmail
+            )
+        } catch UserError.accountExists(let providers) {
+            throw SignInFailure(.accountExists, "an account with this e-mail address exists: sign in with \(providers.joined(separator: " or ")) first, then link \(provider.displayName) from your account page")
+        } catch {
+            throw SignInFailure(.providerUnavailable, "the account cannot be stored now; try again later", detail: "\(error)")
+        }
+        guard signedIn.user.enabled else { throw SignInFailure(.accountRefused, "this account is disabled; contact your administrator") }
+        return (signedIn.user, signedIn.created, identity.credentialEntered)
+    }
+
+    /// A link flow's callback: the provider's identity joins the account of `signedInUserId`, the user the browser
+    /// is signed in as, who must be the one that began the flow. Returns the provider.
+    func finishLink(
+        realm: String, alias: String, callback: Callback, transaction: SignInTransaction, signedInUserId: String?
+    ) async throws(SignInFailure) -> IdentityProvider {
+        guard let linkUserId = transaction.linkUserId, linkUserId == signedInUserId else {
+            throw SignInFailure(.transactionInvalid, "this browser is no longer signed in as the user who began linking; sign in and start again")
+        }
+        let (provider, identity) = try await verifiedIdentity(realm: realm, alias: alias, callback: callback, transaction: transaction)
+        do {
+            try await users.linkProvider(
+                realm: realm, userId: linkUserId, issuer: provider.issuer, subject: identity.subject,
+                details: .init(alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name),
+                trustEmail: provider.trustsEmail
+            )
+        } catch UserError.identityLinkedElsewhere {
+            throw SignInFailure(.identityInUse, "this \(provider.displayName) account is linked to another user; sign in with it to use that account")
+        } catch {
+            throw SignInFailure(.providerUnavailable, "the link cannot be stored now; try again later", detail: "\(error)")
+        }
+        return provider
+    }
+
+    /// The callback checked against its transaction, the code exchanged and the answer verified: who the provider
+    /// says this is.
+    private func verifiedIdentity(
+        realm: String, alias: String, callback: Callback, transaction: SignInTransaction
+    ) async throws(SignInFailure) -> (provider: IdentityProvider, identity: ProviderIdentity) {
         guard transaction.realm == realm, transaction.alias == alias, callback.state == transaction.state else {
             throw SignInFailure(.stateMismatch, "this callback does not belong to the sign-in this browser started")
         }
@@ -134,27 +184,12 @@ final class ProviderSignIn: Sendable {
         guard let code = callback.code, (1...2048).contains(code.utf8.count) else {
             throw SignInFailure(.invalidRequest, "the callback carries no code")
         }
-        let identity: ProviderIdentity
         switch provider.kind {
         case .facebook:
-            identity = try await facebookIdentity(provider, code: code, transaction: transaction)
+            return (provider, try await facebookIdentity(provider, code: code, transaction: transaction))
         case .oidc, .google, .apple:
-            identity = try await idTokenIdentity(provider, code: code, callback: callback, transaction: transaction)
+            return (provider, try await idTokenIdentity(provider, code: code, callback: callback, transaction: transaction))
         }
-        let signedIn: (user: User, created: Bool)
-        do {
-            signedIn = try await users.signInWithProvider(
-                realm: realm, issuer: provider.issuer, subject: identity.subject,
-                details: .init(alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name),
-                trustEmail: provider.trustVerifiedEmail && provider.kind != .facebook
-            )
-        } catch UserError.accountExists(let providers) {
-            throw SignInFailure(.accountExists, "an account with this e-mail address exists: sign in with \(providers.joined(separator: " or ")) first, then link \(provider.displayName) from your account page")
-        } catch {
-            throw SignInFailure(.providerUnavailable, "the account cannot be stored now; try again later", detail: "\(error)")
-        }
-        guard signedIn.user.enabled else { throw SignInFailure(.accountRefused, "this account is disabled; contact your administrator") }
-        return (signedIn.user, signedIn.created, identity.credentialEntered)
     }
 
     /// The code exchanged for an id_token, verified against the provider's keys (OpenID Connect, Google, Apple).

@@ -4,17 +4,20 @@ import Hummingbird
 
 /// `/realms/{realm}/v1/auth/{alias}` starts a sign-in with an identity provider; `…/callback` (GET, or POST for
 /// providers that answer with `form_post`, such as Apple — through `ProviderCallbackRepost` first when the
-/// cross-site POST came without its cookie) finishes it and hands the user to the one login flow. Thin: the checks
-/// are `ProviderSignIn`'s and `SignInTransaction`'s.
+/// cross-site POST came without its cookie) finishes it and hands the user to the one login flow. The account
+/// page's `POST /realms/{realm}/account/link/{alias}` starts the same flow to link the provider to the signed-in
+/// user instead, and the same callback finishes it. Thin: the checks are `ProviderSignIn`'s and `SignInTransaction`'s.
 struct ProviderSignInRoutes: Sendable {
     let signIn: ProviderSignIn
     let completion: SignInCompletion
     let browser: BrowserRequests
     let realms: RealmService
     let renderer: PageRenderer
+    let clock: any KeywardClock
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/v1/auth/:alias") { request, context in try await start(request, context) }
+        router.post("/realms/:realm/account/link/:alias") { request, context in try await startLink(request, context) }
         router.get("/realms/:realm/v1/auth/:alias/callback") { request, context in
             try await callback(request, context, parameters: Self.parameters(request.uri.queryParameters.map { (String($0.key), String($0.value)) }))
         }
@@ -37,16 +40,45 @@ struct ProviderSignInRoutes: Sendable {
             let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return"))
             let reauthenticate = request.uri.queryParameters.get("reauth") == "1"
             let started = try await signIn.start(realm: realm, alias: alias, returnTo: returnTo, reauthenticate: reauthenticate)
-            let name = SignInTransaction.cookieName(state: started.transaction.state, secure: browser.secureCookies)
-            let value = started.transaction.cookieValue(keys: signIn.keys, cookieName: name)
-            let cookie = "\(name)=\(value); Path=/; Max-Age=\(Int(SignInTransaction.lifetime)); HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"
-            var headers: HTTPFields = [.location: started.location, .cacheControl: "no-store", .setCookie: cookie]
-            headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
-            for stale in staleTransactionCookies(request) { headers.append(HTTPField(name: .setCookie, value: expired(stale))) }
-            return Response(status: .found, headers: headers)
+            return toProvider(started, request)
         } catch {
             return await failurePage(error, context, realm: realm)
         }
+    }
+
+    /// Linking adds a way into the account, so it asks what deleting it asks: a form from the account page (CSRF)
+    /// and a first factor given within the last minutes (a browser left signed in cannot add the passer-by's
+    /// provider account to it).
+    private func startLink(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let (realm, alias) = try await names(context)
+        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
+            return renderer.redirect(to: PageURLs.login(realm) + "?return_to=" + PageURLs.account(realm))
+        }
+        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
+            return renderer.page("message", title: "Form expired", realm: realm, context: [
+                "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.",
+                "isError": true, "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
+            ], status: .forbidden)
+        }
+        guard session.signedInRecently(now: clock.now()) else {
+            return renderer.redirect(to: PageURLs.login(realm) + "?reauth=1&return_to=" + PageURLs.account(realm) + "?notice=link-again")
+        }
+        do throws(SignInFailure) {
+            return toProvider(try await signIn.start(realm: realm, alias: alias, returnTo: PageURLs.account(realm), linkUserId: userId), request)
+        } catch {
+            return await failurePage(error, context, realm: realm)
+        }
+    }
+
+    /// The redirect to the provider, with the flow's transaction cookie (and the retirement of old ones).
+    private func toProvider(_ started: ProviderSignIn.Start, _ request: Request) -> Response {
+        let name = SignInTransaction.cookieName(state: started.transaction.state, secure: browser.secureCookies)
+        let value = started.transaction.cookieValue(keys: signIn.keys, cookieName: name)
+        let cookie = "\(name)=\(value); Path=/; Max-Age=\(Int(SignInTransaction.lifetime)); HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"
+        var headers: HTTPFields = [.location: started.location, .cacheControl: "no-store", .setCookie: cookie]
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        for stale in staleTransactionCookies(request) { headers.append(HTTPField(name: .setCookie, value: expired(stale))) }
+        return Response(status: .found, headers: headers)
     }
 
     private func callback(_ request: Request, _ context: KeywardRequestContext, parameters: [String: String]?) async throws -> Response {
@@ -67,6 +99,11 @@ struct ProviderSignInRoutes: Sendable {
                 state: state, code: parameters["code"], error: parameters["error"], errorDescription: parameters["error_description"],
                 issuer: parameters["iss"], appleUser: parameters["user"]
             )
+            if transaction.linkUserId != nil {
+                let signedInUser = try await signedInUserId(request, realm: realm)
+                _ = try await signIn.finishLink(realm: realm, alias: alias, callback: callback, transaction: transaction, signedInUserId: signedInUser)
+                return renderer.redirect(to: PageURLs.account(realm) + "?notice=linked", headers: clear)
+            }
             let signedIn = try await signIn.finish(realm: realm, alias: alias, callback: callback, transaction: transaction)
             let factor = FirstFactor.provider(alias: alias, credentialEntered: signedIn.credentialEntered)
             let (cookie, next) = try await completeSession(signedIn.user, factor: factor, realm: realm, request: request, returnTo: transaction.returnTo)
@@ -74,10 +111,22 @@ struct ProviderSignInRoutes: Sendable {
             headers.append(contentsOf: browser.setCookie(cookie))
             return renderer.redirect(to: next, headers: headers)
         } catch where error.code == .providerError {
-            // The person said no at the provider, or the provider could not serve them: back to the sign-in page.
-            return renderer.redirect(to: PageURLs.login(realm) + "?notice=provider-refused", headers: clear)
+            // The person said no at the provider, or the provider could not serve them: back to where they came from.
+            let linking = (try? signIn.transaction(cookie: value, cookieName: name))?.linkUserId != nil
+            let back = linking ? PageURLs.account(realm) + "?notice=link-cancelled" : PageURLs.login(realm) + "?notice=provider-refused"
+            return renderer.redirect(to: back, headers: clear)
         } catch {
             return await failurePage(error, context, realm: realm, headers: clear)
+        }
+    }
+
+    /// The user the browser is signed in as in `realm`, if it is.
+    private func signedInUserId(_ request: Request, realm: String) async throws(SignInFailure) -> String? {
+        do {
+            guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated else { return nil }
+            return session.userId
+        } catch {
+            throw SignInFailure(.providerUnavailable, "the session cannot be read now; try again", detail: "\(error)")
         }
     }
 

@@ -31,6 +31,8 @@ struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case unknownProvider = "unknown_provider"
         /// The identity is new, and its e-mail address belongs to an account it may not be linked to by address.
         case accountExists = "account_exists"
+        /// The provider identity a signed-in user tried to link belongs to another user.
+        case identityInUse = "identity_in_use"
         case invalidRequest = "invalid_request"
     }
 
@@ -52,7 +54,7 @@ struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .providerMisconfigured: .badGateway
         case .unknownProvider: .notFound
         case .accountRefused: .forbidden
-        case .accountExists: .conflict
+        case .accountExists, .identityInUse: .conflict
         default: .badRequest
         }
     }

@@ -24,16 +24,22 @@ struct SignInTransaction: Sendable, Equatable {
     /// The person was asked to sign in again (before deleting the account or linking a provider): the provider is
     /// asked to prompt for a credential whatever session it has.
     var reauthenticate: Bool = false
+    /// Not a sign-in: the signed-in user of this id links the provider's identity to their account. The callback
+    /// goes through only in a browser still signed in as that user.
+    var linkUserId: String?
 
     /// The ADR's bound: a sign-in not finished in 10 minutes starts again.
     static let lifetime: TimeInterval = 600
     static let marker = "t1."
 
-    static func begin(realm: String, alias: String, issuer: String, returnTo: String?, reauthenticate: Bool = false, now: Date) -> SignInTransaction {
+    static func begin(
+        realm: String, alias: String, issuer: String, returnTo: String?, reauthenticate: Bool = false, linkUserId: String? = nil, now: Date
+    ) -> SignInTransaction {
         SignInTransaction(
             realm: realm, alias: alias, issuer: issuer, state: Base64URL.encode(SecureRandom.bytes(32)), nonce: Base64URL.encode(SecureRandom.bytes(32)),
             // RFC 7636 §4.1: 43-128 characters; 32 random bytes give 43.
-            codeVerifier: Base64URL.encode(SecureRandom.bytes(32)), returnTo: returnTo, startedAt: now, reauthenticate: reauthenticate
+            codeVerifier: Base64URL.encode(SecureRandom.bytes(32)), returnTo: returnTo, startedAt: now, reauthenticate: reauthenticate,
+            linkUserId: linkUserId
         )
     }
 
@@ -63,6 +69,7 @@ struct SignInTransaction: Sendable, Equatable {
         ]
         if let returnTo { object["ret"] = .string(returnTo) }
         if reauthenticate { object["re"] = .bool(true) }
+        if let linkUserId { object["lk"] = .string(linkUserId) }
         let (id, key) = keys.current
         // Sealing with a fresh random nonce cannot fail for a 256-bit key.
         let box = try! AES.GCM.seal(StrictJSON.serialize(object), using: key, authenticating: Array((Self.marker + id + cookieName).utf8))
@@ -87,7 +94,7 @@ struct SignInTransaction: Sendable, Equatable {
         }
         return SignInTransaction(
             realm: realm, alias: alias, issuer: issuer, state: state, nonce: nonce, codeVerifier: verifier, returnTo: object.string("ret"),
-            startedAt: startedAt
+            startedAt: startedAt, reauthenticate: object["re"]?.boolValue == true, linkUserId: object.string("lk")
         )
     }
 }

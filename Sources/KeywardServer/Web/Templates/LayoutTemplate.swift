@@ -20,6 +20,7 @@ extension PageTemplates {
     button { font: inherit; margin-top: 1rem; margin-right: .5rem; padding: .5rem 1.1rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
     button.secondary { background: #fff; color: var(--accent); }
     ul.providers { list-style: none; padding: 0; margin: .5rem 0 0; }
+    form.inline { display: inline; } form.inline button { margin-top: .25rem; padding: .2rem .7rem; }
     a.provider { display: block; margin-top: .5rem; padding: .5rem 1.1rem; border: 1px solid var(--accent); border-radius: 4px; color: var(--accent); text-decoration: none; text-align: center; }
     button:disabled { opacity: .55; cursor: not-allowed; }
     :focus-visible { outline: 3px solid var(--ink); outline-offset: 2px; }

@@ -49,8 +49,16 @@ extension PageTemplates {
     <p><a href="{{enrollURL}}" id="add-device">Add a device</a></p>
     {{#hasIdentities}}
     <h2>Signed in with</h2>
-    <ul id="identities">{{#identities}}<li>{{provider}} ({{email}})</li>{{/identities}}</ul>
+    <ul id="identities">
+    {{#identities}}<li>{{provider}} ({{email}}){{#canUnlink}} <form method="post" action="{{unlinkAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="issuer" value="{{issuer}}"><input type="hidden" name="subject" value="{{subject}}"><button type="submit" class="secondary" aria-label="Unlink {{provider}}">Unlink</button></form>{{/canUnlink}}</li>{{/identities}}
+    </ul>
     {{/hasIdentities}}
+    {{#hasLinkable}}
+    <h2>Link another way to sign in</h2>
+    <ul id="linkable">
+    {{#linkable}}<li><form method="post" action="{{linkAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="link-{{alias}}">Link {{name}}</button></form></li>{{/linkable}}
+    </ul>
+    {{/hasLinkable}}
     <h2>Where you are signed in</h2>
     <table id="sessions">
     <caption class="muted">Browsers signed in to your account</caption>

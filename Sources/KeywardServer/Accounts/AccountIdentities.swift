@@ -1,0 +1,69 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The account page's sign-in providers: those linked to the user (each with an unlink button, except the last way
+/// the user signs in) and those of the realm they can link next. Linking itself is a provider flow
+/// (`ProviderSignInRoutes`, `POST /realms/{realm}/account/link/{alias}`); unlinking is here.
+struct AccountIdentities: Sendable {
+    let renderer: PageRenderer
+    let browser: BrowserRequests
+    let realms: RealmService
+    let users: UserService
+    let providers: IdentityProviderService
+
+    func register(on router: some RouterMethods<KeywardRequestContext>) {
+        router.post("/realms/:realm/account/identities/unlink") { request, context in try await unlink(request, context) }
+    }
+
+    /// The account page's two lists: `identities` (linked) and `linkable` (the realm's other providers).
+    func rows(realm: String, user: User, session: BrowserSession) async throws -> (identities: [[String: Any]], linkable: [[String: Any]]) {
+        let linked = try await users.identities(realm: realm, userId: user.id).filter { $0.kind == .provider }
+        let realmProviders = try await providers.list(realm: realm)
+        let names = Dictionary(realmProviders.map { ($0.alias, $0.displayName) }, uniquingKeysWith: { first, _ in first })
+        // The last way in stays: no password, and this is the only provider.
+        let canUnlink = user.passwordHash != nil || linked.count > 1
+        let identities: [[String: Any]] = linked.map { identity in
+            let alias = identity.details?.alias ?? identity.issuer
+            var row: [String: Any] = [
+                "provider": names[alias] ?? alias, "email": identity.details?.email ?? "no e-mail shared",
+                "issuer": identity.issuer, "subject": identity.subject, "csrf": session.csrfToken,
+                "unlinkAction": PageURLs.account(realm) + "/identities/unlink",
+            ]
+            if canUnlink { row["canUnlink"] = true }
+            return row
+        }
+        let linkedKeys = Set(linked.map { "\($0.details?.alias ?? "")\u{0}\($0.issuer)" })
+        let linkable: [[String: Any]] = realmProviders.filter { !linkedKeys.contains("\($0.alias)\u{0}\($0.issuer)") }.map { provider in
+            ["alias": provider.alias, "name": provider.displayName, "csrf": session.csrfToken, "linkAction": PageURLs.account(realm) + "/link/\(provider.alias)"]
+        }
+        return (identities, linkable)
+    }
+
+    private func unlink(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try await realms.pathRealm(context)
+        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
+            return renderer.redirect(to: PageURLs.login(realm) + "?return_to=" + PageURLs.account(realm))
+        }
+        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session),
+            let issuer = form["issuer"], let subject = form["subject"]
+        else {
+            return renderer.page("message", title: "Form expired", realm: realm, context: [
+                "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.",
+                "isError": true, "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
+            ], status: .forbidden)
+        }
+        switch try await users.unlinkProvider(realm: realm, userId: userId, issuer: issuer, subject: subject) {
+        case .unlinked:
+            return renderer.redirect(to: PageURLs.account(realm) + "?notice=unlinked")
+        case .lastWayIn:
+            return renderer.page("message", title: "Cannot unlink", realm: realm, context: [
+                "heading": "This is how you sign in",
+                "text": "It is the only way into your account. Link another provider first, then unlink this one.", "isError": true,
+                "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
+            ], status: .conflict)
+        case .notFound:
+            return renderer.redirect(to: PageURLs.account(realm) + "?notice=unlinked-already")
+        }
+    }
+}

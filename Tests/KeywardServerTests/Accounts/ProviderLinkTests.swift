@@ -1,0 +1,103 @@
+import Foundation
+@testable import KeywardServer
+import XCTest
+
+/// A signed-in user links and unlinks provider identities from the account page: an identity is one user's, and
+/// the last way a user signs in cannot be unlinked, even by two unlinks at once.
+final class ProviderLinkTests: XCTestCase {
+    static let corp = "https://corp.example.test"
+    static let other = "https://other.example.test"
+
+    func testLinkingIsIdempotentAndAnIdentityStaysWithItsUser() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            let dana = try await users.createUser(realm: "demo", username: "dana", password: "dana-password-1")
+            let erin = try await users.createUser(realm: "demo", username: "erin", password: "erin-password-1")
+            let details = ExternalIdentity.ProviderDetails(alias: "corp", email: "Dana@Example.test", emailVerified: true, name: "Dana")
+            try await users.linkProvider(realm: "demo", userId: dana.id, issuer: Self.corp, subject: "d-1", details: details, trustEmail: false)
+            try await users.linkProvider(realm: "demo", userId: dana.id, issuer: Self.corp, subject: "d-1", details: details, trustEmail: false)
+            let linked = try await users.user(realm: "demo", issuer: Self.corp, subject: "d-1")
+            XCTAssertEqual(linked?.user.id, dana.id)
+            XCTAssertEqual(linked?.identity.details?.email, "dana@example.test")
+            XCTAssertEqual(linked?.identity.details?.emailVerified, false, "an untrusted provider's verified flag is not stored")
+            do {
+                try await users.linkProvider(realm: "demo", userId: erin.id, issuer: Self.corp, subject: "d-1", details: details, trustEmail: false)
+                XCTFail("another user's identity was linked")
+            } catch let error as UserError {
+                XCTAssertEqual(error, .identityLinkedElsewhere)
+            }
+            let events = try await server.runtime.audit.events(realm: "demo", limit: 20)
+            XCTAssertEqual(events.filter { $0.type == .externalIdentityLinked && $0.userId == dana.id }.count, 1, "linked once, audited once")
+        }
+    }
+
+    func testTheLastWayInStaysAndAPasswordCountsAsOne() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            let social = try await users.signInWithProvider(
+                realm: "demo", issuer: Self.corp, subject: "s-1", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil)
+            ).user
+            let lone = try await users.unlinkProvider(realm: "demo", userId: social.id, issuer: Self.corp, subject: "s-1")
+            XCTAssertEqual(lone, .lastWayIn)
+            try await users.linkProvider(
+                realm: "demo", userId: social.id, issuer: Self.other, subject: "s-2", details: .init(alias: "other", email: nil, emailVerified: nil, name: nil),
+                trustEmail: false
+            )
+            let outcome1 = try await users.unlinkProvider(realm: "demo", userId: social.id, issuer: Self.corp, subject: "s-1")
+            XCTAssertEqual(outcome1, .unlinked)
+            let outcome2 = try await users.unlinkProvider(realm: "demo", userId: social.id, issuer: Self.corp, subject: "s-1")
+            XCTAssertEqual(outcome2, .notFound)
+            let outcome3 = try await users.unlinkProvider(realm: "demo", userId: social.id, issuer: Self.other, subject: "s-2")
+            XCTAssertEqual(outcome3, .lastWayIn)
+
+            let withPassword = try await users.createUser(realm: "demo", username: "frank", password: "frank-password-1")
+            try await users.linkProvider(
+                realm: "demo", userId: withPassword.id, issuer: Self.corp, subject: "f-1", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil),
+                trustEmail: false
+            )
+            let outcome4 = try await users.unlinkProvider(realm: "demo", userId: withPassword.id, issuer: Self.corp, subject: "f-1")
+            XCTAssertEqual(outcome4, .unlinked)
+            let events = try await server.runtime.audit.events(realm: "demo", limit: 50)
+            XCTAssertEqual(events.filter { $0.type == .externalIdentityUnlinked }.count, 2)
+        }
+    }
+
+    func testTwoUnlinksAtOnceLeaveOneWayIn() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            for round in 0..<5 {
+                let user = try await users.signInWithProvider(
+                    realm: "demo", issuer: Self.corp, subject: "r\(round)", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil)
+                ).user
+                try await users.linkProvider(
+                    realm: "demo", userId: user.id, issuer: Self.other, subject: "r\(round)", details: .init(alias: "other", email: nil, emailVerified: nil, name: nil),
+                    trustEmail: false
+                )
+                async let first = users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.corp, subject: "r\(round)")
+                async let second = users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.other, subject: "r\(round)")
+                let outcomes = try await [first, second]
+                XCTAssertEqual(outcomes.filter { $0 == .unlinked }.count, 1, "\(outcomes)")
+                XCTAssertEqual(outcomes.filter { $0 == .lastWayIn }.count, 1, "\(outcomes)")
+                let left = try await users.identities(realm: "demo", userId: user.id)
+                XCTAssertEqual(left.count, 1)
+            }
+        }
+    }
+
+    /// The flow's intent travels in the sealed cookie: a re-authentication and a link come back as they left.
+    func testTheTransactionKeepsItsIntentThroughTheCookie() throws {
+        let keys = TransactionKeys(masterKey: try MasterKey(bytes: Array(repeating: 7, count: 32)))
+        let now = Date(timeIntervalSince1970: 1_790_000_000)
+        let begun = SignInTransaction.begin(
+            realm: "demo", alias: "corp", issuer: Self.corp, returnTo: "/realms/demo/account", reauthenticate: true, linkUserId: "user-1", now: now
+        )
+        let name = SignInTransaction.cookieName(state: begun.state, secure: true)
+        let opened = try SignInTransaction.open(begun.cookieValue(keys: keys, cookieName: name), keys: keys, cookieName: name, now: now)
+        XCTAssertEqual(opened, begun)
+        let plain = SignInTransaction.begin(realm: "demo", alias: "corp", issuer: Self.corp, returnTo: nil, now: now)
+        let plainName = SignInTransaction.cookieName(state: plain.state, secure: false)
+        let reopened = try SignInTransaction.open(plain.cookieValue(keys: keys, cookieName: plainName), keys: keys, cookieName: plainName, now: now)
+        XCTAssertFalse(reopened.reauthenticate)
+        XCTAssertNil(reopened.linkUserId)
+    }
+}
