@@ -339,6 +339,19 @@ def _account_sessions(case, valid: bool) -> None:
     browser.attach(case, {} if valid else None)
 
 
+def _account_identities(case, valid: bool) -> None:
+    # A user of its own, just signed in with a password: linking asks for a recent first factor.
+    username = user(f"linker-{uuid.uuid4().hex[:12]}")
+    admin("users", "create", "--realm", REALM, username)
+    browser = Browser(username)
+    if case.operation.definition.raw.get("operationId") == "postLinkProvider":
+        case.path_parameters["alias"] = PROVIDER
+        browser.attach(case, {} if valid else None)
+    else:
+        # An identity the user does not have: answered like one unlinked already (303).
+        browser.attach(case, {"issuer": "https://nobody.example", "subject": "nobody"} if valid else None)
+
+
 def _device_challenge(case, valid: bool) -> None:
     if valid:
         case.body = {"app_id": DEVICE_APP}
@@ -439,6 +452,8 @@ SETUP = {
     "postEndAllSessions": _account_sessions,
     "getDeleteAccount": _account_sessions,
     "postDeleteAccount": _account_sessions,
+    "postLinkProvider": _account_identities,
+    "postUnlinkProvider": _account_identities,
 }
 
 _client_key = ProofMaker("ES256")
