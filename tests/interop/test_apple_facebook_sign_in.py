@@ -11,6 +11,7 @@ appsecret_proof; a wrong app secret and a user token of another app are refused,
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -274,3 +275,19 @@ def test_a_user_token_of_another_facebook_app_is_refused(server, keyward_bin, fa
         _, refused = facebook_sign_in(server, alias, "2718281")
     assert refused.status_code == 400 and "access_token_wrong_app" in refused.text, refused.text
     assert OTHER_APP_ID in refused.text, refused.text
+
+
+def test_deleting_an_account_revokes_its_apple_token_at_apple(server, apple, apple_alias):
+    """App Store rule 5.1.1(v): the person's Apple authorization ends with their account. Keyward kept the refresh
+    token from the code exchange (sealed) and sends it to Apple's /auth/revoke when the account is deleted."""
+    sub = f"001234.{uuid.uuid4().hex}.0002"
+    browser, landed, _ = apple_sign_in(server, apple_alias, sub, first_name="Grace", last_name="Hopper")
+    assert landed.status_code == 303, landed.text
+    confirm = browser.get(f"{server.base}/realms/demo/account/delete", allow_redirects=False, timeout=30)
+    assert confirm.status_code == 200, "Apple's auth_time shows a credential given during this sign-in"
+    csrf = re.search(r'name="csrf" value="([^"]+)"', confirm.text).group(1)
+    deleted = browser.post(f"{server.base}/realms/demo/account/delete", data={"csrf": csrf}, allow_redirects=False, timeout=30)
+    assert deleted.status_code == 303 and deleted.headers["Location"] == "/realms/demo/login?notice=account-deleted", deleted.text
+    revoked = [r for r in apple.revocations if r["sub"] == sub]
+    assert len(revoked) == 1, apple.revocations
+    assert revoked[0]["kind"] == "refresh_token" and revoked[0]["token_type_hint"] == "refresh_token", revoked

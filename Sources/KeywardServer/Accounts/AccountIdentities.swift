@@ -11,6 +11,7 @@ struct AccountIdentities: Sendable {
     let realms: RealmService
     let users: UserService
     let providers: IdentityProviderService
+    let appleRevocation: AppleTokenRevocation
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.post("/realms/:realm/account/identities/unlink") { request, context in try await unlink(request, context) }
@@ -53,8 +54,11 @@ struct AccountIdentities: Sendable {
                 "isError": true, "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
             ], status: .forbidden)
         }
+        // Read before it goes: an Apple identity's token is revoked at Apple once it is unlinked.
+        let identity = try await users.identities(realm: realm, userId: userId).first { $0.issuer == issuer && $0.subject == subject }
         switch try await users.unlinkProvider(realm: realm, userId: userId, issuer: issuer, subject: subject) {
         case .unlinked:
+            if let identity { await appleRevocation.revoke([identity]) }
             return renderer.redirect(to: PageURLs.account(realm) + "?notice=unlinked")
         case .lastWayIn:
             return renderer.page("message", title: "Cannot unlink", realm: realm, context: [

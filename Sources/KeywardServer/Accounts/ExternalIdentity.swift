@@ -29,6 +29,18 @@ public struct ExternalIdentity: Sendable, Equatable {
         public var emailVerified: Bool?
         public var name: String?
         public var lastLoginAt: Date?
+        /// Sign in with Apple: the refresh token Apple gave, sealed under the master key (`AppleTokenRevocation`),
+        /// which deleting the account revokes. A sign-in without one keeps the stored one.
+        public var revocationToken: String?
+
+        public init(alias: String, email: String?, emailVerified: Bool?, name: String?, lastLoginAt: Date? = nil, revocationToken: String? = nil) {
+            self.alias = alias
+            self.email = email
+            self.emailVerified = emailVerified
+            self.name = name
+            self.lastLoginAt = lastLoginAt
+            self.revocationToken = revocationToken
+        }
     }
 
     public init(realm: String, userId: String, kind: Kind, issuer: String, subject: String, createdAt: Date, details: ProviderDetails? = nil) {

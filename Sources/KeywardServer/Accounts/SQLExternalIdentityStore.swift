@@ -84,6 +84,7 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
                     UPDATE external_identities SET provider_alias = \(bind: details.alias), email = \(bind: details.email),
                         email_verified = \(bind: details.emailVerified),
                         display_name = COALESCE(\(bind: details.name), display_name),
+                        revocation_token = COALESCE(\(bind: details.revocationToken), revocation_token),
                         last_login_at = \(bind: StorageTime.milliseconds(at))
                     WHERE realm = \(bind: realm) AND issuer = \(bind: issuer) AND subject = \(bind: subject)
                     RETURNING user_id
@@ -141,16 +142,19 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
     private static func insert(_ identity: ExternalIdentity, on sql: any SQLDatabase) async throws {
         try await sql.raw("""
             INSERT INTO external_identities (realm, user_id, kind, issuer, subject, created_at, provider_alias, email, email_verified,
-                display_name, last_login_at)
+                display_name, last_login_at, revocation_token)
             VALUES (\(bind: identity.realm), \(bind: identity.userId), \(bind: identity.kind.rawValue), \(bind: identity.issuer),
                 \(bind: identity.subject), \(bind: StorageTime.milliseconds(identity.createdAt)), \(bind: identity.details?.alias),
                 \(bind: identity.details?.email), \(bind: identity.details?.emailVerified), \(bind: identity.details?.name),
-                \(bind: identity.details?.lastLoginAt.map(StorageTime.milliseconds)))
+                \(bind: identity.details?.lastLoginAt.map(StorageTime.milliseconds)), \(bind: identity.details?.revocationToken))
             """).run()
     }
 
     private static func columns(from table: String) -> String {
-        ["realm", "user_id", "kind", "issuer", "subject", "created_at", "provider_alias", "email", "email_verified", "display_name", "last_login_at"].map { "\(table).\($0)" }.joined(separator: ", ")
+        [
+            "realm", "user_id", "kind", "issuer", "subject", "created_at", "provider_alias", "email", "email_verified", "display_name", "last_login_at",
+            "revocation_token",
+        ].map { "\(table).\($0)" }.joined(separator: ", ")
     }
 
     private static func identity(from row: any SQLRow) throws -> ExternalIdentity {
@@ -170,7 +174,8 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
                     alias: alias, email: try row.decode(column: "email", as: String?.self),
                     emailVerified: try row.decode(column: "email_verified", as: Bool?.self),
                     name: try row.decode(column: "display_name", as: String?.self),
-                    lastLoginAt: try row.decode(column: "last_login_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) }
+                    lastLoginAt: try row.decode(column: "last_login_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) },
+                    revocationToken: try row.decode(column: "revocation_token", as: String?.self)
                 )
             }
         )

@@ -77,7 +77,11 @@ public final class KeywardRuntime: Sendable {
 
     /// Deletes a user and what is theirs (`keyward users delete`).
     public func deleteUser(realm: String, username: String) async throws -> User {
-        try await UserRemoval(users: accounts.users, pushMFA: pushMFA.service).delete(realm: realm, username: username)
+        try await userRemoval.delete(realm: realm, username: username)
+    }
+
+    private var userRemoval: UserRemoval {
+        UserRemoval(users: accounts.users, pushMFA: pushMFA.service, appleRevocation: identityProviders.appleRevocation)
     }
 
     /// Adds or updates the apps of `devices.appsFile` (see `DeviceAppsFile`); answers what happened to each.
@@ -117,9 +121,12 @@ public final class KeywardRuntime: Sendable {
         let accountSessions = AccountSessions(renderer: pageRenderer, browser: browser, realms: realms, audit: audit)
         accountSessions.register(on: pages)
         AccountDeletion(
-            renderer: pageRenderer, browser: browser, realms: realms, users: users, removal: UserRemoval(users: users, pushMFA: service), clock: clock
+            renderer: pageRenderer, browser: browser, realms: realms, users: users, removal: userRemoval, clock: clock
         ).register(on: pages)
-        let accountIdentities = AccountIdentities(renderer: pageRenderer, browser: browser, realms: realms, users: users, providers: accounts.providers)
+        let accountIdentities = AccountIdentities(
+            renderer: pageRenderer, browser: browser, realms: realms, users: users, providers: accounts.providers,
+            appleRevocation: identityProviders.appleRevocation
+        )
         accountIdentities.register(on: pages)
         LoginPages(
             renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,

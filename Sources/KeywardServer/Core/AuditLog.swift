@@ -39,6 +39,9 @@ public struct AuditEvent: Sendable, Equatable {
         /// A sign-in with an identity provider was refused at its callback (`reason`: the stable code); at most one
         /// row per realm and reason a minute, the next carrying how many were folded (`suppressed`).
         case signInRefused = "SignInRefused"
+        /// An Apple identity's token was sent to Apple's revocation endpoint (account deleted, or Apple unlinked);
+        /// `outcome` is `revoked` or the refusal's code.
+        case appleTokenRevoked = "AppleTokenRevoked"
         case identityProviderRemoved = "IdentityProviderRemoved"
         case deviceAppAdded = "DeviceAppAdded"
         case deviceAppRemoved = "DeviceAppRemoved"

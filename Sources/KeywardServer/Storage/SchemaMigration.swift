@@ -29,6 +29,7 @@ public struct SchemaMigration: Sendable, Equatable {
         DeviceSchemaMigration.migration,
         DeviceAttestedSchemaMigration.migration,
         IdentityProviderSchemaMigration.migration,
+        AppleRevocationSchemaMigration.migration,
     ]
 }
 

@@ -88,3 +88,16 @@ final class AppleClientSecretTests: XCTestCase {
         }
     }
 }
+
+/// Apple's refresh token is kept only sealed, bound to its identity: a value copied to another identity's row does not
+/// open there.
+final class AppleRevocationTokenTests: XCTestCase {
+    func testTheSealedTokenOpensOnlyForItsIdentity() throws {
+        let key = try MasterKey(bytes: Array(repeating: 9, count: 32))
+        let sealed = try AppleTokenRevocation.seal("r.secret-refresh", realm: "demo", issuer: "https://appleid.apple.com", subject: "001.a", masterKey: key)
+        XCTAssertFalse(sealed.contains("secret-refresh"))
+        XCTAssertEqual(try AppleTokenRevocation.open(sealed, realm: "demo", issuer: "https://appleid.apple.com", subject: "001.a", masterKey: key), "r.secret-refresh")
+        XCTAssertThrowsError(try AppleTokenRevocation.open(sealed, realm: "demo", issuer: "https://appleid.apple.com", subject: "001.b", masterKey: key))
+        XCTAssertThrowsError(try AppleTokenRevocation.open(sealed, realm: "other", issuer: "https://appleid.apple.com", subject: "001.a", masterKey: key))
+    }
+}

@@ -4,16 +4,19 @@ import Foundation
 
 struct IdentityProvidersAssembly: Sendable {
     let signIn: ProviderSignIn
+    let appleRevocation: AppleTokenRevocation
     private let fetcher: HTTPDocumentFetcher
     private let tokens: ProviderTokenClient
 
     init(_ core: CoreServices, accounts: AccountsAssembly, oauth: OAuthAssembly) {
         fetcher = HTTPDocumentFetcher()
         tokens = ProviderTokenClient()
+        let appleSecrets = AppleClientSecrets(masterKey: core.masterKey, clock: core.clock)
+        appleRevocation = AppleTokenRevocation(providers: accounts.providers, appleSecrets: appleSecrets, tokens: tokens, audit: core.audit, logger: core.logger)
         signIn = ProviderSignIn(
             providers: accounts.providers, metadata: IdentityProviderMetadataCache(fetcher: fetcher, clock: core.clock, logger: core.logger),
             jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), tokens: tokens,
-            appleSecrets: AppleClientSecrets(masterKey: core.masterKey, clock: core.clock), users: accounts.users,
+            appleSecrets: appleSecrets, users: accounts.users,
             replayStore: oauth.replayStore, keys: TransactionKeys(masterKey: core.masterKey), clock: core.clock,
             publicURL: core.configuration.resolvedPublicURL, audit: core.audit, logger: core.logger
         )

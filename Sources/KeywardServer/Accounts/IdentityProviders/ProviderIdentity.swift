@@ -10,4 +10,6 @@ struct ProviderIdentity: Sendable, Equatable {
     /// of theirs was still open there: an id_token's `auth_time` at or after the sign-in began. Only such a
     /// sign-in counts as a recent one (deleting the account, linking another provider).
     var credentialEntered: Bool = false
+    /// Sign in with Apple: the refresh token, sealed (`AppleTokenRevocation`), for revoking when the account goes.
+    var revocationToken: String?
 }

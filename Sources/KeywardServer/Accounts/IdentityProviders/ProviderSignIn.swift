@@ -127,7 +127,9 @@ final class ProviderSignIn: Sendable {
         do {
             signedIn = try await users.signInWithProvider(
                 realm: realm, issuer: provider.issuer, subject: identity.subject,
-                details: .init(alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name),
+                details: .init(
+                    alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name, revocationToken: identity.revocationToken
+                ),
                 trustEmail: provider.trustsEmail
             )
         } catch UserError.accountExists(let providers) {
@@ -151,7 +153,9 @@ final class ProviderSignIn: Sendable {
         do {
             try await users.linkProvider(
                 realm: realm, userId: linkUserId, issuer: provider.issuer, subject: identity.subject,
-                details: .init(alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name),
+                details: .init(
+                    alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name, revocationToken: identity.revocationToken
+                ),
                 trustEmail: provider.trustsEmail
             )
         } catch UserError.identityLinkedElsewhere {
@@ -198,7 +202,7 @@ final class ProviderSignIn: Sendable {
     ) async throws(SignInFailure) -> ProviderIdentity {
         let metadata = try await metadata.metadata(for: provider)
         let clientSecret: String? = if provider.kind == .apple { try appleSecrets.secret(for: provider) } else { try storedSecret(provider) }
-        let compact = try await tokens.idToken(.init(
+        let (compact, refreshToken) = try await tokens.idToken(.init(
             endpoint: metadata.tokenEndpoint, code: code, redirectURI: redirectURI(provider), codeVerifier: transaction.codeVerifier,
             clientId: provider.clientId, clientSecret: clientSecret, secretInBody: metadata.usesSecretPost
         ))
@@ -212,8 +216,12 @@ final class ProviderSignIn: Sendable {
         // A credential given during this sign-in, not a provider session answering by itself (a minute of leeway
         // for the provider's clock).
         let entered = idToken.authTime.map { $0 >= transaction.startedAt.addingTimeInterval(-ProviderIDToken.leeway) } ?? false
+        let revocationToken = provider.kind == .apple
+            ? refreshToken.flatMap { try? AppleTokenRevocation.seal($0, realm: provider.realm, issuer: provider.issuer, subject: idToken.subject, masterKey: providers.masterKey) }
+            : nil
         return ProviderIdentity(
-            subject: idToken.subject, email: idToken.email, emailVerified: idToken.emailVerified, name: name, credentialEntered: entered
+            subject: idToken.subject, email: idToken.email, emailVerified: idToken.emailVerified, name: name, credentialEntered: entered,
+            revocationToken: revocationToken
         )
     }
 

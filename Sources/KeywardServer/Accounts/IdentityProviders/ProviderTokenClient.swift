@@ -29,12 +29,27 @@ final class ProviderTokenClient: Sendable {
         var secretInBody: Bool
     }
 
-    /// The token response's `id_token`.
-    func idToken(_ exchange: Exchange) async throws(SignInFailure) -> String {
-        guard let idToken = try await tokenResponse(exchange).string("id_token") else {
+    /// The token response's `id_token`, and its `refresh_token` when it has one (Apple's, kept to revoke).
+    func idToken(_ exchange: Exchange) async throws(SignInFailure) -> (idToken: String, refreshToken: String?) {
+        let response = try await tokenResponse(exchange)
+        guard let idToken = response.string("id_token") else {
             throw SignInFailure(.codeExchangeFailed, "the provider's token response has no id_token")
         }
-        return idToken
+        return (idToken, response.string("refresh_token").flatMap { (1...4096).contains($0.utf8.count) ? $0 : nil })
+    }
+
+    /// RFC 7009 token revocation with the client's credentials in the form (Apple's `/auth/revoke`); throws unless
+    /// the provider answers 200.
+    func revoke(endpoint: String, token: String, hint: String, clientId: String, clientSecret: String) async throws(SignInFailure) {
+        let form = [("client_id", clientId), ("client_secret", clientSecret), ("token", token), ("token_type_hint", hint)]
+        var request = HTTPClientRequest(url: endpoint)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: form.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
+        let (status, object) = try await send(request, to: "revocation endpoint")
+        guard status == .ok else {
+            throw SignInFailure(.providerUnavailable, "the provider refused the revocation", detail: Self.errorText(object, status: status))
+        }
     }
 
     /// The token response's `access_token`, for providers without an id_token (Facebook).

@@ -1,0 +1,7 @@
+/// Migration 12: the Apple refresh token of each Sign in with Apple identity, sealed under the master key, so that
+/// deleting the account (or unlinking Apple) can revoke it at Apple (App Store rule 5.1.1(v)).
+enum AppleRevocationSchemaMigration {
+    static let migration = SchemaMigration(version: 12, name: "apple refresh tokens for revocation") { _ in
+        ["ALTER TABLE external_identities ADD COLUMN revocation_token TEXT"]
+    }
+}
