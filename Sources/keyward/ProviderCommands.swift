@@ -46,6 +46,7 @@ struct Providers: AsyncParsableCommand {
         @Option(help: "Scopes to ask for, space separated (default \"openid email profile\").") var scopes: String?
         @Option(name: .customLong("display-name"), help: "The sign-in button's label (default: Google, Apple, Facebook, or the alias).") var displayName: String?
         @Option(name: .customLong("hosted-domain"), help: "Google: only accounts of this Workspace domain (the hd claim).") var hostedDomain: String?
+        @Option(name: .customLong("username-claim"), help: "Name new users by this claim (oidc, google: preferred_username, email or nickname; apple, facebook: email) when it is a username no one has; otherwise, and by default, a generated one.") var usernameClaim: String?
         @Option(name: .customLong("authorization-endpoint"), help: "apple, facebook: instead of the preset authorization endpoint.") var authorizationEndpoint: String?
         @Option(name: .customLong("token-endpoint"), help: "apple, facebook: instead of the preset token endpoint.") var tokenEndpoint: String?
         @Option(name: .customLong("jwks-uri"), help: "apple: instead of the preset JWK Set URL.") var jwksURI: String?
@@ -70,7 +71,7 @@ struct Providers: AsyncParsableCommand {
                 let registration = IdentityProviderService.Registration(
                     realm: realm, alias: alias, kind: kind, issuer: issuer, clientId: clientId, clientSecret: secret,
                     scopes: scopes.map { $0.split(separator: " ").map(String.init) }, displayName: displayName,
-                    trustVerifiedEmail: trustVerifiedEmail, hostedDomain: hostedDomain, authorizationEndpoint: authorizationEndpoint,
+                    trustVerifiedEmail: trustVerifiedEmail, hostedDomain: hostedDomain, usernameClaim: usernameClaim, authorizationEndpoint: authorizationEndpoint,
                     tokenEndpoint: tokenEndpoint, jwksURI: jwksURI, userinfoEndpoint: userinfoEndpoint, appleTeamId: teamId, appleKeyId: keyId,
                     applePrivateKeyPEM: privateKey
                 )
@@ -136,6 +137,7 @@ struct Providers: AsyncParsableCommand {
             "  e-mail links:  \(provider.trustVerifiedEmail ? "verified addresses link to existing accounts" : "never (sign in first, then link)")",
         ]
         if let domain = provider.hostedDomain { lines.append("  hosted domain: \(domain)") }
+        lines.append("  new users:     \(provider.usernameClaim.map { "named by the \($0) claim when free" } ?? "generated usernames")")
         if let key = provider.appleKey { lines.append("  apple key:     team \(key.teamId), key id \(key.keyId) (key stored sealed)") }
         if let endpoints = provider.endpoints {
             lines.append("  authorize at:  \(endpoints.authorization)")

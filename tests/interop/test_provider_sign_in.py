@@ -417,3 +417,26 @@ def test_linking_asks_for_a_recent_sign_in(server, idp, provider_alias):
         assert started.headers["Location"].startswith("/realms/demo/login?reauth=1&return_to=/realms/demo/account"), started.headers
     finally:
         idp.remember(subject, None)
+
+
+def test_a_provider_can_name_new_users_by_a_claim(server, keyward_bin, tmp_path):
+    handle = f"ada-{uuid.uuid4().hex[:8]}"
+    users = [User(sub="ada", claims={"preferred_username": handle}), User(sub="imposter", claims={"preferred_username": "test"})]
+    with StrictOIDCProvider(users=users).serve() as named_idp:
+        alias = f"n-{uuid.uuid4().hex[:8]}"
+        secret = tmp_path / f"{alias}.secret"
+        secret.write_text("named-secret")
+        added = admin(server, keyward_bin, "providers", "add", "--realm", "demo", alias, "--type", "oidc", "--issuer", named_idp.base_url,
+                      "--client-id", "keyward", "--client-secret-file", str(secret), "--username-claim", "preferred_username")
+        listed = admin(server, keyward_bin, "providers", "list", "--realm", "demo")
+        assert "named by the preferred_username claim when free" in listed.stdout, listed.stdout
+        browser, landed = sign_in(server, alias, "ada")
+        assert landed.status_code == 303, landed.text
+        assert browser.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30).json()["user"]["username"] == handle
+        # The demo realm's local user "test" keeps its name: the newcomer gets a generated one, not that account.
+        other, _ = sign_in(server, alias, "imposter")
+        taken = other.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30).json()["user"]
+        assert taken["username"].startswith(f"{alias}-"), taken
+    bad = admin(server, keyward_bin, "providers", "add", "--realm", "demo", f"x-{uuid.uuid4().hex[:6]}", "--type", "google",
+                "--client-id", "c", "--client-secret-file", str(secret), "--username-claim", "sub", check=False)
+    assert bad.returncode != 0 and "username-claim" in bad.stderr, bad.stderr

@@ -76,9 +76,15 @@ public final class UserService: Sendable {
     /// H1). The new identity links to the account holding the address when both are verified so and one account
     /// holds it; an account holding it verified refuses any other new identity with `.accountExists`, naming the
     /// providers to sign in with first; unverified holders neither link nor block.
+    ///
+    /// A new user is named `preferredUsername` (the provider's username claim, when the provider maps one) if that is
+    /// a valid username no one in the realm has; otherwise, and always without one, `alias-` and random letters.
+    /// A name already taken is never a way into its account: the new user simply gets a generated one.
     public func signInWithProvider(
-        realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, trustEmail: Bool = false
+        realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, trustEmail: Bool = false,
+        preferredUsername: String? = nil
     ) async throws -> (user: User, created: Bool) {
+        var preferredUsername = preferredUsername.flatMap { (try? Self.checkUsername($0)) != nil ? $0 : nil }
         let now = clock.now()
         var details = details
         details.lastLoginAt = now
@@ -110,7 +116,8 @@ public final class UserService: Sendable {
                 }
             }
             let user = User(
-                id: SecureRandom.uuidString(), realm: realm, username: "\(details.alias)-\(Base64URL.encode(SecureRandom.bytes(6)).lowercased())",
+                id: SecureRandom.uuidString(), realm: realm,
+                username: preferredUsername ?? "\(details.alias)-\(Base64URL.encode(SecureRandom.bytes(6)).lowercased())",
                 passwordHash: nil, enabled: true, createdAt: now
             )
             var owned = identity
@@ -118,7 +125,10 @@ public final class UserService: Sendable {
             do {
                 try await identities.createUser(user, with: owned)
             } catch StoreError.conflict {
-                continue  // another sign-in of this identity won (read it next), or the generated name was taken
+                // Another sign-in of this identity won (read it next), or the name was taken: the next try, if this
+                // identity is still new, takes a generated one.
+                preferredUsername = nil
+                continue
             }
             await audit.record(.userSignedUp, realm: realm, userId: user.id, details: ["provider": details.alias, "issuer": issuer])
             return (user, true)

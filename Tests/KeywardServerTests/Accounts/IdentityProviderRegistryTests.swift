@@ -75,6 +75,8 @@ final class IdentityProviderRegistryTests: XCTestCase {
                 ("hosted-domain", .init(realm: "demo", alias: "google", kind: .google, clientId: "c", clientSecret: "s", hostedDomain: "Example.com/x")),
                 ("team-id", .init(realm: "demo", alias: "apple", kind: .apple, clientId: "c")),
                 ("alias", .init(realm: "demo", alias: "session", kind: .google, clientId: "c", clientSecret: "s")),
+                ("username-claim", .init(realm: "demo", alias: "google", kind: .google, clientId: "c", clientSecret: "s", usernameClaim: "sub")),
+                ("username-claim", .init(realm: "demo", alias: "fb", kind: .facebook, clientId: "c", clientSecret: "s", usernameClaim: "preferred_username")),
                 ("alias", .init(realm: "demo", alias: "logout", kind: .google, clientId: "c", clientSecret: "s")),
             ]
             for (setting, registration) in cases {

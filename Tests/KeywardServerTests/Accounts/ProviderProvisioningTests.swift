@@ -155,6 +155,31 @@ final class ProviderProvisioningTests: XCTestCase {
         }
     }
 
+    /// A provider that maps usernames from a claim names new users by it, but only with a valid name no one has:
+    /// a name already taken (a local user's) is never a way into that account.
+    func testANewUserIsNamedByTheClaimOnlyWhenTheNameIsFree() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            let local = try await users.createUser(realm: "demo", username: "grace", password: "grace-password-1")
+            func signIn(_ subject: String, preferred: String?) async throws -> User {
+                try await users.signInWithProvider(
+                    realm: "demo", issuer: "https://a.example.test", subject: subject, details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil),
+                    preferredUsername: preferred
+                ).user
+            }
+            let named = try await signIn("p-1", preferred: "ada.lovelace")
+            XCTAssertEqual(named.username, "ada.lovelace")
+            let taken = try await signIn("p-2", preferred: "grace")
+            XCTAssertNotEqual(taken.id, local.id, "a taken name must not lead into its account")
+            XCTAssertTrue(taken.username.hasPrefix("corp-"), taken.username)
+            let invalid = try await signIn("p-3", preferred: "two words")
+            XCTAssertTrue(invalid.username.hasPrefix("corp-"), invalid.username)
+            let again = try await signIn("p-1", preferred: "someone-else")
+            XCTAssertEqual(again.id, named.id)
+            XCTAssertEqual(again.username, "ada.lovelace", "a returning user keeps their name")
+        }
+    }
+
     private static func addProviders(_ server: TestServer, _ providers: [String: (issuer: String, trusted: Bool)]) async throws {
         for (alias, provider) in providers {
             _ = try await server.runtime.accounts.providers.add(.init(

@@ -74,6 +74,8 @@ public struct IdentityProvider: Sendable, Equatable {
     var trustsEmail: Bool { trustVerifiedEmail && kind != .facebook }
     /// Google: only accounts of this Workspace domain (`hd` claim).
     public var hostedDomain: String?
+    /// The claim a new user's username is taken from (`IdentityProviderService.usernameClaims`); nil: generated.
+    public var usernameClaim: String?
     /// Apple and Facebook only; nil for kinds configured from a discovery document.
     public var endpoints: Endpoints?
     /// Apple only.
@@ -82,7 +84,7 @@ public struct IdentityProvider: Sendable, Equatable {
 
     public init(
         realm: String, alias: String, kind: Kind, issuer: String, clientId: String, sealedClientSecret: [UInt8]?, scopes: [String],
-        displayName: String, trustVerifiedEmail: Bool = false, hostedDomain: String? = nil, endpoints: Endpoints? = nil,
+        displayName: String, trustVerifiedEmail: Bool = false, hostedDomain: String? = nil, usernameClaim: String? = nil, endpoints: Endpoints? = nil,
         appleKey: AppleKey? = nil, createdAt: Date
     ) {
         self.realm = realm
@@ -95,6 +97,7 @@ public struct IdentityProvider: Sendable, Equatable {
         self.displayName = displayName
         self.trustVerifiedEmail = trustVerifiedEmail
         self.hostedDomain = hostedDomain
+        self.usernameClaim = usernameClaim
         self.endpoints = endpoints
         self.appleKey = appleKey
         self.createdAt = createdAt

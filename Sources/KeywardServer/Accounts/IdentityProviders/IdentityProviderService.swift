@@ -16,6 +16,8 @@ public final class IdentityProviderService: Sendable {
         public var displayName: String?
         public var trustVerifiedEmail: Bool
         public var hostedDomain: String?
+        /// The claim new users' usernames come from (`usernameClaims`); nil keeps generated names.
+        public var usernameClaim: String?
         /// Apple and Facebook: endpoints instead of the preset ones (nil keeps each preset).
         public var authorizationEndpoint: String?
         public var tokenEndpoint: String?
@@ -28,7 +30,7 @@ public final class IdentityProviderService: Sendable {
 
         public init(
             realm: String, alias: String, kind: IdentityProvider.Kind, issuer: String? = nil, clientId: String, clientSecret: String? = nil,
-            scopes: [String]? = nil, displayName: String? = nil, trustVerifiedEmail: Bool = false, hostedDomain: String? = nil,
+            scopes: [String]? = nil, displayName: String? = nil, trustVerifiedEmail: Bool = false, hostedDomain: String? = nil, usernameClaim: String? = nil,
             authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil, jwksURI: String? = nil, userinfoEndpoint: String? = nil,
             appleTeamId: String? = nil, appleKeyId: String? = nil, applePrivateKeyPEM: String? = nil
         ) {
@@ -42,6 +44,7 @@ public final class IdentityProviderService: Sendable {
             self.displayName = displayName
             self.trustVerifiedEmail = trustVerifiedEmail
             self.hostedDomain = hostedDomain
+            self.usernameClaim = usernameClaim
             self.authorizationEndpoint = authorizationEndpoint
             self.tokenEndpoint = tokenEndpoint
             self.jwksURI = jwksURI
@@ -160,6 +163,12 @@ public final class IdentityProviderService: Sendable {
                 throw IdentityProviderError.invalidSetting("hosted-domain", "a lower-case domain name, e.g. example.com")
             }
         }
+        if let claim = registration.usernameClaim {
+            let allowed = Self.usernameClaims(registration.kind)
+            guard allowed.contains(claim) else {
+                throw IdentityProviderError.invalidSetting("username-claim", "\(registration.kind.rawValue) providers offer \(allowed.sorted().joined(separator: ", "))")
+            }
+        }
         let endpoints = try Self.validatedEndpoints(registration)
         let appleKey = try validatedAppleKey(registration)
         let sealed = try registration.clientSecret.map {
@@ -168,8 +177,17 @@ public final class IdentityProviderService: Sendable {
         return IdentityProvider(
             realm: registration.realm, alias: alias, kind: registration.kind, issuer: issuer, clientId: clientId, sealedClientSecret: sealed,
             scopes: scopes, displayName: displayName, trustVerifiedEmail: registration.trustVerifiedEmail,
-            hostedDomain: registration.hostedDomain, endpoints: endpoints, appleKey: appleKey, createdAt: clock.now()
+            hostedDomain: registration.hostedDomain, usernameClaim: registration.usernameClaim, endpoints: endpoints, appleKey: appleKey,
+            createdAt: clock.now()
         )
+    }
+
+    /// The claims a kind of provider can name new users by. Apple and Facebook give no handle, only the address.
+    static func usernameClaims(_ kind: IdentityProvider.Kind) -> Set<String> {
+        switch kind {
+        case .oidc, .google: ["preferred_username", "email", "nickname"]
+        case .apple, .facebook: ["email"]
+        }
     }
 
     static func isAliasByte(_ byte: UInt8) -> Bool {

@@ -14,6 +14,8 @@ struct ProviderIDToken: Sendable {
     let name: String?
     /// When the person last gave the provider a credential (`auth_time`), if the provider says.
     let authTime: Date?
+    /// The provider's username claim's value, when it has one configured and the token carries it.
+    let preferredUsername: String?
 
     static let leeway: TimeInterval = 60
     static let googleIssuerWithoutScheme = "accounts.google.com"
@@ -59,6 +61,7 @@ struct ProviderIDToken: Sendable {
         isPrivateEmail = Self.flag(claims["is_private_email"])
         name = claims.string("name").map { String($0.prefix(200)) }
         authTime = claims["auth_time"]?.numberValue.map { Date(timeIntervalSince1970: $0) }
+        preferredUsername = provider.usernameClaim.flatMap { claims.string($0) }
     }
 
     /// Apple has sent its booleans both as JSON booleans and as the strings "true" / "false"; anything else is

@@ -12,4 +12,7 @@ struct ProviderIdentity: Sendable, Equatable {
     var credentialEntered: Bool = false
     /// Sign in with Apple: the refresh token, sealed (`AppleTokenRevocation`), for revoking when the account goes.
     var revocationToken: String?
+    /// The value of the provider's username claim (`IdentityProvider.usernameClaim`), which a new user is named by
+    /// when it is a valid username no one has.
+    var preferredUsername: String?
 }

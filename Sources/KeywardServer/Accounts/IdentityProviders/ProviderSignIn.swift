@@ -130,7 +130,7 @@ final class ProviderSignIn: Sendable {
                 details: .init(
                     alias: alias, email: identity.email, emailVerified: identity.emailVerified, name: identity.name, revocationToken: identity.revocationToken
                 ),
-                trustEmail: provider.trustsEmail
+                trustEmail: provider.trustsEmail, preferredUsername: identity.preferredUsername
             )
         } catch UserError.accountExists(let providers) {
             throw SignInFailure(.accountExists, "an account with this e-mail address exists: sign in with \(providers.joined(separator: " or ")) first, then link \(provider.displayName) from your account page")
@@ -221,7 +221,7 @@ final class ProviderSignIn: Sendable {
             : nil
         return ProviderIdentity(
             subject: idToken.subject, email: idToken.email, emailVerified: idToken.emailVerified, name: name, credentialEntered: entered,
-            revocationToken: revocationToken
+            revocationToken: revocationToken, preferredUsername: idToken.preferredUsername
         )
     }
 
@@ -239,6 +239,7 @@ final class ProviderSignIn: Sendable {
         // re-authenticate is taken at its word: the one place Keyward trusts a provider's prompt unchecked
         // (docs/SECURITY.md).
         identity.credentialEntered = transaction.reauthenticate
+        if provider.usernameClaim == "email" { identity.preferredUsername = identity.email }
         return identity
     }
 

@@ -18,13 +18,13 @@ public struct SQLIdentityProviderStore: IdentityProviderStore {
             try await database.sql.raw("""
                 INSERT INTO identity_providers (realm, alias, kind, issuer, client_id, client_secret, scopes, display_name,
                     trust_verified_email, hosted_domain, apple_team_id, apple_key_id, apple_private_key, authorization_endpoint,
-                    token_endpoint, jwks_uri, userinfo_endpoint, created_at)
+                    token_endpoint, jwks_uri, userinfo_endpoint, created_at, username_claim)
                 VALUES (\(bind: provider.realm), \(bind: provider.alias), \(bind: provider.kind.rawValue), \(bind: provider.issuer),
                     \(bind: provider.clientId), \(bind: provider.sealedClientSecret.map(Base64URL.encode)), \(bind: provider.scopes.joined(separator: " ")),
                     \(bind: provider.displayName), \(bind: provider.trustVerifiedEmail), \(bind: provider.hostedDomain),
                     \(bind: provider.appleKey?.teamId), \(bind: provider.appleKey?.keyId), \(bind: provider.appleKey.map { Base64URL.encode($0.sealedPrivateKey) }),
                     \(bind: provider.endpoints?.authorization), \(bind: provider.endpoints?.token), \(bind: provider.endpoints?.jwks),
-                    \(bind: provider.endpoints?.userinfo), \(bind: StorageTime.milliseconds(provider.createdAt)))
+                    \(bind: provider.endpoints?.userinfo), \(bind: StorageTime.milliseconds(provider.createdAt)), \(bind: provider.usernameClaim))
                 """).run()
         }
     }
@@ -54,7 +54,7 @@ public struct SQLIdentityProviderStore: IdentityProviderStore {
 
     private static let columns = """
         realm, alias, kind, issuer, client_id, client_secret, scopes, display_name, trust_verified_email, hosted_domain, apple_team_id, \
-        apple_key_id, apple_private_key, authorization_endpoint, token_endpoint, jwks_uri, userinfo_endpoint, created_at
+        apple_key_id, apple_private_key, authorization_endpoint, token_endpoint, jwks_uri, userinfo_endpoint, created_at, username_claim
         """
 
     private static func provider(from row: any SQLRow) throws -> IdentityProvider {
@@ -94,6 +94,7 @@ public struct SQLIdentityProviderStore: IdentityProviderStore {
             displayName: try row.decode(column: "display_name", as: String.self),
             trustVerifiedEmail: try row.decode(column: "trust_verified_email", as: Bool.self),
             hostedDomain: try row.decode(column: "hosted_domain", as: String?.self),
+            usernameClaim: try row.decode(column: "username_claim", as: String?.self),
             endpoints: endpoints,
             appleKey: appleKey,
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
