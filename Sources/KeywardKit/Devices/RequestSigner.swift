@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KeywardJOSE
+import KeywardWire
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -102,8 +103,7 @@ public struct RequestSigner: Sendable {
 
     /// The bytes a request's signature covers.
     public static func message(method: String, target: String, timestamp: String, nonce: String, body: [UInt8]) -> [UInt8] {
-        let digest = HexDigit.lowercase(SHA256.hash(data: body))
-        return Array([method.uppercased(), target, timestamp, nonce, digest].joined(separator: "\n").utf8)
+        SignedRequestMessage.bytes(method: method, target: target, timestamp: timestamp, nonce: nonce, bodyDigestHex: HexDigit.lowercase(SHA256.hash(data: body)))
     }
 
     /// The request target of `url` as URLSession sends it: the percent-encoded path ("/" when empty) and query.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KeywardJOSE
+import KeywardWire
 import HTTPTypes
 
 /// A request signed by a registered device key. The signed message is
@@ -70,8 +71,9 @@ struct SignedRequest: Sendable, Equatable {
     }
 
     static func message(method: String, target: String, timestamp: String, nonce: String, body: some Collection<UInt8>) -> [UInt8] {
-        let digest = HexDigit.lowercase(SHA256.hash(data: Array(body)))
-        return Array([method.uppercased(), target, timestamp, nonce, digest].joined(separator: "\n").utf8)
+        SignedRequestMessage.bytes(
+            method: method, target: target, timestamp: timestamp, nonce: nonce, bodyDigestHex: HexDigit.lowercase(SHA256.hash(data: Array(body)))
+        )
     }
 
     private static func isNonceByte(_ byte: UInt8) -> Bool {
