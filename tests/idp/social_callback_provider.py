@@ -289,6 +289,9 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # A parent may start this with those signals blocked (Foundation's Process, spawning from a Swift thread,
+    # passes its thread's mask on): SIGTERM would then stay pending and the double never stop.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     watchdog = threading.Timer(options.max_seconds, stop)
     watchdog.daemon = True
     watchdog.start()

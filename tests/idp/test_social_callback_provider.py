@@ -99,6 +99,20 @@ def test_jwks_and_discovery_are_warm_cache_friendly(provider):
     assert document["token_endpoint"] == f"{provider.base_url}/token"
 
 
+def test_cli_stops_on_sigterm_even_when_started_with_it_blocked():
+    script = Path(__file__).with_name("social_callback_provider.py")
+    process = subprocess.Popen([sys.executable, str(script), "--port", "0", "--client-id", CLIENT_ID, "--tokens", "0",
+                                "--max-seconds", "60"], stdout=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}))
+    try:
+        json.loads(process.stdout.readline())
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        process.kill()
+    assert json.loads(process.stdout.readline())["event"] == "exit"
+
+
 def test_cli_presigns_writes_the_manifest_and_prints_its_cpu_on_exit(tmp_path):
     manifest = tmp_path / "manifest.json"
     script = Path(__file__).with_name("social_callback_provider.py")
