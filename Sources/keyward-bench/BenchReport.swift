@@ -13,6 +13,12 @@ struct ScenarioResult: Codable {
     let serverCPUMilliseconds: Double?
     let generatorCPUMilliseconds: Double?
     let firstFailure: String?
+    /// CPU per successful request of a peer process the scenario started (social-callback: the identity
+    /// provider double), so it can be seen that the peer was not what was measured.
+    var peerCPUMilliseconds: Double?
+    /// Lines printed under the scenario's row: what exactly was measured (social-callback: first or returning
+    /// sign-ins, the users created, the JWKS fetches).
+    var notes: [String]?
 
     init(name: String, outcome: LoadRunner.Outcome) {
         self.name = name
@@ -48,6 +54,7 @@ struct BenchReport: Codable {
     let appAttest: AppAttestThroughput?
 
     func table() -> String {
+        let withPeer = scenarios.contains { $0.peerCPUMilliseconds != nil }
         var lines = [
             "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive (one blocking client thread per connection, nice \(generatorNice)), no TLS",
             String(
@@ -58,9 +65,11 @@ struct BenchReport: Codable {
         ]
         if !scenarios.isEmpty {
             lines += [
-                "CPU ms/req: user + system time per successful request (server: the keyward process only, not a database server's)",
+                "CPU ms/req: user + system time per successful request (server: the keyward process only, not a database server's)"
+                    + (withPeer ? "; peer: a helper process the scenario started (social-callback: the provider double)" : ""),
                 "",
-                "scenario                            req/s     p50 ms   p99 ms   failures   CPU ms/req: server  load generator",
+                "scenario                            req/s     p50 ms   p99 ms   failures   CPU ms/req: server  load generator"
+                    + (withPeer ? "    peer" : ""),
             ]
         }
         func cpu(_ milliseconds: Double?) -> String { milliseconds.map { String(format: "%.2f", $0) } ?? "-" }
@@ -69,7 +78,9 @@ struct BenchReport: Codable {
                 result.name.padding(toLength: 34, withPad: " ", startingAt: 0)
                     + String(format: "%8.0f   %7.2f  %7.2f   %-8d", result.requestsPerSecond, result.p50Milliseconds, result.p99Milliseconds, result.failures)
                     + "   " + cpu(result.serverCPUMilliseconds).leftPadded(to: 18) + cpu(result.generatorCPUMilliseconds).leftPadded(to: 16)
+                    + (withPeer ? cpu(result.peerCPUMilliseconds).leftPadded(to: 8) : "")
             )
+            for note in result.notes ?? [] { lines.append("  " + note) }
             if let failure = result.firstFailure { lines.append("  first failure: \(failure.prefix(200))") }
         }
         if let appAttest {

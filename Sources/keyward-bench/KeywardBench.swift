@@ -6,12 +6,12 @@ import Foundation
 struct KeywardBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keyward-bench",
-        abstract: "Measure Keyward's token endpoint, DPoP-protected requests, push-MFA login round trips, host-token exchanges and App Attest verification against the crypto ceiling.",
+        abstract: "Measure Keyward's token endpoint, DPoP-protected requests, push-MFA login round trips, host-token exchanges, identity-provider callbacks and App Attest verification against the crypto ceiling.",
         discussion: """
             Starts `keyward serve --demo` (release build next to this binary, embedded SQLite, fresh data \
             directory, loopback) unless --url names a running demo server, measures the single-core ES256, \
             RS256 and ES384 ceilings, then runs each scenario and prints a table; --json writes the figures as JSON. \
-            app-attest runs in this process and needs no server: `--scenarios app-attest` starts none.
+            app-attest runs in this process and needs no server: `--scenarios app-attest` starts none.             social-callback is not in the default set: it starts tests/idp/social_callback_provider.py with the Python             in KEYWARD_TEST_PYTHON (default: the source tree's .venv/bin/python).
             Build both first: swift build -c release --product keyward && swift build -c release --product keyward-bench
             """
     )
@@ -40,7 +40,7 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Write the results as JSON to this file.")
     var json: String?
 
-    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest (default: all; with --url, token, protected and app-attest: push-login and host-token set up with the keyward CLI on the server's database).")
+    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest, social-callback (default: all but social-callback; with --url, token, protected and app-attest: push-login, host-token and social-callback set up with the keyward CLI on the server's database).")
     var scenarios: String?
 
     private var scenarioNames: [String] {
@@ -60,6 +60,12 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(name: .customLong("login-rate"), help: "push-login: also start the round trips at this fixed rate per second (open loop, at most --logins at a time) and report their latency.")
     var loginRate: Double?
 
+    @Option(help: "social-callback: distinct users; each signs in once for the first time (the first-sign-in measurement).")
+    var subjects = 2000
+
+    @Option(help: "social-callback: returning sign-ins, spread over the --subjects users (the second measurement).")
+    var callbacks = 10_000
+
     @Option(name: .customLong("generator-nice"), help: "Nice value of the load generator's threads, 0...19: higher lets the server under test run first on shared cores (0: same priority).")
     var generatorNice: Int32 = 10
 
@@ -68,14 +74,21 @@ struct KeywardBench: AsyncParsableCommand {
         guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be 1...1024") }
         guard (1...400).contains(logins) else { throw ValidationError("--logins must be 1...400") }
         guard (0...19).contains(generatorNice) else { throw ValidationError("--generator-nice must be 0...19") }
+        // Every flow is started before its measurement and its transaction cookie lives 10 minutes.
+        guard (1...100_000).contains(subjects) else { throw ValidationError("--subjects must be 1...100000") }
+        guard (1...200_000).contains(callbacks) else { throw ValidationError("--callbacks must be 1...200000") }
         if let loginRate, !(1...10_000).contains(loginRate) { throw ValidationError("--login-rate must be 1...10000 round trips per second") }
-        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest"]
+        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest", "social-callback"]
         let names = scenarioNames
         for name in names where !known.contains(name) {
-            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest)")
+            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest, social-callback)")
         }
-        if url != nil, let needsCLI = names.first(where: { $0 == "push-login" || $0 == "host-token" }) {
+        if url != nil, let needsCLI = names.first(where: { ["push-login", "host-token", "social-callback"].contains($0) }) {
             throw ValidationError("\(needsCLI) sets up with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
+        }
+        if names.contains("social-callback") {
+            // Before the server starts and the ceiling is measured: no Python, no provider double.
+            do { _ = try ProviderDoubleProcess.python() } catch { throw ValidationError("\(error)") }
         }
     }
 
@@ -84,7 +97,7 @@ struct KeywardBench: AsyncParsableCommand {
         let ceiling = measureCeiling()
         var results: [ScenarioResult] = []
         if !selected.subtracting(["app-attest"]).isEmpty {
-            results = try await runHTTPScenarios(selected)
+            results = try await runHTTPScenarios(selected, ceiling: ceiling)
         }
         var appAttest: AppAttestThroughput?
         if selected.contains("app-attest") {
@@ -117,7 +130,7 @@ struct KeywardBench: AsyncParsableCommand {
     }
 
     /// The scenarios that send HTTP to a server: the one at --url, or one started here and stopped at the end.
-    private func runHTTPScenarios(_ selected: Set<String>) async throws -> [ScenarioResult] {
+    private func runHTTPScenarios(_ selected: Set<String>, ceiling: CryptoCeiling) async throws -> [ScenarioResult] {
         let process: ServerProcess?
         let baseURL: String
         if let url {
@@ -140,7 +153,7 @@ struct KeywardBench: AsyncParsableCommand {
         var results: [ScenarioResult] = []
         if selected.contains("token") { results.append(try workloads.tokenEndpoint()) }
         if selected.contains("protected") { results.append(try workloads.protectedResource()) }
-        // validate() refused these two with --url, so a server was started here and the CLI can reach its database.
+        // validate() refused these with --url, so a server was started here and the CLI can reach its database.
         let cli = KeywardCLI(
             binary: server ?? ServerProcess.siblingBinary(named: "keyward"), baseURL: baseURL, database: database,
             dataDirectory: process?.dataDirectory.path
@@ -151,6 +164,12 @@ struct KeywardBench: AsyncParsableCommand {
         }
         if selected.contains("host-token") {
             results.append(try HostTokenScenario(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, cli: cli, threads: threads, log: log).run())
+        }
+        if selected.contains("social-callback") {
+            results += try SocialCallbackScenario(
+                baseURL: baseURL, port: port, subjects: subjects, callbacks: callbacks, concurrency: concurrency, cli: cli, threads: threads,
+                ceiling: ceiling, log: log
+            ).run()
         }
         return results
     }

@@ -10,10 +10,12 @@ Two ways to get codes, both signed outside the measured phase:
     transaction cookies with those nonces and verifiers;
   * through Keyward's own start route: GET /authorize (client_id, redirect_uri, state, nonce, code_challenge with
     S256) signs the id_token there and then, and redirects with code, state and iss, no consent page. Run all the
-    authorizations before the measured callbacks.
+    authorizations before the measured callbacks. The subject is `login_hint` when the request has one (the
+    benchmark decides who signs in, first time or again), else a random one of the `--subjects`.
 POST /token (authorization_code; client_id in the form or HTTP Basic; code_verifier required, S256) is single-use
 per code. GET /jwks (Cache-Control max-age, default 3600: the warm-cache case), GET /.well-known/openid-configuration.
-GET /_bench/cpu → {"cpu_seconds", "cpu_seconds_since_mark", "token_requests", "token_requests_since_mark"};
+GET /_bench/cpu → {"cpu_seconds", "cpu_seconds_since_mark", "token_requests", "token_requests_since_mark",
+"jwks_requests", "jwks_requests_since_mark"} (JWKS fetches since the mark: 0 when Keyward's key cache stayed warm);
 POST /_bench/mark starts the "since mark" counters (call it when the measured phase begins).
 
 Python:  with SocialCallbackProvider(client_id="bench", tokens=1000).serve() as provider: provider.manifest() …
@@ -66,7 +68,8 @@ class SocialCallbackProvider:
         self._grants: dict[str, dict[str, Any]] = {}  # code → {challenge, redirect_uri, response (bytes)}
         self._manifest: list[dict[str, str]] = []
         self._token_requests = 0
-        self._mark = (time.process_time(), 0)
+        self._jwks_requests = 0
+        self._mark = (time.process_time(), 0, 0)
 
     # ------------------------------------------------------------------------------------------- signing, ahead
     def _signed_response(self, sub: str, nonce: str) -> bytes:
@@ -102,7 +105,7 @@ class SocialCallbackProvider:
         if query.get("code_challenge_method") != "S256" or not query.get("code_challenge") or not query.get("nonce"):
             return 400, {"Content-Type": "text/plain"}, b"PKCE S256 and nonce are required"
         code = secrets.token_urlsafe(24)
-        sub = f"bench-user-{secrets.randbelow(self.subjects)}"
+        sub = query.get("login_hint") or f"bench-user-{secrets.randbelow(self.subjects)}"
         grant = {"challenge": query["code_challenge"], "redirect_uri": query["redirect_uri"],
                  "response": self._signed_response(sub, query["nonce"])}
         with self._lock:
@@ -130,17 +133,23 @@ class SocialCallbackProvider:
             return 400, b'{"error":"invalid_grant","error_description":"redirect_uri"}'
         return 200, grant["response"]
 
+    def jwks(self) -> dict[str, Any]:
+        with self._lock:
+            self._jwks_requests += 1
+        return self.keys.jwks()
+
     def mark(self) -> None:
         with self._lock:
-            self._mark = (time.process_time(), self._token_requests)
+            self._mark = (time.process_time(), self._token_requests, self._jwks_requests)
 
     def cpu_report(self) -> dict[str, Any]:
         now = time.process_time()
         with self._lock:
-            mark_cpu, mark_requests = self._mark
-            requests_total = self._token_requests
+            mark_cpu, mark_requests, mark_jwks = self._mark
+            requests_total, jwks_total = self._token_requests, self._jwks_requests
         return {"cpu_seconds": round(now, 4), "cpu_seconds_since_mark": round(now - mark_cpu, 4),
-                "token_requests": requests_total, "token_requests_since_mark": requests_total - mark_requests}
+                "token_requests": requests_total, "token_requests_since_mark": requests_total - mark_requests,
+                "jwks_requests": jwks_total, "jwks_requests_since_mark": jwks_total - mark_jwks}
 
     def discovery(self) -> dict[str, Any]:
         base = self.base_url
@@ -205,7 +214,7 @@ def _handler_for(provider: SocialCallbackProvider):
         def do_GET(self) -> None:
             parts = urlsplit(self.path)
             if parts.path == "/jwks":
-                body = json.dumps(provider.keys.jwks()).encode()
+                body = json.dumps(provider.jwks()).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -280,6 +289,9 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # A parent may start this with those signals blocked (Foundation's Process, spawning from a Swift thread,
+    # passes its thread's mask on): SIGTERM would then stay pending and the double never stop.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     watchdog = threading.Timer(options.max_seconds, stop)
     watchdog.daemon = True
     watchdog.start()

@@ -69,6 +69,17 @@ def test_authorize_signs_up_front_and_redirects_with_code_state_and_iss(provider
     assert refused_plain.status_code == 400
 
 
+def test_authorize_signs_in_the_login_hint_when_given(provider):
+    verifier, challenge = pkce_pair()
+    response = requests.get(f"{provider.base_url}/authorize", params={
+        "client_id": CLIENT_ID, "redirect_uri": REDIRECT_URI, "state": "s", "nonce": "n", "login_hint": "chosen-7",
+        "code_challenge": challenge, "code_challenge_method": "S256"}, allow_redirects=False, timeout=10)
+    answer = exchange(provider, redirect_params(response)["code"], verifier)
+    assert answer.status_code == 200, answer.text
+    _, claims = verified_claims(answer.json()["id_token"], f"{provider.base_url}/jwks", ["RS256"])
+    assert claims["sub"] == "chosen-7" and claims["nonce"] == "n"
+
+
 def test_cpu_report_counts_token_requests_since_the_mark(provider):
     entry = provider.manifest()[0]
     exchange(provider, entry["code"], entry["code_verifier"])
@@ -76,6 +87,9 @@ def test_cpu_report_counts_token_requests_since_the_mark(provider):
     assert before["token_requests"] == 1 and before["cpu_seconds"] > 0
     marked = requests.post(f"{provider.base_url}/_bench/mark", timeout=10).json()
     assert marked["token_requests_since_mark"] == 0 and marked["token_requests"] == 1
+    requests.get(f"{provider.base_url}/jwks", timeout=10)
+    after = requests.get(f"{provider.base_url}/_bench/cpu", timeout=10).json()
+    assert after["jwks_requests_since_mark"] == 1 and after["token_requests_since_mark"] == 0
 
 
 def test_jwks_and_discovery_are_warm_cache_friendly(provider):
@@ -83,6 +97,20 @@ def test_jwks_and_discovery_are_warm_cache_friendly(provider):
     assert jwks.headers["Cache-Control"] == "public, max-age=3600"
     document = requests.get(f"{provider.base_url}/.well-known/openid-configuration", timeout=10).json()
     assert document["token_endpoint"] == f"{provider.base_url}/token"
+
+
+def test_cli_stops_on_sigterm_even_when_started_with_it_blocked():
+    script = Path(__file__).with_name("social_callback_provider.py")
+    process = subprocess.Popen([sys.executable, str(script), "--port", "0", "--client-id", CLIENT_ID, "--tokens", "0",
+                                "--max-seconds", "60"], stdout=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}))
+    try:
+        json.loads(process.stdout.readline())
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        process.kill()
+    assert json.loads(process.stdout.readline())["event"] == "exit"
 
 
 def test_cli_presigns_writes_the_manifest_and_prints_its_cpu_on_exit(tmp_path):
