@@ -31,10 +31,7 @@ struct AccountDeletion: Sendable {
         let realm = try await realms.pathRealm(context)
         guard let (session, user) = try await signedIn(request, realm: realm) else { return signInAgain(realm) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
-            return renderer.page("message", title: "Form expired", realm: realm, context: [
-                "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.",
-                "isError": true, "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
-            ], status: .forbidden)
+            return renderer.formExpired(realm: realm, backToAccount: true)
         }
         guard session.signedInRecently(now: clock.now()) else { return signInAgain(realm) }
         try await removal.delete(realm: realm, username: user.username)

@@ -49,10 +49,7 @@ struct AccountIdentities: Sendable {
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session),
             let issuer = form["issuer"], let subject = form["subject"]
         else {
-            return renderer.page("message", title: "Form expired", realm: realm, context: [
-                "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.",
-                "isError": true, "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
-            ], status: .forbidden)
+            return renderer.formExpired(realm: realm, backToAccount: true)
         }
         // Read before it goes: an Apple identity's token is revoked at Apple once it is unlinked.
         let identity = try await users.identities(realm: realm, userId: userId).first { $0.issuer == issuer && $0.subject == subject }

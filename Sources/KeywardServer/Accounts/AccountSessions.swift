@@ -63,10 +63,7 @@ struct AccountSessions: Sendable {
 
 
     private func expiredForm(_ realm: String) -> Response {
-        renderer.page("message", title: "Form expired", realm: realm, context: [
-            "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.", "isError": true,
-            "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
-        ], status: .forbidden)
+        renderer.formExpired(realm: realm, backToAccount: true)
     }
 
     /// "Firefox on Linux"-style names from a User-Agent, enough to tell one's own browsers apart.

@@ -225,9 +225,6 @@ struct LoginPages: Sendable {
     }
 
     func forbidden(_ realm: String) -> Response {
-        renderer.page("message", title: "Form expired", realm: realm, context: [
-            "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.", "isError": true,
-            "link": ["href": PageURLs.login(realm), "label": "Sign in"],
-        ], status: .forbidden)
+        renderer.formExpired(realm: realm, backToAccount: false)
     }
 }

@@ -32,10 +32,7 @@ struct PushPages: Sendable {
         let realm = context.parameters.get("realm") ?? ""
         guard let session = try await browser.session(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm) + "?notice=expired") }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
-            return renderer.page("message", title: "Form expired", realm: realm, context: [
-                "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.", "isError": true,
-                "link": ["href": PageURLs.login(realm), "label": "Sign in"],
-            ], status: .forbidden)
+            return renderer.formExpired(realm: realm, backToAccount: false)
         }
         return try await body(form, session)
     }

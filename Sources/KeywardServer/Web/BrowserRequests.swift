@@ -19,15 +19,41 @@ struct BrowserRequests: Sendable {
 
     /// The value of the request's cookie `name`, if it sent one.
     static func cookie(named name: String, in request: Request) -> String? {
-        cookies(in: request).first { $0.name == name }?.value
+        var found: String?
+        eachCookie(in: request) { cookieName, value in
+            guard cookieName.elementsEqual(name.utf8) else { return true }
+            found = String(decoding: value, as: UTF8.self)
+            return false
+        }
+        return found
     }
 
     /// Every cookie the request carries, in order.
     static func cookies(in request: Request) -> [(name: String, value: String)] {
-        request.headers[values: .cookie].flatMap { header in
-            header.split(separator: ";").compactMap { pair -> (name: String, value: String)? in
-                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                return parts.count == 2 ? (parts[0], parts[1]) : nil
+        var all: [(name: String, value: String)] = []
+        eachCookie(in: request) { name, value in
+            all.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+            return true
+        }
+        return all
+    }
+
+    /// Calls `body` with each `name=value` pair of the Cookie headers (RFC 6265 §5.4: pairs split by ";", space and
+    /// tab trimmed), as bytes, until it returns false. Every page request reads cookies, so no Foundation here.
+    private static func eachCookie(in request: Request, _ body: (ArraySlice<UInt8>, ArraySlice<UInt8>) -> Bool) {
+        func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+            var slice = bytes
+            while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
+            while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
+            return slice
+        }
+        for header in request.headers[values: .cookie] {
+            let bytes = Array(header.utf8)
+            for pair in bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: true) {
+                guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
+                let (name, value) = (trimmed(pair[..<equals]), trimmed(pair[(equals + 1)...]))
+                guard !name.isEmpty, !value.isEmpty else { continue }
+                if !body(name, value) { return }
             }
         }
     }

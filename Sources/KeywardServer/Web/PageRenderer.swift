@@ -61,6 +61,16 @@ struct PageRenderer: Sendable {
         ], status: status, headers: headers)
     }
 
+    /// A form whose CSRF token does not match (open too long, or sent from elsewhere): 403 and one way on, back to
+    /// the account page or to sign in.
+    func formExpired(realm: String, backToAccount: Bool) -> Response {
+        page("message", title: "Form expired", realm: realm, context: [
+            "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.", "isError": true,
+            "link": backToAccount
+                ? ["href": PageURLs.account(realm), "label": "Back to your account"] : ["href": PageURLs.login(realm), "label": "Sign in"],
+        ], status: .forbidden)
+    }
+
     private static func nonce() -> String {
         Data(SecureRandom.bytes(16)).base64EncodedString()
     }

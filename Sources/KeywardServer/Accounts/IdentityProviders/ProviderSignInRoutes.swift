@@ -55,10 +55,7 @@ struct ProviderSignInRoutes: Sendable {
             return renderer.redirect(to: PageURLs.login(realm) + "?return_to=" + PageURLs.account(realm))
         }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
-            return renderer.page("message", title: "Form expired", realm: realm, context: [
-                "heading": "This form has expired", "text": "The page was open too long or came from elsewhere. Please start again.",
-                "isError": true, "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
-            ], status: .forbidden)
+            return renderer.formExpired(realm: realm, backToAccount: true)
         }
         guard session.signedInRecently(now: clock.now()) else {
             return renderer.redirect(to: PageURLs.login(realm) + "?reauth=1&return_to=" + PageURLs.account(realm) + "?notice=link-again")
