@@ -66,8 +66,10 @@ public protocol ExternalIdentityStore: Sendable {
     /// The identities whose (lower-case) e-mail address is `email` and counts as verified: stored verified, through
     /// a provider that exists and is trusted for e-mail now. Each with its user.
     func verifiedHolders(realm: String, email: String) async throws -> [(identity: ExternalIdentity, user: User)]
-    /// Stores what the provider said at a sign-in, and when it was, on the identity and its user.
-    func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws
+    /// Stores what the provider said at a sign-in, and when it was, on the identity and its user, and returns the
+    /// user; nil when no user has the identity (a first sign-in).
+    @discardableResult
+    func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws -> User?
     /// Unlinks every identity of `kind` at `issuer`; returns how many there were.
     func deleteIdentities(realm: String, issuer: String, kind: ExternalIdentity.Kind) async throws -> Int
     /// Unlinks one provider identity of the user, unless it is their last way to sign in (no password and no other

@@ -67,14 +67,16 @@ struct SignInCompletion: Sendable {
     let audit: AuditLog
 
     /// `current` is the browser's stored session for the realm, if any: it moves to a new id (a push it had pending
-    /// is cancelled, as a resend would); otherwise a new session begins. Returns the cookie and where to go next.
+    /// is cancelled, as a resend would); otherwise a new session begins. `newUser`: the user was created by this
+    /// sign-in, so has no phone to look for. Returns the cookie and where to go next.
     func complete(
-        user: User, factor: FirstFactor, realm: String, current: BrowserSession?, returnTo: String?, clientId: String?, userAgent: String?
+        user: User, factor: FirstFactor, realm: String, current: BrowserSession?, returnTo: String?, clientId: String?, userAgent: String?,
+        newUser: Bool = false
     ) async throws -> (cookie: String, next: String) {
         var details = ["method": factor.amr]
         if case .provider(let alias, _) = factor { details["provider"] = alias }
         await audit.record(.userSignedIn, realm: realm, userId: user.id, details: details)
-        let hasDevice = try await !pushMFA.devices(realm: realm, userId: user.id).isEmpty
+        let hasDevice = newUser ? false : try await !pushMFA.devices(realm: realm, userId: user.id).isEmpty
         let settings = try await pushMFA.settings(realm: realm)
         if let current {
             // Best effort: if the cancel fails, the push simply expires.

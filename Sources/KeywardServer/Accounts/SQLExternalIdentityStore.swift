@@ -76,25 +76,25 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
         }
     }
 
-    /// A sign-in without a name keeps the stored one: Apple sends the name on the first authorization only.
-    public func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws {
+    /// A sign-in without a name keeps the stored one: Apple sends the name on the first authorization only. Two
+    /// statements and no transaction, since the two rows' times stand on their own: a returning sign-in is the
+    /// common case, and this is all it writes before its session.
+    public func recordSignIn(realm: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, at: Date) async throws -> User? {
         try await StoreErrorMapping.mapping("recordSignIn") {
-            try await database.transaction { session in
-                let userIds = try await session.raw("""
-                    UPDATE external_identities SET provider_alias = \(bind: details.alias), email = \(bind: details.email),
-                        email_verified = \(bind: details.emailVerified),
-                        display_name = COALESCE(\(bind: details.name), display_name),
-                        revocation_token = COALESCE(\(bind: details.revocationToken), revocation_token),
-                        last_login_at = \(bind: StorageTime.milliseconds(at))
-                    WHERE realm = \(bind: realm) AND issuer = \(bind: issuer) AND subject = \(bind: subject)
-                    RETURNING user_id
-                    """).all(decodingColumn: "user_id", as: String.self)
-                for userId in userIds {
-                    try await session.raw("""
-                        UPDATE users SET last_login_at = \(bind: StorageTime.milliseconds(at)) WHERE realm = \(bind: realm) AND id = \(bind: userId)
-                        """).run()
-                }
-            }
+            guard let userId = try await database.sql.raw("""
+                UPDATE external_identities SET provider_alias = \(bind: details.alias), email = \(bind: details.email),
+                    email_verified = \(bind: details.emailVerified),
+                    display_name = COALESCE(\(bind: details.name), display_name),
+                    revocation_token = COALESCE(\(bind: details.revocationToken), revocation_token),
+                    last_login_at = \(bind: StorageTime.milliseconds(at))
+                WHERE realm = \(bind: realm) AND issuer = \(bind: issuer) AND subject = \(bind: subject)
+                RETURNING user_id
+                """).first(decodingColumn: "user_id", as: String.self)
+            else { return nil }
+            return try await database.sql.raw("""
+                UPDATE users SET last_login_at = \(bind: StorageTime.milliseconds(at)) WHERE realm = \(bind: realm) AND id = \(bind: userId)
+                RETURNING \(unsafeRaw: SQLUserStore.columns)
+                """).first().map(SQLUserStore.user(from:))
         }
     }
 

@@ -75,7 +75,7 @@ public struct SQLUserStore: UserStore {
     }
 
     private static let columnNames = ["realm", "id", "username", "password_hash", "enabled", "created_at"]
-    private static let columns = columnNames.joined(separator: ", ")
+    static let columns = columnNames.joined(separator: ", ")
 
     /// The user columns of table alias `table`, each renamed `prefix` + name, for joins with tables that share
     /// column names.

@@ -91,9 +91,8 @@ public final class UserService: Sendable {
         details.email = details.email.map(Self.comparableEmail)
         details.emailVerified = trustEmail && details.emailVerified == true
         for _ in 0..<3 {
-            if let linked = try await identities.user(realm: realm, issuer: issuer, subject: subject) {
-                try await identities.recordSignIn(realm: realm, issuer: issuer, subject: subject, details: details, at: now)
-                return (linked.user, false)
+            if let user = try await identities.recordSignIn(realm: realm, issuer: issuer, subject: subject, details: details, at: now) {
+                return (user, false)
             }
             let identity = ExternalIdentity(realm: realm, userId: "", kind: .provider, issuer: issuer, subject: subject, createdAt: now, details: details)
             // Addresses beyond ASCII are never matched: case folding would make different addresses equal.

@@ -103,7 +103,9 @@ struct ProviderSignInRoutes: Sendable {
             }
             let signedIn = try await signIn.finish(realm: realm, alias: alias, callback: callback, transaction: transaction)
             let factor = FirstFactor.provider(alias: alias, credentialEntered: signedIn.credentialEntered)
-            let (cookie, next) = try await completeSession(signedIn.user, factor: factor, realm: realm, request: request, returnTo: transaction.returnTo)
+            let (cookie, next) = try await completeSession(
+                signedIn.user, factor: factor, realm: realm, request: request, returnTo: transaction.returnTo, newUser: signedIn.created
+            )
             var headers = clear
             headers.append(contentsOf: browser.setCookie(cookie))
             return renderer.redirect(to: next, headers: headers)
@@ -127,11 +129,13 @@ struct ProviderSignInRoutes: Sendable {
         }
     }
 
-    private func completeSession(_ user: User, factor: FirstFactor, realm: String, request: Request, returnTo: String?) async throws(SignInFailure) -> (String, String) {
+    private func completeSession(
+        _ user: User, factor: FirstFactor, realm: String, request: Request, returnTo: String?, newUser: Bool
+    ) async throws(SignInFailure) -> (String, String) {
         do {
             return try await completion.complete(
                 user: user, factor: factor, realm: realm, current: try await browser.session(request, realm: realm),
-                returnTo: returnTo, clientId: nil, userAgent: request.headers[.userAgent]
+                returnTo: returnTo, clientId: nil, userAgent: request.headers[.userAgent], newUser: newUser
             )
         } catch {
             throw SignInFailure(.providerUnavailable, "the session cannot be stored now; try again")
