@@ -78,23 +78,13 @@ struct Apps: AsyncParsableCommand {
 
         /// Both key files or neither; their contents are checked as keys before anything is stored.
         private func readPlayIntegrityKeys() throws -> PlayIntegrityKeys? {
-            switch (playIntegrityDecryptionKeyFile, playIntegrityVerificationKeyFile) {
-            case (nil, nil): return nil
-            case (let decryption?, let verification?):
-                func read(_ path: String, _ option: String) throws -> String {
-                    guard let data = FileManager.default.contents(atPath: path) else { throw CommandError("\(option): cannot read \(path)") }
-                    return String(decoding: data, as: UTF8.self)
-                }
-                do {
-                    return try PlayIntegrityKeys(
-                        decryptionKey: try read(decryption, "--play-integrity-decryption-key-file"),
-                        verificationKey: try read(verification, "--play-integrity-verification-key-file")
-                    )
-                } catch let error as DeviceAppError {
-                    throw CommandError(error.description)
-                }
-            default:
-                throw CommandError("give both --play-integrity-decryption-key-file and --play-integrity-verification-key-file")
+            do {
+                return try PlayIntegrityKeys.read(
+                    decryption: playIntegrityDecryptionKeyFile.map { ($0, "--play-integrity-decryption-key-file") },
+                    verification: playIntegrityVerificationKeyFile.map { ($0, "--play-integrity-verification-key-file") }
+                )
+            } catch {
+                throw CommandError(error.description)
             }
         }
     }

@@ -81,18 +81,14 @@ enum DeviceAppsFile {
             }
             return value
         }
-        func file(_ name: String) throws(DeviceAppError) -> String? {
+        /// A path in the file, relative to the file's folder unless absolute, with the member's name.
+        func file(_ name: String) throws(DeviceAppError) -> (path: String, setting: String)? {
             guard let path = try text(name) else { return nil }
-            let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : directory.appendingPathComponent(path)
-            guard let data = FileManager.default.contents(atPath: url.path) else { throw DeviceAppError("\(name): cannot read \(url.path)") }
-            return String(decoding: data, as: UTF8.self)
+            return ((path.hasPrefix("/") ? URL(fileURLWithPath: path) : directory.appendingPathComponent(path)).path, name)
         }
-        let keys: PlayIntegrityKeys?
-        switch (try file("playIntegrityDecryptionKeyFile"), try file("playIntegrityVerificationKeyFile")) {
-        case (nil, nil): keys = nil
-        case (let decryption?, let verification?): keys = try PlayIntegrityKeys(decryptionKey: decryption, verificationKey: verification)
-        default: throw DeviceAppError("give both playIntegrityDecryptionKeyFile and playIntegrityVerificationKeyFile")
-        }
+        let keys = try PlayIntegrityKeys.read(
+            decryption: try file("playIntegrityDecryptionKeyFile"), verification: try file("playIntegrityVerificationKeyFile")
+        )
         return DeviceAppService.Registration(
             realm: try required("realm"), appId: try required("appId"), platform: try choice("platform", default: nil),
             environment: try choice("environment", default: nil), teamId: try text("teamId"), bundleId: try text("bundleId"),

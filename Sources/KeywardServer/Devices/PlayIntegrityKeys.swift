@@ -21,6 +21,27 @@ public struct PlayIntegrityKeys: Sendable, Equatable {
         }
     }
 
+    /// The keys from Play Console's two files, for `keyward apps add` and the apps file alike: both files or
+    /// neither (nil). Each path comes with the name the operator gave it under, for the error that names it.
+    public static func read(
+        decryption: (path: String, setting: String)?, verification: (path: String, setting: String)?
+    ) throws(DeviceAppError) -> PlayIntegrityKeys? {
+        func contents(_ file: (path: String, setting: String)) throws(DeviceAppError) -> String {
+            guard let data = FileManager.default.contents(atPath: file.path) else { throw DeviceAppError("\(file.setting): cannot read \(file.path)") }
+            return String(decoding: data, as: UTF8.self)
+        }
+        // A file that cannot be read is named first: the more particular mistake.
+        let decryptionKey = try decryption.map(contents)
+        let verificationKey = try verification.map(contents)
+        switch (decryptionKey, verificationKey) {
+        case (nil, nil): return nil
+        case (let decryptionKey?, let verificationKey?): return try PlayIntegrityKeys(decryptionKey: decryptionKey, verificationKey: verificationKey)
+        default:
+            let given = decryption?.setting ?? verification?.setting ?? ""
+            throw DeviceAppError("\(given) was given alone: Play Integrity needs both key files, the decryption and the verification key")
+        }
+    }
+
     func decoder() throws(AttestationFailure) -> PlayIntegrityLocalDecoder {
         try PlayIntegrityLocalDecoder(decryptionKey: decryptionKey, verificationKey: verificationKey)
     }
