@@ -33,6 +33,7 @@ struct Serve: AsyncParsableCommand {
               accounts.maxConcurrentPasswordChecks KEYWARD_ACCOUNTS_MAX_CONCURRENT_PASSWORD_CHECKS checks at once, then 503 (64)
               http.trustedProxies           KEYWARD_HTTP_TRUSTED_PROXIES             CIDRs of proxies whose X-Forwarded-For/Forwarded is believed (none)
               accounts.loginAttemptsPerAddress KEYWARD_ACCOUNTS_LOGIN_ATTEMPTS_PER_ADDRESS sign-in attempts per client address per 15 min (100)
+              accounts.providerCallbackFailuresPerAddress KEYWARD_ACCOUNTS_PROVIDER_CALLBACK_FAILURES_PER_ADDRESS refused provider callbacks per client address per 10 min (20)
               http.maxBodySize              KEYWARD_HTTP_MAX_BODY_SIZE               largest accepted request body, bytes (65536)
               accounts.bcryptCost           KEYWARD_ACCOUNTS_BCRYPT_COST             password hash work factor, 4-31 (12)
               devices.challengeLifetime     KEYWARD_DEVICES_CHALLENGE_LIFETIME       seconds a device registration challenge lives, 30-600 (90)

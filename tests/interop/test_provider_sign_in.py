@@ -440,3 +440,28 @@ def test_a_provider_can_name_new_users_by_a_claim(server, keyward_bin, tmp_path)
     bad = admin(server, keyward_bin, "providers", "add", "--realm", "demo", f"x-{uuid.uuid4().hex[:6]}", "--type", "google",
                 "--client-id", "c", "--client-secret-file", str(secret), "--username-claim", "sub", check=False)
     assert bad.returncode != 0 and "username-claim" in bad.stderr, bad.stderr
+
+
+def test_callbacks_from_an_address_whose_exchanges_keep_failing_are_refused_unsent(spawn_server, keyward_bin, tmp_path):
+    """Security review L4: a loop of starts and callbacks with made-up codes would have Keyward send a token request
+    under its client credentials each time. After accounts.providerCallbackFailuresPerAddress refused exchanges from
+    one address (per 10 minutes), that address's callbacks are refused before the provider is called."""
+    from keyward_peer import Backend
+    srv = spawn_server(Backend("sqlite", None, None), "callback-limit", {
+        "KEYWARD_HTTP_TRUSTED_PROXIES": "127.0.0.1/32", "KEYWARD_ACCOUNTS_PROVIDER_CALLBACK_FAILURES_PER_ADDRESS": "2",
+    })
+    with StrictOIDCProvider(users=[User(sub="limited", claims={})]).serve() as limited_idp:
+        alias = add_provider(srv, keyward_bin, limited_idp, tmp_path)
+
+        def made_up_callback(address: str) -> requests.Response:
+            browser = requests.Session()
+            started = browser.get(f"{srv.base}/realms/demo/v1/auth/{alias}", headers={"X-Forwarded-For": address},
+                                  allow_redirects=False, timeout=30)
+            state = parse_qs(urlparse(started.headers["Location"]).query)["state"][0]
+            return browser.get(f"{srv.base}/realms/demo/v1/auth/{alias}/callback", params={"state": state, "code": "made-up"},
+                               headers={"X-Forwarded-For": address}, allow_redirects=False, timeout=30)
+
+        assert [made_up_callback("198.51.100.7").status_code for _ in range(2)] == [400, 400]
+        held = made_up_callback("198.51.100.7")
+        assert held.status_code == 429 and "too_many_attempts" in held.text and int(held.headers["Retry-After"]) > 0, held.text
+        assert made_up_callback("198.51.100.8").status_code == 400, "another client is not held back"

@@ -49,6 +49,9 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `accounts.loginAttemptsPerAddress`: sign-in attempts one client address may make per 15 minutes, whatever
     /// the usernames (behind a proxy set `http.trustedProxies`, or every user shares the proxy's address).
     public var loginAttemptsPerAddress = 100
+    /// `accounts.providerCallbackFailuresPerAddress`: identity-provider callbacks from one client address whose code
+    /// exchange or answer may be refused per 10 minutes before that address's callbacks are refused unsent.
+    public var providerCallbackFailuresPerAddress = 20
     /// `http.maxBodySize`: largest request body accepted, in bytes.
     public var maxBodySize = 64 * 1024
     /// `accounts.bcryptCost`: work factor of password hashes (4-31; each step doubles the cost).
@@ -277,6 +280,8 @@ private struct SettingReader {
         configuration.passwordThreads = try integer("accounts.passwordThreads", in: 1...256) ?? configuration.passwordThreads
         configuration.maxConcurrentPasswordChecks = try integer("accounts.maxConcurrentPasswordChecks", in: 1...100_000) ?? configuration.maxConcurrentPasswordChecks
         configuration.loginAttemptsPerAddress = try integer("accounts.loginAttemptsPerAddress", in: 1...100_000) ?? configuration.loginAttemptsPerAddress
+        configuration.providerCallbackFailuresPerAddress = try integer("accounts.providerCallbackFailuresPerAddress", in: 1...100_000)
+            ?? configuration.providerCallbackFailuresPerAddress
         configuration.maxBodySize = try integer("http.maxBodySize", in: 1024...(16 * 1024 * 1024)) ?? configuration.maxBodySize
         configuration.bcryptCost = try integer("accounts.bcryptCost", in: 4...31) ?? configuration.bcryptCost
         configuration.pushMfaRequireAth = try boolean("pushMfa.requireAth") ?? configuration.pushMfaRequireAth

@@ -132,7 +132,10 @@ public final class KeywardRuntime: Sendable {
             renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,
             providers: accounts.providers, accountSessions: accountSessions, accountIdentities: accountIdentities
         ).register(on: pages)
-        ProviderSignInRoutes(signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer, clock: clock)
+        ProviderSignInRoutes(
+            signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer, clock: clock,
+            limiter: identityProviders.callbackLimiter
+        )
             .register(on: pages)
         PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle).register(on: pages)
         // Last, so that it wraps only the router's not-found answer.

@@ -4,6 +4,7 @@ import Foundation
 
 struct IdentityProvidersAssembly: Sendable {
     let signIn: ProviderSignIn
+    let callbackLimiter: ProviderCallbackLimiter
     let appleRevocation: AppleTokenRevocation
     private let fetcher: HTTPDocumentFetcher
     private let tokens: ProviderTokenClient
@@ -11,6 +12,7 @@ struct IdentityProvidersAssembly: Sendable {
     init(_ core: CoreServices, accounts: AccountsAssembly, oauth: OAuthAssembly) {
         fetcher = HTTPDocumentFetcher()
         tokens = ProviderTokenClient()
+        callbackLimiter = ProviderCallbackLimiter(limit: core.configuration.providerCallbackFailuresPerAddress)
         let appleSecrets = AppleClientSecrets(masterKey: core.masterKey, clock: core.clock)
         appleRevocation = AppleTokenRevocation(providers: accounts.providers, appleSecrets: appleSecrets, tokens: tokens, audit: core.audit, logger: core.logger)
         signIn = ProviderSignIn(

@@ -14,6 +14,7 @@ struct ProviderSignInRoutes: Sendable {
     let realms: RealmService
     let renderer: PageRenderer
     let clock: any KeywardClock
+    let limiter: ProviderCallbackLimiter
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/v1/auth/:alias") { request, context in try await start(request, context) }
@@ -85,6 +86,15 @@ struct ProviderSignInRoutes: Sendable {
         }
         let name = SignInTransaction.cookieName(state: state, secure: browser.secureCookies)
         let clear: HTTPFields = [.setCookie: expired(name)]
+        let address = browser.clientAddress(request, context)
+        if let seconds = limiter.admit(address, now: clock.now()) {
+            var headers = clear
+            headers[.retryAfter] = String(seconds)
+            return await failurePage(
+                SignInFailure(.tooManyAttempts, "too many sign-ins from this address failed lately; try again in \(seconds) seconds"), context,
+                realm: realm, headers: headers
+            )
+        }
         guard let value = BrowserRequests.cookie(named: name, in: request) else {
             return await failurePage(
                 SignInFailure(.transactionMissing, "this browser has no sign-in waiting for this callback: it expired or was finished already"), context, realm: realm
@@ -115,6 +125,7 @@ struct ProviderSignInRoutes: Sendable {
             let back = linking ? PageURLs.account(realm) + "?notice=link-cancelled" : PageURLs.login(realm) + "?notice=provider-refused"
             return renderer.redirect(to: back, headers: clear)
         } catch {
+            if ProviderCallbackLimiter.counts(error.code) { limiter.recordFailure(address, now: clock.now()) }
             return await failurePage(error, context, realm: realm, headers: clear)
         }
     }

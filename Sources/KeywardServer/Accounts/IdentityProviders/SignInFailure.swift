@@ -34,6 +34,8 @@ struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
         /// The provider identity a signed-in user tried to link belongs to another user.
         case identityInUse = "identity_in_use"
         case invalidRequest = "invalid_request"
+        /// Too many callbacks from this client address were refused lately (`ProviderCallbackLimiter`).
+        case tooManyAttempts = "too_many_attempts"
     }
 
     let code: Code
@@ -51,6 +53,7 @@ struct SignInFailure: Error, Sendable, Equatable, CustomStringConvertible {
     var status: HTTPResponse.Status {
         switch code {
         case .providerUnavailable: .serviceUnavailable
+        case .tooManyAttempts: .tooManyRequests
         case .providerMisconfigured: .badGateway
         case .unknownProvider: .notFound
         case .accountRefused: .forbidden

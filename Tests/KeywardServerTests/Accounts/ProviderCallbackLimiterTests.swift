@@ -1,0 +1,31 @@
+import Foundation
+@testable import KeywardServer
+import XCTest
+
+/// One client address's refused provider callbacks are bounded (security review L4), and the memory it takes too.
+final class ProviderCallbackLimiterTests: XCTestCase {
+    let start = Date(timeIntervalSince1970: 1_790_000_000)
+
+    func testAnAddressIsHeldBackAfterItsFailuresUntilTheWindowEnds() {
+        let limiter = ProviderCallbackLimiter(limit: 3, window: 600)
+        for _ in 0..<3 {
+            XCTAssertNil(limiter.admit("198.51.100.1", now: start))
+            limiter.recordFailure("198.51.100.1", now: start)
+        }
+        XCTAssertEqual(limiter.admit("198.51.100.1", now: start.addingTimeInterval(10)), 590)
+        XCTAssertNil(limiter.admit("198.51.100.2", now: start), "another address is not held back")
+        XCTAssertNil(limiter.admit("198.51.100.1", now: start.addingTimeInterval(600)), "the window ended")
+        XCTAssertNil(limiter.admit(ClientAddress.unknown, now: start))
+        XCTAssertEqual(ProviderCallbackLimiter.counts(.codeExchangeFailed), true)
+        XCTAssertEqual(ProviderCallbackLimiter.counts(.providerError), false, "a person cancelling at the provider is no failure")
+    }
+
+    func testSprayedAddressesDoNotGrowTheMapPastItsBound() {
+        let limiter = ProviderCallbackLimiter(limit: 2, window: 600, maxAddresses: 100)
+        limiter.recordFailure("203.0.113.1", now: start)
+        limiter.recordFailure("203.0.113.1", now: start)
+        for index in 0..<1_000 { limiter.recordFailure("2001:db8::\(index)", now: start.addingTimeInterval(1)) }
+        XCTAssertNil(limiter.admit("203.0.113.1", now: start.addingTimeInterval(2)), "the oldest window made room")
+        XCTAssertNil(limiter.admit("2001:db8::999", now: start.addingTimeInterval(2)), "one failure is under the limit")
+    }
+}
