@@ -283,6 +283,7 @@ def test_deleting_an_account_revokes_its_apple_token_at_apple(server, apple, app
     sub = f"001234.{uuid.uuid4().hex}.0002"
     browser, landed, _ = apple_sign_in(server, apple_alias, sub, first_name="Grace", last_name="Hopper")
     assert landed.status_code == 303, landed.text
+    deleted_user = browser.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30).json()["user"]["id"]
     confirm = browser.get(f"{server.base}/realms/demo/account/delete", allow_redirects=False, timeout=30)
     assert confirm.status_code == 200, "Apple's auth_time shows a credential given during this sign-in"
     csrf = re.search(r'name="csrf" value="([^"]+)"', confirm.text).group(1)
@@ -291,3 +292,7 @@ def test_deleting_an_account_revokes_its_apple_token_at_apple(server, apple, app
     revoked = [r for r in apple.revocations if r["sub"] == sub]
     assert len(revoked) == 1, apple.revocations
     assert revoked[0]["kind"] == "refresh_token" and revoked[0]["token_type_hint"] == "refresh_token", revoked
+    # The identity went with the account: the same Apple ID signing in again is a new user.
+    again, landed_again, _ = apple_sign_in(server, apple_alias, sub, first_name="Grace", last_name="Hopper")
+    assert landed_again.status_code == 303, landed_again.text
+    assert again.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30).json()["user"]["id"] != deleted_user
