@@ -15,9 +15,7 @@ struct AppAttestThroughput: Codable {
     /// The vector the bench reads unless told otherwise: Tests/Fixtures of the source tree this binary was built
     /// from.
     static var defaultVector: URL {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("Tests/Fixtures/app-attest/veehaitch-ios-14.4.yaml")
+        SourceTree.root.appendingPathComponent("Tests/Fixtures/app-attest/veehaitch-ios-14.4.yaml")
     }
 
     static func measure(vectorFile: URL, seconds: Double) async throws -> AppAttestThroughput {

@@ -24,14 +24,8 @@ final class ProviderDoubleProcess: @unchecked Sendable {
         let jwksRequestsSinceMark: Int
     }
 
-    /// The source tree this binary was built from (Sources/keyward-bench/ → the repository root).
-    static var sourceRoot: URL {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url
-    }
 
-    static var script: URL { sourceRoot.appendingPathComponent("tests/idp/social_callback_provider.py") }
+    static var script: URL { SourceTree.root.appendingPathComponent("tests/idp/social_callback_provider.py") }
 
     /// The Python the repository's tests use: KEYWARD_TEST_PYTHON, else the source tree's .venv (what
     /// `bash .ci/run venv` makes, with joserfc).
@@ -42,7 +36,7 @@ final class ProviderDoubleProcess: @unchecked Sendable {
             }
             return python
         }
-        let venv = sourceRoot.appendingPathComponent(".venv/bin/python").path
+        let venv = SourceTree.root.appendingPathComponent(".venv/bin/python").path
         guard FileManager.default.isExecutableFile(atPath: venv) else {
             throw BenchError(
                 "social-callback runs \(script.path) and needs a Python with joserfc: set KEYWARD_TEST_PYTHON to one "
