@@ -46,7 +46,7 @@ struct Providers: AsyncParsableCommand {
         @Option(help: "Scopes to ask for, space separated (default \"openid email profile\").") var scopes: String?
         @Option(name: .customLong("display-name"), help: "The sign-in button's label (default: Google, Apple, Facebook, or the alias).") var displayName: String?
         @Option(name: .customLong("hosted-domain"), help: "Google: only accounts of this Workspace domain (the hd claim).") var hostedDomain: String?
-        @Option(name: .customLong("username-claim"), help: "Name new users by this claim (oidc, google: preferred_username, email or nickname; apple, facebook: email) when it is a username no one has; otherwise, and by default, a generated one.") var usernameClaim: String?
+        @Option(name: .customLong("username-claim"), help: "Name new users by this claim (oidc, google: preferred_username, email or nickname; apple: email; an address only when verified and --trust-verified-email is set) when it is a username no one has; otherwise, and by default, a generated one.") var usernameClaim: String?
         @Option(name: .customLong("authorization-endpoint"), help: "apple, facebook: instead of the preset authorization endpoint.") var authorizationEndpoint: String?
         @Option(name: .customLong("token-endpoint"), help: "apple, facebook: instead of the preset token endpoint.") var tokenEndpoint: String?
         @Option(name: .customLong("jwks-uri"), help: "apple: instead of the preset JWK Set URL.") var jwksURI: String?

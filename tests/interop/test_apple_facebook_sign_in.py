@@ -296,3 +296,20 @@ def test_deleting_an_account_revokes_its_apple_token_at_apple(server, apple, app
     again, landed_again, _ = apple_sign_in(server, apple_alias, sub, first_name="Grace", last_name="Hopper")
     assert landed_again.status_code == 303, landed_again.text
     assert again.get(f"{server.base}/realms/demo/v1/auth/session", timeout=30).json()["user"]["id"] != deleted_user
+
+
+def test_a_facebook_sign_in_never_counts_as_signing_in_again(server, facebook_alias):
+    """Security review (session 22) M: Graph says nothing about when the person last gave Facebook their password, and
+    the re-authentication request (auth_type=reauthenticate) is a URL parameter the person at the browser can drop.
+    So no Facebook sign-in unlocks what asks for a recent sign-in: not deletion, not linking another provider."""
+    browser = requests.Session()
+    started = browser.get(f"{server.base}/realms/demo/v1/auth/{facebook_alias}", params={"return": "/realms/demo/account", "reauth": "1"},
+                          allow_redirects=False, timeout=30)
+    authorization = started.headers["Location"]
+    assert parse_qs(urlparse(authorization).query)["auth_type"] == ["reauthenticate"]
+    stripped = authorization.replace("auth_type=reauthenticate", "")
+    approved = requests.post(stripped, data={"sub": f"10{uuid.uuid4().int % 10**14}"}, allow_redirects=False, timeout=30)
+    landed = browser.get(approved.headers["Location"], allow_redirects=False, timeout=30)
+    assert landed.status_code == 303, landed.text
+    gate = browser.get(f"{server.base}/realms/demo/account/delete", allow_redirects=False, timeout=30)
+    assert gate.status_code == 303 and "reauth=1" in gate.headers["Location"], "a Facebook sign-in let the account be deleted"

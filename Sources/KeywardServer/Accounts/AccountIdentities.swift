@@ -22,9 +22,10 @@ struct AccountIdentities: Sendable {
         let linked = try await users.identities(realm: realm, userId: user.id).filter { $0.kind == .provider }
         let realmProviders = try await providers.list(realm: realm)
         let names = Dictionary(realmProviders.map { ($0.alias, $0.displayName) }, uniquingKeysWith: { first, _ in first })
-        // The last way in stays: no password, and this is the only provider.
-        let canUnlink = user.passwordHash != nil || linked.count > 1
+        // The last way in stays: with no password, another identity at a provider the realm still has must remain.
+        let working = linked.filter { identity in realmProviders.contains { $0.alias == identity.details?.alias && $0.issuer == identity.issuer } }
         let identities: [[String: Any]] = linked.map { identity in
+            let canUnlink = user.passwordHash != nil || working.contains { $0.issuer != identity.issuer || $0.subject != identity.subject }
             let alias = identity.details?.alias ?? identity.issuer
             var row: [String: Any] = [
                 "provider": names[alias] ?? alias, "email": identity.details?.email ?? "no e-mail shared",

@@ -73,7 +73,8 @@ public protocol ExternalIdentityStore: Sendable {
     /// Unlinks every identity of `kind` at `issuer`; returns how many there were.
     func deleteIdentities(realm: String, issuer: String, kind: ExternalIdentity.Kind) async throws -> Int
     /// Unlinks one provider identity of the user, unless it is their last way to sign in (no password and no other
-    /// provider identity). Decided with the user's row locked, so two unlinks at once cannot both pass.
+    /// identity at a provider the realm still has). Decided with the user's row locked, so two unlinks at once
+    /// cannot both pass.
     func unlinkProviderIdentity(realm: String, userId: String, issuer: String, subject: String) async throws -> ProviderUnlink
 }
 

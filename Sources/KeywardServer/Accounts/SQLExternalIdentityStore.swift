@@ -118,14 +118,18 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
                     RETURNING CASE WHEN password_hash IS NULL THEN 0 ELSE 1 END AS has_password
                     """).first(decodingColumn: "has_password", as: Int.self)
                 else { return .notFound }
-                let ways = try await session.raw("""
-                    SELECT COUNT(*) AS n FROM external_identities
-                    WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND kind = \(bind: ExternalIdentity.Kind.provider.rawValue)
+                // The other ways in that still work: identities at a provider the realm still has (a removed
+                // provider's identities are kept, but sign no one in).
+                let otherWays = try await session.raw("""
+                    SELECT COUNT(*) AS n FROM external_identities i
+                    JOIN identity_providers p ON p.realm = i.realm AND p.alias = i.provider_alias AND p.issuer = i.issuer
+                    WHERE i.realm = \(bind: realm) AND i.user_id = \(bind: userId) AND i.kind = \(bind: ExternalIdentity.Kind.provider.rawValue)
+                    AND NOT (i.issuer = \(bind: issuer) AND i.subject = \(bind: subject))
                     """).first(decodingColumn: "n", as: Int.self) ?? 0
                 let deleted = try await session.countingRows("""
                     DELETE FROM external_identities
                     WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND kind = \(bind: ExternalIdentity.Kind.provider.rawValue)
-                    AND issuer = \(bind: issuer) AND subject = \(bind: subject) AND (\(bind: hasPassword) = 1 OR \(bind: ways) > 1)
+                    AND issuer = \(bind: issuer) AND subject = \(bind: subject) AND (\(bind: hasPassword) = 1 OR \(bind: otherWays) > 0)
                     RETURNING 1 AS deleted
                     """)
                 if deleted > 0 { return .unlinked }

@@ -34,6 +34,7 @@ final class ProviderLinkTests: XCTestCase {
     func testTheLastWayInStaysAndAPasswordCountsAsOne() async throws {
         try await TestServer.forEachEngine { server, _ in
             let users = server.runtime.accounts.users
+            try await Self.addProviders(server)
             let social = try await users.signInWithProvider(
                 realm: "demo", issuer: Self.corp, subject: "s-1", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil)
             ).user
@@ -65,6 +66,7 @@ final class ProviderLinkTests: XCTestCase {
     func testTwoUnlinksAtOnceLeaveOneWayIn() async throws {
         try await TestServer.forEachEngine { server, _ in
             let users = server.runtime.accounts.users
+            try await Self.addProviders(server)
             for round in 0..<5 {
                 let user = try await users.signInWithProvider(
                     realm: "demo", issuer: Self.corp, subject: "r\(round)", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil)
@@ -81,6 +83,35 @@ final class ProviderLinkTests: XCTestCase {
                 let left = try await users.identities(realm: "demo", userId: user.id)
                 XCTAssertEqual(left.count, 1)
             }
+        }
+    }
+
+    /// An identity at a provider the realm no longer has signs no one in, so it does not count as a way in: the
+    /// user's one working provider stays (session 22 review).
+    func testAnIdentityAtARemovedProviderIsNoWayIn() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            try await Self.addProviders(server)
+            let user = try await users.signInWithProvider(
+                realm: "demo", issuer: Self.corp, subject: "gone-1", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil)
+            ).user
+            try await users.linkProvider(
+                realm: "demo", userId: user.id, issuer: Self.other, subject: "gone-1", details: .init(alias: "other", email: nil, emailVerified: nil, name: nil),
+                trustEmail: false
+            )
+            try await server.runtime.accounts.providers.remove(realm: "demo", alias: "corp")
+            let working = try await users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.other, subject: "gone-1")
+            XCTAssertEqual(working, .lastWayIn, "the identity at the removed provider does not sign in")
+            let stale = try await users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.corp, subject: "gone-1")
+            XCTAssertEqual(stale, .unlinked, "the dead identity may go")
+        }
+    }
+
+    private static func addProviders(_ server: TestServer) async throws {
+        for (alias, issuer) in [("corp", corp), ("other", other)] {
+            _ = try await server.runtime.accounts.providers.add(.init(
+                realm: "demo", alias: alias, kind: .oidc, issuer: issuer, clientId: "keyward", clientSecret: "secret"
+            ))
         }
     }
 

@@ -166,7 +166,10 @@ public final class IdentityProviderService: Sendable {
         if let claim = registration.usernameClaim {
             let allowed = Self.usernameClaims(registration.kind)
             guard allowed.contains(claim) else {
-                throw IdentityProviderError.invalidSetting("username-claim", "\(registration.kind.rawValue) providers offer \(allowed.sorted().joined(separator: ", "))")
+                throw IdentityProviderError.invalidSetting(
+                    "username-claim", allowed.isEmpty ? "\(registration.kind.rawValue) providers give no claim to name users by"
+                        : "\(registration.kind.rawValue) providers offer \(allowed.sorted().joined(separator: ", "))"
+                )
             }
         }
         let endpoints = try Self.validatedEndpoints(registration)
@@ -182,11 +185,13 @@ public final class IdentityProviderService: Sendable {
         )
     }
 
-    /// The claims a kind of provider can name new users by. Apple and Facebook give no handle, only the address.
+    /// The claims a kind of provider can name new users by. Apple gives no handle, only the address (used only
+    /// when verified and the provider trusted for it); Facebook's addresses are never verified, so none.
     static func usernameClaims(_ kind: IdentityProvider.Kind) -> Set<String> {
         switch kind {
         case .oidc, .google: ["preferred_username", "email", "nickname"]
-        case .apple, .facebook: ["email"]
+        case .apple: ["email"]
+        case .facebook: []
         }
     }
 

@@ -18,6 +18,9 @@ final class ProviderCallbackLimiter: Sendable {
     private struct Window {
         var start: Date
         var failures: Int
+        /// Callbacks admitted and not finished yet: they count against the limit too, or firing many at once
+        /// would send them all before the first failure was counted.
+        var inFlight: Int
     }
 
     private let windows = Mutex<[String: Window]>([:])
@@ -28,31 +31,46 @@ final class ProviderCallbackLimiter: Sendable {
         self.maxAddresses = maxAddresses
     }
 
-    /// nil when a callback from `address` may go ahead; otherwise the seconds until its window ends.
+    /// nil when a callback from `address` may go ahead, which holds one of the address's places until `finish`;
+    /// otherwise the seconds until its window ends.
     func admit(_ address: String, now: Date) -> Int? {
         guard address != ClientAddress.unknown else { return nil }
         return windows.withLock { windows in
-            guard let current = windows[address], now.timeIntervalSince(current.start) < window, current.failures >= limit else { return nil }
-            return max(1, Int(current.start.addingTimeInterval(window).timeIntervalSince(now).rounded(.up)))
+            var current = Self.current(windows[address], now: now, window: window)
+            guard current.failures + current.inFlight < limit else {
+                return max(1, Int(current.start.addingTimeInterval(window).timeIntervalSince(now).rounded(.up)))
+            }
+            current.inFlight += 1
+            Self.store(current, for: address, in: &windows, now: now, window: window, maxAddresses: maxAddresses)
+            return nil
         }
     }
 
-    func recordFailure(_ address: String, now: Date) {
+    /// The admitted callback ended; `failed` when the provider's exchange or answer was refused.
+    func finish(_ address: String, failed: Bool, now: Date) {
         guard address != ClientAddress.unknown else { return }
         windows.withLock { windows in
-            if var current = windows[address], now.timeIntervalSince(current.start) < window {
-                current.failures += 1
-                windows[address] = current
-                return
-            }
-            if windows.count >= maxAddresses {
-                windows = windows.filter { now.timeIntervalSince($0.value.start) < window }
-                if windows.count >= maxAddresses, let oldest = windows.min(by: { $0.value.start < $1.value.start })?.key {
-                    windows.removeValue(forKey: oldest)
-                }
-            }
-            windows[address] = Window(start: now, failures: 1)
+            var current = Self.current(windows[address], now: now, window: window)
+            current.inFlight = max(0, current.inFlight - 1)
+            if failed { current.failures += 1 }
+            Self.store(current, for: address, in: &windows, now: now, window: window, maxAddresses: maxAddresses)
         }
+    }
+
+    /// The address's window at `now`: a new one when the last has ended (callbacks still in flight carry over).
+    private static func current(_ stored: Window?, now: Date, window: TimeInterval) -> Window {
+        guard let stored else { return Window(start: now, failures: 0, inFlight: 0) }
+        return now.timeIntervalSince(stored.start) < window ? stored : Window(start: now, failures: 0, inFlight: stored.inFlight)
+    }
+
+    private static func store(_ value: Window, for address: String, in windows: inout [String: Window], now: Date, window: TimeInterval, maxAddresses: Int) {
+        if windows[address] == nil, windows.count >= maxAddresses {
+            windows = windows.filter { now.timeIntervalSince($0.value.start) < window || $0.value.inFlight > 0 }
+            if windows.count >= maxAddresses, let oldest = windows.min(by: { $0.value.start < $1.value.start })?.key {
+                windows.removeValue(forKey: oldest)
+            }
+        }
+        windows[address] = value
     }
 
     /// Refusals that came from a provider's answer, i.e. after an outbound call: what the limit counts.

@@ -221,8 +221,17 @@ final class ProviderSignIn: Sendable {
             : nil
         return ProviderIdentity(
             subject: idToken.subject, email: idToken.email, emailVerified: idToken.emailVerified, name: name, credentialEntered: entered,
-            revocationToken: revocationToken, preferredUsername: idToken.preferredUsername
+            revocationToken: revocationToken, preferredUsername: Self.preferredUsername(idToken, provider: provider)
         )
+    }
+
+    /// The provider's username claim for a new user's name. An address names someone only when it counts as
+    /// verified (a trusted provider said so), lower-cased as addresses are stored: otherwise the first to claim
+    /// `ceo@corp.example` would be shown under that name.
+    private static func preferredUsername(_ idToken: ProviderIDToken, provider: IdentityProvider) -> String? {
+        guard provider.usernameClaim == "email" else { return idToken.preferredUsername }
+        guard provider.trustsEmail, idToken.emailVerified == true else { return nil }
+        return idToken.preferredUsername.map(UserService.comparableEmail)
     }
 
     /// The code exchanged for a user access token, which Graph then vouches for (`FacebookIdentityCheck`).
@@ -234,13 +243,10 @@ final class ProviderSignIn: Sendable {
             endpoint: endpoints.token, code: code, redirectURI: redirectURI(provider), codeVerifier: transaction.codeVerifier,
             clientId: provider.clientId, clientSecret: appSecret, secretInBody: true
         ))
-        var identity = try await FacebookIdentityCheck(http: tokens).identity(accessToken: accessToken, provider: provider, appSecret: appSecret)
-        // Graph says nothing about when the person last entered their password. A flow that asked Facebook to
-        // re-authenticate is taken at its word: the one place Keyward trusts a provider's prompt unchecked
-        // (docs/SECURITY.md).
-        identity.credentialEntered = transaction.reauthenticate
-        if provider.usernameClaim == "email" { identity.preferredUsername = identity.email }
-        return identity
+        // Graph says nothing about when the person last entered their password, and the re-authentication request
+        // is a URL parameter the person at the browser can drop: a Facebook sign-in never counts as a recent one
+        // (`credentialEntered` stays false). Facebook's addresses are never verified, so they name no one either.
+        return try await FacebookIdentityCheck(http: tokens).identity(accessToken: accessToken, provider: provider, appSecret: appSecret)
     }
 
     private func storedSecret(_ provider: IdentityProvider) throws(SignInFailure) -> String? {

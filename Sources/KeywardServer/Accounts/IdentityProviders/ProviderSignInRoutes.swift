@@ -95,6 +95,8 @@ struct ProviderSignInRoutes: Sendable {
                 realm: realm, headers: headers
             )
         }
+        var exchangeRefused = false
+        defer { limiter.finish(address, failed: exchangeRefused, now: clock.now()) }
         guard let value = BrowserRequests.cookie(named: name, in: request) else {
             return await failurePage(
                 SignInFailure(.transactionMissing, "this browser has no sign-in waiting for this callback: it expired or was finished already"), context, realm: realm
@@ -125,7 +127,7 @@ struct ProviderSignInRoutes: Sendable {
             let back = linking ? PageURLs.account(realm) + "?notice=link-cancelled" : PageURLs.login(realm) + "?notice=provider-refused"
             return renderer.redirect(to: back, headers: clear)
         } catch {
-            if ProviderCallbackLimiter.counts(error.code) { limiter.recordFailure(address, now: clock.now()) }
+            exchangeRefused = ProviderCallbackLimiter.counts(error.code)
             return await failurePage(error, context, realm: realm, headers: clear)
         }
     }
