@@ -43,8 +43,7 @@ struct AccountDeletion: Sendable {
     }
 
     private func signedIn(_ request: Request, realm: String) async throws -> (BrowserSession, User)? {
-        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
-            let user = try await users.user(realm: realm, id: userId)
+        guard let (session, userId) = try await browser.signedIn(request, realm: realm), let user = try await users.user(realm: realm, id: userId)
         else { return nil }
         return (session, user)
     }

@@ -44,7 +44,7 @@ struct AccountIdentities: Sendable {
 
     private func unlink(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realms.pathRealm(context)
-        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
+        guard let (session, userId) = try await browser.signedIn(request, realm: realm) else {
             return renderer.redirect(to: PageURLs.login(realm) + "?return_to=" + PageURLs.account(realm))
         }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session),

@@ -32,7 +32,7 @@ struct AccountSessions: Sendable {
 
     private func endOne(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realms.pathRealm(context)
-        guard let (session, userId) = try await signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
+        guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return expiredForm(realm) }
         let target = context.parameters.get("id") ?? ""
         guard try await browser.sessions.end(realm: realm, userId: userId, idHash: target) else {
@@ -47,18 +47,11 @@ struct AccountSessions: Sendable {
 
     private func endAll(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realms.pathRealm(context)
-        guard let (session, userId) = try await signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
+        guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return expiredForm(realm) }
         let ended = try await browser.sessions.endAll(realm: realm, userId: userId)
         await audit.record(.sessionsEndedEverywhere, realm: realm, userId: userId, details: ["sessions": String(ended)])
         return renderer.redirect(to: PageURLs.login(realm) + "?notice=logged-out", headers: browser.clearCookie)
-    }
-
-    private func signedIn(_ request: Request, realm: String) async throws -> (BrowserSession, String)? {
-        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
-            return nil
-        }
-        return (session, userId)
     }
 
 

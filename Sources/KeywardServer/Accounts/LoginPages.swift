@@ -209,9 +209,7 @@ struct LoginPages: Sendable {
 
     private func removeDevice(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try await realms.pathRealm(context)
-        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
-            return renderer.redirect(to: PageURLs.login(realm))
-        }
+        guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
         do {
             try await pushMFA.removeDevice(realm: realm, userId: userId, credentialId: context.parameters.get("id") ?? "")

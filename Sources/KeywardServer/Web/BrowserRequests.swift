@@ -63,6 +63,13 @@ struct BrowserRequests: Sendable {
         return try await sessions.session(cookie: cookie, realm: realm)
     }
 
+    /// The browser's session in `realm` once it has finished signing in (every step of the login flow), with its
+    /// user's id; nil for no session or one still on its way in.
+    func signedIn(_ request: Request, realm: String) async throws -> (session: BrowserSession, userId: String)? {
+        guard let session = try await session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else { return nil }
+        return (session, userId)
+    }
+
     /// The signed pre-login state the cookie carries for `realm`, when it is one and still valid.
     func preLogin(_ request: Request, realm: String) -> PreLoginState? {
         guard let cookie = cookieValue(request) else { return nil }

@@ -52,7 +52,7 @@ struct ProviderSignInRoutes: Sendable {
     /// provider account to it).
     private func startLink(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let (realm, alias) = try await names(context)
-        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId else {
+        guard let (session, userId) = try await browser.signedIn(request, realm: realm) else {
             return renderer.redirect(to: PageURLs.login(realm) + "?return_to=" + PageURLs.account(realm))
         }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
@@ -72,7 +72,7 @@ struct ProviderSignInRoutes: Sendable {
     private func toProvider(_ started: ProviderSignIn.Start, _ request: Request) -> Response {
         let name = SignInTransaction.cookieName(state: started.transaction.state, secure: browser.secureCookies)
         let value = started.transaction.cookieValue(keys: signIn.keys, cookieName: name)
-        let cookie = "\(name)=\(value); Path=/; Max-Age=\(Int(SignInTransaction.lifetime)); HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"
+        let cookie = transactionCookie(name, value: value, maxAge: Int(SignInTransaction.lifetime))
         var headers: HTTPFields = [.location: started.location, .cacheControl: "no-store", .setCookie: cookie]
         headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
         for stale in staleTransactionCookies(request) { headers.append(HTTPField(name: .setCookie, value: expired(stale))) }
@@ -97,6 +97,7 @@ struct ProviderSignInRoutes: Sendable {
         }
         var exchangeRefused = false
         defer { limiter.finish(address, failed: exchangeRefused, now: clock.now()) }
+        var linking = false
         guard let value = BrowserRequests.cookie(named: name, in: request) else {
             return await failurePage(
                 SignInFailure(.transactionMissing, "this browser has no sign-in waiting for this callback: it expired or was finished already"), context, realm: realm
@@ -104,11 +105,12 @@ struct ProviderSignInRoutes: Sendable {
         }
         do throws(SignInFailure) {
             let transaction = try signIn.transaction(cookie: value, cookieName: name)
+            linking = transaction.linkUserId != nil
             let callback = ProviderSignIn.Callback(
                 state: state, code: parameters["code"], error: parameters["error"], errorDescription: parameters["error_description"],
                 issuer: parameters["iss"], appleUser: parameters["user"]
             )
-            if transaction.linkUserId != nil {
+            if linking {
                 let signedInUser = try await signedInUserId(request, realm: realm)
                 _ = try await signIn.finishLink(realm: realm, alias: alias, callback: callback, transaction: transaction, signedInUserId: signedInUser)
                 return renderer.redirect(to: PageURLs.account(realm) + "?notice=linked", headers: clear)
@@ -123,7 +125,6 @@ struct ProviderSignInRoutes: Sendable {
             return renderer.redirect(to: next, headers: headers)
         } catch where error.code == .providerError {
             // The person said no at the provider, or the provider could not serve them: back to where they came from.
-            let linking = (try? signIn.transaction(cookie: value, cookieName: name))?.linkUserId != nil
             let back = linking ? PageURLs.account(realm) + "?notice=link-cancelled" : PageURLs.login(realm) + "?notice=provider-refused"
             return renderer.redirect(to: back, headers: clear)
         } catch {
@@ -135,8 +136,7 @@ struct ProviderSignInRoutes: Sendable {
     /// The user the browser is signed in as in `realm`, if it is.
     private func signedInUserId(_ request: Request, realm: String) async throws(SignInFailure) -> String? {
         do {
-            guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated else { return nil }
-            return session.userId
+            return try await browser.signedIn(request, realm: realm)?.userId
         } catch {
             throw SignInFailure(.providerUnavailable, "the session cannot be read now; try again", detail: "\(error)")
         }
@@ -168,8 +168,10 @@ struct ProviderSignInRoutes: Sendable {
         return newestFirst.dropFirst(SignInTransaction.cookiesKept - 1).map(\.0)
     }
 
-    private func expired(_ name: String) -> String {
-        "\(name)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"
+    private func expired(_ name: String) -> String { transactionCookie(name, value: "", maxAge: 0) }
+
+    private func transactionCookie(_ name: String, value: String, maxAge: Int) -> String {
+        "\(name)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; SameSite=Lax\(browser.secureCookies ? "; Secure" : "")"
     }
 
     private func names(_ context: KeywardRequestContext) async throws -> (realm: String, alias: String) {
