@@ -68,13 +68,7 @@ final class ProviderLinkTests: XCTestCase {
             let users = server.runtime.accounts.users
             try await Self.addProviders(server)
             for round in 0..<5 {
-                let user = try await users.signInWithProvider(
-                    realm: "demo", issuer: Self.corp, subject: "r\(round)", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil)
-                ).user
-                try await users.linkProvider(
-                    realm: "demo", userId: user.id, issuer: Self.other, subject: "r\(round)", details: .init(alias: "other", email: nil, emailVerified: nil, name: nil),
-                    trustEmail: false
-                )
+                let user = try await Self.userAtBothProviders(users, subject: "r\(round)")
                 async let first = users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.corp, subject: "r\(round)")
                 async let second = users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.other, subject: "r\(round)")
                 let outcomes = try await [first, second]
@@ -92,19 +86,25 @@ final class ProviderLinkTests: XCTestCase {
         try await TestServer.forEachEngine { server, _ in
             let users = server.runtime.accounts.users
             try await Self.addProviders(server)
-            let user = try await users.signInWithProvider(
-                realm: "demo", issuer: Self.corp, subject: "gone-1", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil)
-            ).user
-            try await users.linkProvider(
-                realm: "demo", userId: user.id, issuer: Self.other, subject: "gone-1", details: .init(alias: "other", email: nil, emailVerified: nil, name: nil),
-                trustEmail: false
-            )
+            let user = try await Self.userAtBothProviders(users, subject: "gone-1")
             try await server.runtime.accounts.providers.remove(realm: "demo", alias: "corp")
             let working = try await users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.other, subject: "gone-1")
             XCTAssertEqual(working, .lastWayIn, "the identity at the removed provider does not sign in")
             let stale = try await users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.corp, subject: "gone-1")
             XCTAssertEqual(stale, .unlinked, "the dead identity may go")
         }
+    }
+
+    /// A user made by a sign-in at corp, with the same subject at other linked to it.
+    private static func userAtBothProviders(_ users: UserService, subject: String) async throws -> User {
+        let user = try await users.signInWithProvider(
+            realm: "demo", issuer: corp, subject: subject, details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil)
+        ).user
+        try await users.linkProvider(
+            realm: "demo", userId: user.id, issuer: other, subject: subject, details: .init(alias: "other", email: nil, emailVerified: nil, name: nil),
+            trustEmail: false
+        )
+        return user
     }
 
     private static func addProviders(_ server: TestServer) async throws {
