@@ -86,10 +86,7 @@ public final class UserService: Sendable {
     ) async throws -> (user: User, created: Bool) {
         var preferredUsername = preferredUsername.flatMap { (try? Self.checkUsername($0)) != nil ? $0 : nil }
         let now = clock.now()
-        var details = details
-        details.lastLoginAt = now
-        details.email = details.email.map(Self.comparableEmail)
-        details.emailVerified = trustEmail && details.emailVerified == true
+        let details = Self.stored(details, trustEmail: trustEmail, at: now)
         for _ in 0..<3 {
             if let user = try await identities.recordSignIn(realm: realm, issuer: issuer, subject: subject, details: details, at: now) {
                 return (user, false)
@@ -142,10 +139,7 @@ public final class UserService: Sendable {
         realm: String, userId: String, issuer: String, subject: String, details: ExternalIdentity.ProviderDetails, trustEmail: Bool
     ) async throws {
         let now = clock.now()
-        var details = details
-        details.lastLoginAt = now
-        details.email = details.email.map(Self.comparableEmail)
-        details.emailVerified = trustEmail && details.emailVerified == true
+        let details = Self.stored(details, trustEmail: trustEmail, at: now)
         let identity = ExternalIdentity(realm: realm, userId: userId, kind: .provider, issuer: issuer, subject: subject, createdAt: now, details: details)
         do {
             try await identities.createIdentity(identity)
@@ -179,6 +173,16 @@ public final class UserService: Sendable {
             return owner
         }
         throw UserError.accountExists(providers: Array(Set(verified.compactMap { $0.identity.details?.alias })).sorted())
+    }
+
+    /// What a sign-in or link stores of the provider's word: the time, the address as addresses are compared, and
+    /// "verified" only when the provider is trusted for it (security review H1).
+    private static func stored(_ details: ExternalIdentity.ProviderDetails, trustEmail: Bool, at now: Date) -> ExternalIdentity.ProviderDetails {
+        var details = details
+        details.lastLoginAt = now
+        details.email = details.email.map(comparableEmail)
+        details.emailVerified = trustEmail && details.emailVerified == true
+        return details
     }
 
     /// ASCII letters lower-cased, nothing else changed: how addresses are stored and compared.
