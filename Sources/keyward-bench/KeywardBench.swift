@@ -11,7 +11,11 @@ struct KeywardBench: AsyncParsableCommand {
             Starts `keyward serve --demo` (release build next to this binary, embedded SQLite, fresh data \
             directory, loopback) unless --url names a running demo server, measures the single-core ES256, \
             RS256 and ES384 ceilings, then runs each scenario and prints a table; --json writes the figures as JSON. \
-            app-attest runs in this process and needs no server: `--scenarios app-attest` starts none.             social-callback is not in the default set: it starts tests/idp/social_callback_provider.py with the Python             in KEYWARD_TEST_PYTHON (default: the source tree's .venv/bin/python).
+            app-attest runs in this process and needs no server: `--scenarios app-attest` starts none. \
+            social-callback is not in the default set: it starts tests/idp/social_callback_provider.py with the \
+            Python in KEYWARD_TEST_PYTHON (default: the source tree's .venv/bin/python). The started server allows \
+            provider callbacks from one address without limit (the load generator is one address).
+
             Build both first: swift build -c release --product keyward && swift build -c release --product keyward-bench
             """
     )
