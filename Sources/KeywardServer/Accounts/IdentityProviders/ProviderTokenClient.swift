@@ -45,7 +45,7 @@ final class ProviderTokenClient: Sendable {
         var request = HTTPClientRequest(url: endpoint)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: form.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
+        request.body = .bytes(ByteBuffer(string: Self.formEncode(form)))
         let (status, object) = try await send(request, to: "revocation endpoint")
         guard status == .ok else {
             throw SignInFailure(.providerUnavailable, "the provider refused the revocation", detail: Self.errorText(object, status: status))
@@ -74,11 +74,11 @@ final class ProviderTokenClient: Sendable {
                 form.append(("client_secret", secret))
             } else {
                 // RFC 6749 §2.3.1: both parts form-encoded before Basic.
-                let credentials = Self.formEncode(exchange.clientId) + ":" + Self.formEncode(secret)
+                let credentials = exchange.clientId.percentEncodedUnreserved + ":" + secret.percentEncodedUnreserved
                 request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
             }
         }
-        request.body = .bytes(ByteBuffer(string: form.map { Self.formEncode($0.0) + "=" + Self.formEncode($0.1) }.joined(separator: "&")))
+        request.body = .bytes(ByteBuffer(string: Self.formEncode(form)))
         let (status, object) = try await send(request, to: "token endpoint")
         guard status == .ok, let object else {
             throw SignInFailure(.codeExchangeFailed, "the provider refused the code: \(Self.errorText(object, status: status))")
@@ -116,11 +116,9 @@ final class ProviderTokenClient: Sendable {
         return error + description
     }
 
-    /// application/x-www-form-urlencoded: unreserved characters as they are, everything else percent-encoded.
-    static func formEncode(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    /// application/x-www-form-urlencoded pairs: unreserved characters as they are, everything else percent-encoded.
+    static func formEncode(_ pairs: [(String, String)]) -> String {
+        pairs.map { $0.0.percentEncodedUnreserved + "=" + $0.1.percentEncodedUnreserved }.joined(separator: "&")
     }
 
     func shutdown() async {
