@@ -27,11 +27,14 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
 
     public func session(idHash: String, now: Date) async throws -> BrowserSession? {
         try await StoreErrorMapping.mapping("session(idHash:)") {
+            // TRUE written out, not bound: SQLite compiles a statement a second time, at its first step, when a
+            // WHERE term it cannot answer from an index compares with a bound 0 or 1 (the planner's guess at how
+            // many rows the term keeps depends on it).
             try await database.sql.raw("""
                 SELECT \(unsafeRaw: Self.columns)
                 FROM browser_sessions s LEFT JOIN users u ON u.realm = s.realm AND u.id = s.user_id
                 WHERE s.id_hash = \(bind: idHash) AND s.expires_at > \(bind: StorageTime.milliseconds(now))
-                    AND (s.user_id IS NULL OR u.enabled = \(bind: true))
+                    AND (s.user_id IS NULL OR u.enabled = TRUE)
                 """).first().map(Self.session(from:))
         }
     }

@@ -25,10 +25,15 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
             conflict: "a user named '\(user.username)' exists already, or \(identity.issuer) subject '\(identity.subject)' is linked already, in realm '\(user.realm)'",
             missingParent: "realm '\(user.realm)' does not exist"
         ) {
-            try await database.transaction { session in
-                try await SQLUserStore.insert(user, on: session)
-                try await Self.insert(identity, on: session)
-            }
+            // One statement (the view's trigger inserts both rows; NewAccountSchemaMigration says why).
+            try await database.sql.raw("""
+                INSERT INTO new_accounts (\(unsafeRaw: NewAccountSchemaMigration.columns.joined(separator: ", ")))
+                VALUES (\(bind: user.realm), \(bind: user.id), \(bind: user.username), \(bind: user.passwordHash), \(bind: user.enabled),
+                    \(bind: StorageTime.milliseconds(user.createdAt)), \(bind: identity.kind.rawValue), \(bind: identity.issuer),
+                    \(bind: identity.subject), \(bind: StorageTime.milliseconds(identity.createdAt)), \(bind: identity.details?.alias),
+                    \(bind: identity.details?.email), \(bind: identity.details?.emailVerified), \(bind: identity.details?.name),
+                    \(bind: identity.details?.lastLoginAt.map(StorageTime.milliseconds)), \(bind: identity.details?.revocationToken))
+                """).run()
         }
     }
 
@@ -64,13 +69,14 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
     public func verifiedHolders(realm: String, email: String) async throws -> [(identity: ExternalIdentity, user: User)] {
         try await StoreErrorMapping.mapping("verifiedHolders(realm:email:)") {
             // The provider's trust is read now, not taken from when the identity was stored: an operator who stops
-            // trusting a provider (remove, add again without it) withdraws what its identities said at once.
+            // trusting a provider (remove, add again without it) withdraws what its identities said at once. TRUE is
+            // written out for the reason SQLBrowserSessionStore.session gives.
             try await database.sql.raw("""
                 SELECT \(unsafeRaw: Self.columns(from: "i")), \(unsafeRaw: SQLUserStore.columns(prefixed: "user_", from: "u"))
                 FROM external_identities i JOIN users u ON u.realm = i.realm AND u.id = i.user_id
                 JOIN identity_providers p ON p.realm = i.realm AND p.alias = i.provider_alias AND p.issuer = i.issuer
-                WHERE i.realm = \(bind: realm) AND i.email = \(bind: email) AND i.email_verified = \(bind: true)
-                AND p.trust_verified_email = \(bind: true) AND p.kind <> 'facebook'
+                WHERE i.realm = \(bind: realm) AND i.email = \(bind: email) AND i.email_verified = TRUE
+                AND p.trust_verified_email = TRUE AND p.kind <> 'facebook'
                 ORDER BY i.created_at LIMIT 20
                 """).all().map { row in (try Self.identity(from: row), try SQLUserStore.user(from: row, prefix: "user_")) }
         }

@@ -30,6 +30,7 @@ public struct SchemaMigration: Sendable, Equatable {
         DeviceAttestedSchemaMigration.migration,
         IdentityProviderSchemaMigration.migration,
         AppleRevocationSchemaMigration.migration,
+        NewAccountSchemaMigration.migration,
     ]
 }
 

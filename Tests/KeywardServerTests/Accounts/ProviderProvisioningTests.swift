@@ -8,6 +8,7 @@ final class ProviderProvisioningTests: XCTestCase {
     func testTwentyConcurrentFirstSignInsOfOneIdentityMakeOneUser() async throws {
         try await TestServer.forEachEngine { server, _ in
             let users = server.runtime.accounts.users
+            let before = try await users.listUsers(realm: "demo").count
             let outcomes = try await withThrowingTaskGroup(of: (String, Bool).self) { group in
                 for _ in 0..<20 {
                     group.addTask {
@@ -22,6 +23,9 @@ final class ProviderProvisioningTests: XCTestCase {
             }
             XCTAssertEqual(Set(outcomes.map(\.0)).count, 1, "one user for the identity")
             XCTAssertEqual(outcomes.filter(\.1).count, 1, "created once")
+            // The losers' user rows went with their refused identity inserts: no account without a way in.
+            let after = try await users.listUsers(realm: "demo")
+            XCTAssertEqual(after.count, before + 1, after.map(\.username).joined(separator: ", "))
             let linked = try await users.user(realm: "demo", issuer: "https://idp.example.test", subject: "alice-sub")
             XCTAssertEqual(linked?.identity.kind, .provider)
             XCTAssertEqual(linked?.identity.details?.alias, "corp")
