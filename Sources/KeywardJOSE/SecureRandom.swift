@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Crypto
 
 /// Random bytes for secrets, identifiers and nonces, from the crypto library's CSPRNG (BoringSSL's `RAND_bytes`,
@@ -17,6 +22,21 @@ public enum SecureRandom {
         var bytes = bytes(16)
         bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
+        return text(of: bytes)
+    }
+
+    /// A time-ordered (version 7, RFC 9562 §5.7) UUID, lower-case: 48 bits of Unix milliseconds at `time`, then 74
+    /// random bits. Ids made later sort later, so a table's index on them grows at its end instead of at random pages.
+    public static func timeOrderedUUIDString(at time: Date) -> String {
+        var bytes = bytes(16)
+        let milliseconds = UInt64(max(0, (time.timeIntervalSince1970 * 1000).rounded(.down)))
+        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (8 * (5 - index))) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x70  // version 7
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 9562 variant
+        return text(of: bytes)
+    }
+
+    private static func text(of bytes: [UInt8]) -> String {
         let hex = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(36)

@@ -1,3 +1,4 @@
+import Foundation
 import KeywardJOSE
 import XCTest
 
@@ -26,6 +27,24 @@ final class SecureRandomTests: XCTestCase {
             seen.insert(uuid)
         }
         XCTAssertEqual(seen.count, 1000)
+    }
+
+    func testTimeOrderedUUIDsAreVersion7CarryTheirMillisecondAndSortByTime() throws {
+        let pattern = try NSRegularExpression(pattern: "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+        let time = Date(timeIntervalSince1970: 1_795_000_000.123_9)
+        let uuid = SecureRandom.timeOrderedUUIDString(at: time)
+        XCTAssertEqual(pattern.numberOfMatches(in: uuid, range: NSRange(uuid.startIndex..., in: uuid)), 1, uuid)
+        XCTAssertEqual(UUID(uuidString: uuid)?.uuidString.lowercased(), uuid)
+        // RFC 9562 §5.7: the first 48 bits are the Unix time in milliseconds, rounded down.
+        let prefix = uuid.replacingOccurrences(of: "-", with: "").prefix(12)
+        XCTAssertEqual(UInt64(prefix, radix: 16), 1_795_000_000_123)
+
+        // Later ids sort later as text (what an index on them sees); ids of one millisecond still differ.
+        let times = (0..<200).map { time.addingTimeInterval(Double($0) * 0.001) }
+        let ids = times.map { SecureRandom.timeOrderedUUIDString(at: $0) }
+        XCTAssertEqual(ids, ids.sorted())
+        XCTAssertEqual(Set((0..<1000).map { _ in SecureRandom.timeOrderedUUIDString(at: time) }).count, 1000)
+        XCTAssertTrue(SecureRandom.timeOrderedUUIDString(at: Date(timeIntervalSince1970: -5)).hasPrefix("00000000-0000-7"))
     }
 
     func testGeneratorCoversSmallRangesAcrossItsRefills() {

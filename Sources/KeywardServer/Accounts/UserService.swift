@@ -35,9 +35,10 @@ public final class UserService: Sendable {
     public func createUser(realm: String, username: String, password: String?) async throws -> User {
         try Self.checkUsername(username)
         if let password { try Self.checkLength(password) }
+        let now = clock.now()
         let user = User(
-            id: SecureRandom.uuidString(), realm: realm, username: username,
-            passwordHash: password.map { hasher.hash($0) }, enabled: true, createdAt: clock.now()
+            id: SecureRandom.timeOrderedUUIDString(at: now), realm: realm, username: username,
+            passwordHash: password.map { hasher.hash($0) }, enabled: true, createdAt: now
         )
         do {
             try await store.createUser(user)
@@ -48,11 +49,11 @@ public final class UserService: Sendable {
     }
 
     /// A new user without a password, known by an identity at another issuer, created with the link in one
-    /// transaction. An identity linked already answers `.identityExists` with its user, so enrolling twice is harmless.
+    /// statement. An identity linked already answers `.identityExists` with its user, so enrolling twice is harmless.
     public func createExternalUser(realm: String, username: String, kind: ExternalIdentity.Kind, issuer: String, subject: String) async throws -> User {
         try Self.checkUsername(username)
         let now = clock.now()
-        let user = User(id: SecureRandom.uuidString(), realm: realm, username: username, passwordHash: nil, enabled: true, createdAt: now)
+        let user = User(id: SecureRandom.timeOrderedUUIDString(at: now), realm: realm, username: username, passwordHash: nil, enabled: true, createdAt: now)
         let identity = ExternalIdentity(realm: realm, userId: user.id, kind: kind, issuer: issuer, subject: subject, createdAt: now)
         do {
             try await identities.createUser(user, with: identity)
@@ -112,7 +113,7 @@ public final class UserService: Sendable {
                 }
             }
             let user = User(
-                id: SecureRandom.uuidString(), realm: realm,
+                id: SecureRandom.timeOrderedUUIDString(at: now), realm: realm,
                 username: preferredUsername ?? "\(details.alias)-\(Base64URL.encode(SecureRandom.bytes(6)).lowercased())",
                 passwordHash: nil, enabled: true, createdAt: now
             )

@@ -121,9 +121,10 @@ public struct AuditLog: Sendable {
     public func record(_ type: AuditEvent.EventType, realm: String, userId: String?, clientId: String? = nil, details: [String: String] = [:]) async {
         var object = JSONObject()
         for (key, value) in details { object[key] = .string(value) }
+        let now = clock.now()
         let event = AuditEvent(
-            id: SecureRandom.uuidString(), realm: realm, type: type, userId: userId, clientId: clientId,
-            detailsJSON: String(decoding: StrictJSON.serialize(object), as: UTF8.self), createdAt: clock.now()
+            id: SecureRandom.timeOrderedUUIDString(at: now), realm: realm, type: type, userId: userId, clientId: clientId,
+            detailsJSON: String(decoding: StrictJSON.serialize(object), as: UTF8.self), createdAt: now
         )
         var metadata: Logger.Metadata = ["event": "\(type.rawValue)", "realm": "\(realm)"]
         if let userId { metadata["userId"] = "\(userId)" }
