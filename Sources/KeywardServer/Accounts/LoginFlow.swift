@@ -76,8 +76,14 @@ struct SignInCompletion: Sendable {
         var details = ["method": factor.amr]
         if case .provider(let alias, _) = factor { details["provider"] = alias }
         await audit.record(.userSignedIn, realm: realm, userId: user.id, details: details)
-        let hasDevice = newUser ? false : try await !pushMFA.devices(realm: realm, userId: user.id).isEmpty
-        let settings = try await pushMFA.settings(realm: realm)
+        let settings: PushMFASettings
+        let hasDevice: Bool
+        if newUser {
+            (settings, hasDevice) = (try await pushMFA.settings(realm: realm), false)
+        } else {
+            let stored = try await pushMFA.settingsAndDevices(realm: realm, userId: user.id)
+            (settings, hasDevice) = (stored.settings, !stored.devices.isEmpty)
+        }
         if let current {
             // Best effort: if the cancel fails, the push simply expires.
             if let pending = current.challengeId { try? await pushMFA.cancelLogin(challengeId: pending, sessionId: current.idHash) }

@@ -40,6 +40,12 @@ public struct PushMFAService: Sendable {
         try await credentials.credentials(realm: realm, userId: userId)
     }
 
+    /// The realm's settings (defaults when none were saved) and the user's devices, read in one statement.
+    public func settingsAndDevices(realm: String, userId: String) async throws -> (settings: PushMFASettings, devices: [PushCredential]) {
+        let (settings, devices) = try await credentials.settingsAndCredentials(realm: realm, userId: userId)
+        return (settings ?? PushMFASettings(), devices)
+    }
+
     /// Removes one of the user's devices (account page); its pending login challenges can no longer be answered.
     public func removeDevice(realm: String, userId: String, credentialId id: String) async throws {
         try await credentials.deleteCredential(realm: realm, userId: userId, id: id)
