@@ -1,9 +1,9 @@
-/// Migration 13: a user and their first external identity written by one INSERT, into the view `new_accounts`,
-/// whose INSTEAD OF trigger inserts both rows. A statement is atomic on both engines, so a failed identity insert
-/// (a concurrent first sign-in of the same identity won) takes the user row with it, as a transaction would; but on
-/// SQLite the transaction held the only write lock across four round trips (BEGIN, two inserts, COMMIT), and every
-/// other write in the server waited in the busy handler meanwhile. First sign-ins went from about 800 to 1,400 per
-/// second with it gone (docs/PERFORMANCE.md).
+/// Migration 13: a new account in one statement — an INSERT into the view `new_accounts`, whose INSTEAD OF trigger
+/// inserts the user (its last sign-in time included) and its first identity. A statement is atomic on both engines,
+/// so a refused identity insert (a concurrent first sign-in of the same identity won) takes the user row with it,
+/// as the transaction of BEGIN IMMEDIATE, two inserts and COMMIT did; but on SQLite that transaction held the only
+/// write lock across four round trips, and every other write in the server waited in the busy handler meanwhile.
+/// First sign-ins went from about 800 to 1,400 per second (docs/PERFORMANCE.md).
 ///
 /// The view's columns are the two tables' columns that a new account sets; a column added to either table that a
 /// new account must set needs a new migration that replaces the view and its trigger.
@@ -26,8 +26,9 @@ enum NewAccountSchemaMigration {
             FROM users u JOIN external_identities i ON i.realm = u.realm AND i.user_id = u.id
             """
         let inserts = """
-            INSERT INTO users (realm, id, username, password_hash, enabled, created_at)
-            VALUES (NEW.realm, NEW.user_id, NEW.username, NEW.password_hash, NEW.enabled, NEW.user_created_at);
+            INSERT INTO users (realm, id, username, password_hash, enabled, created_at, last_login_at)
+            VALUES (NEW.realm, NEW.user_id, NEW.username, NEW.password_hash, NEW.enabled, NEW.user_created_at,
+                NEW.last_login_at);
             INSERT INTO external_identities (realm, user_id, kind, issuer, subject, created_at, provider_alias, email,
                 email_verified, display_name, last_login_at, revocation_token)
             VALUES (NEW.realm, NEW.user_id, NEW.kind, NEW.issuer, NEW.subject, NEW.identity_created_at,

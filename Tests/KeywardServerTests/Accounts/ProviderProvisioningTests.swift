@@ -33,6 +33,10 @@ final class ProviderProvisioningTests: XCTestCase {
             XCTAssertEqual(linked?.identity.details?.emailVerified, true)
             XCTAssertNotNil(linked?.identity.details?.lastLoginAt)
             XCTAssertNil(linked?.user.passwordHash, "no password: the provider is how this user signs in")
+            let userSignedIn = try await server.runtime.database.sql.raw(
+                "SELECT last_login_at FROM users WHERE realm = 'demo' AND id = \(bind: outcomes[0].0)"
+            ).first()?.decode(column: "last_login_at", as: Int64?.self)
+            XCTAssertEqual(userSignedIn, StorageTime.milliseconds(server.clock.now()), "the first sign-in is the user's last one")
         }
     }
 
@@ -51,6 +55,23 @@ final class ProviderProvisioningTests: XCTestCase {
             let linked = try await users.user(realm: "demo", issuer: "https://idp.example.test", subject: "42")
             XCTAssertEqual(linked?.identity.details?.email, "new@example.test")
             XCTAssertEqual(linked?.identity.details?.name, "N")
+
+            // The user's row keeps the time of its last provider sign-in, the first one included.
+            let userSignedIn = { @Sendable () async throws -> Int64? in
+                try await server.runtime.database.sql.raw(
+                    "SELECT last_login_at FROM users WHERE realm = 'demo' AND id = \(bind: first.user.id)"
+                ).first()?.decode(column: "last_login_at", as: Int64?.self)
+            }
+            let afterSecond = try await userSignedIn()
+            XCTAssertEqual(afterSecond, StorageTime.milliseconds(server.clock.now()))
+            server.clock.advance(by: 30)
+            _ = try await users.signInWithProvider(
+                realm: "demo", issuer: "https://idp.example.test", subject: "42", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil)
+            )
+            let afterThird = try await userSignedIn()
+            XCTAssertEqual(afterThird, StorageTime.milliseconds(server.clock.now()))
+            let kept = try await users.user(realm: "demo", issuer: "https://idp.example.test", subject: "42")
+            XCTAssertEqual(kept?.identity.details?.name, "N", "a sign-in without a name keeps the stored one")
 
             // Mix-up defence at the account level: a subject names a user only at its own issuer.
             let elsewhere = try await users.signInWithProvider(
