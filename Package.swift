@@ -71,9 +71,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(name: "CKeywardSQLite"),
         .target(
             name: "KeywardServer",
             dependencies: [
+                "CKeywardSQLite",
                 "KeywardJOSE",
                 "KeywardWire",
                 "KeywardQR",

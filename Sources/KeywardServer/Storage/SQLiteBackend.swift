@@ -15,8 +15,8 @@ import SQLiteKit
 enum SQLiteBackend {
     static func open(path: String, logger: Logger) async throws -> OpenedDatabaseBackend {
         let absolutePath = try prepareFile(at: path)
-        // Two connections to the same file, each with a thread of its own. Single statements go to the first: the
-        // connection runs one statement at a time anyway (FULLMUTEX), so one thread that stays busy serves them
+        // Two connections to the same file, each with a thread of its own. Single statements go to the first, which
+        // keeps its compiled statements (`SQLiteStatementConnection`): one thread that stays busy serves them
         // with the fewest wake-ups; on the shared two-thread pool the threads took turns on the connection's mutex
         // and a push login cost a quarter more CPU. Transactions take the second behind a gate, so their
         // statements are never interleaved with anyone else's; it has its own thread because a single statement
@@ -26,20 +26,26 @@ enum SQLiteBackend {
         let threads = (0..<3).map { _ in NIOThreadPool(numberOfThreads: 1) }
         for thread in threads { thread.start() }
         var opened: [SQLiteConnection] = []
+        let statements: SQLiteStatementConnection
         do {
-            for thread in threads { opened.append(try await openConfigured(absolutePath, threadPool: thread, logger: logger)) }
+            // The session connection first: it switches the file to WAL, which then holds for every connection.
+            for thread in threads[1...] { opened.append(try await openConfigured(absolutePath, threadPool: thread, logger: logger)) }
+            statements = try await SQLiteStatementConnection.open(path: absolutePath, thread: threads[0], setup: pragmas)
         } catch {
             for connection in opened { try? await connection.close() }
             for thread in threads { try? await thread.shutdownGracefully() }
             throw error
         }
-        let (statements, sessions) = (opened[0], opened[1])
+        let sessions = opened[0]
         let (statementThread, sessionThread) = (threads[0], threads[1])
-        let checkpointer = SQLiteCheckpointer(connection: opened[2], thread: threads[2], logger: logger)
+        let checkpointer = SQLiteCheckpointer(connection: opened[1], thread: threads[2], logger: logger)
         let gate = SQLiteStatementGate()
         let closed = AtomicFlag()
         let sql = SerializedSQLiteDatabase(
-            statements: statements.sql(queryLogLevel: .trace), sessions: sessions.sql(queryLogLevel: .trace), gate: gate, closed: closed
+            statements: SQLiteStatementDatabase(
+                connection: statements, logger: logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any(), queryLogLevel: .trace
+            ),
+            sessions: sessions.sql(queryLogLevel: .trace), gate: gate, closed: closed
         )
         return OpenedDatabaseBackend(sql: sql) {
             // Refuse new statements, stop checkpointing, wait for the transaction in flight, then close both and stop
@@ -94,18 +100,24 @@ enum SQLiteBackend {
 
     private static func configure(_ connection: SQLiteConnection, logger: Logger, path: String) async throws {
         // busy_timeout first: another process (e.g. `keyward migrate`) may hold the file.
-        _ = try await connection.query("PRAGMA busy_timeout = 5000", [])
+        _ = try await connection.query(pragmas[0], [])
         let mode = try await connection.query("PRAGMA journal_mode = WAL", []).first?.column("journal_mode")?.string
         if mode?.lowercased() != "wal" {
             logger.warning("SQLite did not switch to WAL mode; writes will be slower", metadata: ["path": "\(path)", "mode": "\(mode ?? "?")"])
         }
-        _ = try await connection.query("PRAGMA synchronous = NORMAL", [])
-        _ = try await connection.query("PRAGMA wal_autocheckpoint = \(SQLiteCheckpointer.fallbackPages)", [])
-        _ = try await connection.query("PRAGMA foreign_keys = ON", [])
-        // SQLite's default page cache is 2 MB. The single-use keys (DPoP and host-token jtis) land on random pages
-        // of their index, so with a small cache most inserts first read a page back through a system call.
-        _ = try await connection.query("PRAGMA cache_size = -\(cacheKibibytes)", [])
+        for pragma in pragmas.dropFirst() { _ = try await connection.query(pragma, []) }
     }
+
+    /// Every connection's settings. With `synchronous=NORMAL` in WAL a commit does not fsync. SQLite's default page
+    /// cache is 2 MB; the single-use keys (DPoP and host-token jtis) land on random pages of their index, so with a
+    /// small cache most inserts first read a page back through a system call.
+    static let pragmas = [
+        "PRAGMA busy_timeout = 5000",
+        "PRAGMA synchronous = NORMAL",
+        "PRAGMA wal_autocheckpoint = \(SQLiteCheckpointer.fallbackPages)",
+        "PRAGMA foreign_keys = ON",
+        "PRAGMA cache_size = -\(cacheKibibytes)",
+    ]
 
     /// Page cache per connection, in KiB.
     static let cacheKibibytes = 65_536

@@ -45,7 +45,7 @@ struct SerializedSQLiteDatabase: SQLDatabase {
                     onRow(row)
                 }
                 return
-            } catch let error as SQLiteError where Self.isBusy(error) && !delivered.isSet && attempt < Self.busyRetries {
+            } catch let error as SQLiteStatementError where error.isBusy && !delivered.isSet && attempt < Self.busyRetries {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(attempt))
             }
@@ -54,9 +54,6 @@ struct SerializedSQLiteDatabase: SQLDatabase {
 
     static let busyRetries = 25
 
-    static func isBusy(_ error: SQLiteError) -> Bool {
-        [.busy, .busyInSnapshot, .busyInRecovery].contains(error.reason)
-    }
 
     func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         guard !closed.isSet else { throw Self.closedError }

@@ -38,6 +38,9 @@ enum StoreErrorMapping {
     }
 
     static func kind(of error: any Error) -> Kind {
+        if let error = error as? SQLiteStatementError {
+            return error.isUniqueViolation ? .uniqueViolation : error.isForeignKeyViolation ? .foreignKeyViolation : .other
+        }
         if let error = error as? SQLiteError {
             switch error.reason {
             case .constraintUniqueFailed, .constraintPrimaryKeyFailed: return .uniqueViolation
@@ -65,6 +68,9 @@ enum StoreErrorMapping {
             return "PostgreSQL client error \(error.code)"
         }
         if let error = error as? SQLiteError {
+            return "SQLite: \(error.description)"
+        }
+        if let error = error as? SQLiteStatementError {
             return "SQLite: \(error.description)"
         }
         return String(describing: error)

@@ -1,0 +1,207 @@
+import CKeywardSQLite
+import Logging
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+
+/// The SQLite connection single statements run on, which keeps each statement it has compiled for the next time
+/// the same SQL comes (`StatementCache`).
+///
+/// SQLiteNIO compiles every statement anew and finalizes it after one run; compiling was an eighth of the server's
+/// CPU on a provider sign-in (perf: `sqlite3Prepare`), the statement with a trigger behind it costing 30 µs each
+/// time. Keyward's statements are few and fixed, so kept statements cover nearly all of them.
+///
+/// The handle is touched only on `thread`, one job at a time. The connection opens its own handle on the SQLite
+/// that sqlite-nio compiles in (CKeywardSQLite says why it must be that one).
+final class SQLiteStatementConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+    private let thread: NIOThreadPool
+    /// Only on `thread`.
+    private var cache: StatementCache
+
+    private init(handle: OpaquePointer, thread: NIOThreadPool, cacheCapacity: Int) {
+        self.handle = handle
+        self.thread = thread
+        cache = StatementCache(capacity: cacheCapacity)
+    }
+
+    /// Opens `path` (created if missing) on `thread` and runs `setup` (PRAGMAs) on it.
+    static func open(path: String, thread: NIOThreadPool, cacheCapacity: Int = 256, setup: [String]) async throws -> SQLiteStatementConnection {
+        try await thread.runIfActive {
+            sqlite_nio_sqlite3_initialize()
+            var handle: OpaquePointer?
+            let flags = KEYWARD_SQLITE_OPEN_READWRITE | KEYWARD_SQLITE_OPEN_CREATE | KEYWARD_SQLITE_OPEN_NOMUTEX | KEYWARD_SQLITE_OPEN_EXRESCODE
+            let opened = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+            guard let handle else { throw SQLiteStatementError(code: opened, message: "cannot open \(path)") }
+            let connection = SQLiteStatementConnection(handle: handle, thread: thread, cacheCapacity: cacheCapacity)
+            guard opened == KEYWARD_SQLITE_OK else {
+                let error = connection.lastError(opened)
+                sqlite_nio_sqlite3_close_v2(handle)
+                throw error
+            }
+            do {
+                for statement in setup { try connection.runOnThread(statement, [], keep: false) { _ in } }
+            } catch {
+                sqlite_nio_sqlite3_close_v2(handle)
+                throw error
+            }
+            return connection
+        }
+    }
+
+    /// Runs `sql` with `binds`, handing each row to `onRow` on the connection's thread.
+    func execute(_ sql: String, _ binds: [SQLiteData], onRow: @escaping @Sendable (SQLiteStatementRow) -> Void) async throws {
+        try await thread.runIfActive { try self.runOnThread(sql, binds, keep: true, onRow: onRow) }
+    }
+
+    /// How many compiled statements are kept (tests).
+    func keptStatements() async throws -> Int {
+        try await thread.runIfActive { self.cache.count }
+    }
+
+    /// Finalizes the kept statements and closes the handle.
+    func close() async throws {
+        try await thread.runIfActive {
+            self.cache.removeAll()
+            sqlite_nio_sqlite3_close_v2(self.handle)
+        }
+    }
+
+    private func runOnThread(_ sql: String, _ binds: [SQLiteData], keep: Bool, onRow: (SQLiteStatementRow) -> Void) throws {
+        let prepared = try cache.statement(for: sql, keep: keep) { try compile(sql, persistent: keep) }
+        defer {
+            sqlite_nio_sqlite3_reset(prepared.handle)
+            sqlite_nio_sqlite3_clear_bindings(prepared.handle)
+            if !keep { sqlite_nio_sqlite3_finalize(prepared.handle) }
+        }
+        for (offset, value) in binds.enumerated() {
+            let code = bind(value, at: Int32(offset + 1), to: prepared.handle)
+            guard code == KEYWARD_SQLITE_OK else { throw lastError(code) }
+        }
+        var columns: SQLiteStatementRow.Columns?
+        while true {
+            let code = sqlite_nio_sqlite3_step(prepared.handle)
+            if code == KEYWARD_SQLITE_DONE { return }
+            guard code == KEYWARD_SQLITE_ROW else { throw lastError(code) }
+            if columns == nil { columns = prepared.currentColumns() }
+            let names = columns!.names
+            onRow(SQLiteStatementRow(columns: columns!, values: (0..<names.count).map { column(Int32($0), of: prepared.handle) }))
+        }
+    }
+
+    private func compile(_ sql: String, persistent: Bool) throws -> StatementCache.Prepared {
+        var statement: OpaquePointer?
+        let flags = persistent ? UInt32(KEYWARD_SQLITE_PREPARE_PERSISTENT) : 0
+        let code = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
+        guard code == KEYWARD_SQLITE_OK, let statement else { throw lastError(code) }
+        return .init(handle: statement)
+    }
+
+    private func bind(_ value: SQLiteData, at index: Int32, to statement: OpaquePointer) -> Int32 {
+        switch value {
+        case .integer(let integer):
+            return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
+        case .float(let double):
+            return sqlite_nio_sqlite3_bind_double(statement, index, double)
+        case .text(let text):
+            return text.withCString { keyward_sqlite_bind_text(statement, index, $0, Int32(text.utf8.count)) }
+        case .blob(let buffer):
+            return buffer.withUnsafeReadableBytes { keyward_sqlite_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count)) }
+        case .null:
+            return sqlite_nio_sqlite3_bind_null(statement, index)
+        }
+    }
+
+    private func column(_ index: Int32, of statement: OpaquePointer) -> SQLiteData {
+        switch sqlite_nio_sqlite3_column_type(statement, index) {
+        case KEYWARD_SQLITE_INTEGER:
+            return .integer(SQLiteInt64(sqlite_nio_sqlite3_column_int64(statement, index)))
+        case KEYWARD_SQLITE_FLOAT:
+            return .float(sqlite_nio_sqlite3_column_double(statement, index))
+        case KEYWARD_SQLITE_TEXT:
+            let bytes = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+            guard let text = sqlite_nio_sqlite3_column_text(statement, index) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: bytes), as: UTF8.self))
+        case KEYWARD_SQLITE_BLOB:
+            let bytes = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+            guard let blob = sqlite_nio_sqlite3_column_blob(statement, index) else { return .blob(ByteBuffer()) }
+            return .blob(ByteBuffer(bytes: UnsafeRawBufferPointer(start: blob, count: bytes)))
+        default:
+            return .null
+        }
+    }
+
+    private func lastError(_ code: Int32) -> SQLiteStatementError {
+        let extended = sqlite_nio_sqlite3_extended_errcode(handle)
+        let message = sqlite_nio_sqlite3_errmsg(handle).map { String(cString: $0) } ?? "SQLite error \(code)"
+        return SQLiteStatementError(code: extended != 0 ? extended : code, message: message)
+    }
+}
+
+/// Compiled statements by their SQL, the least recently used finalized first once `capacity` are kept.
+struct StatementCache {
+    final class Prepared {
+        let handle: OpaquePointer
+        private var columns: SQLiteStatementRow.Columns?
+
+        init(handle: OpaquePointer) {
+            self.handle = handle
+        }
+
+        /// The result's column names, read again when they differ from the last run's: SQLite compiles a kept
+        /// statement anew after a schema change (a migration by another process), and `SELECT *` may then have
+        /// other columns. Comparing the names costs no allocation.
+        func currentColumns() -> SQLiteStatementRow.Columns {
+            let count = Int(sqlite_nio_sqlite3_column_count(handle))
+            if let columns, columns.matches(handle, count: count) { return columns }
+            let names = (0..<count).map { sqlite_nio_sqlite3_column_name(handle, Int32($0)).map { String(cString: $0) } ?? "" }
+            let fresh = SQLiteStatementRow.Columns(names: names)
+            columns = fresh
+            return fresh
+        }
+    }
+
+    private let capacity: Int
+    private var kept: [String: (prepared: Prepared, lastUse: UInt64)] = [:]
+    private var uses: UInt64 = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// The kept statement for `sql`, else a new one from `compile`, kept when `keep`.
+    mutating func statement(for sql: String, keep: Bool, compile: () throws -> Prepared) throws -> Prepared {
+        uses += 1
+        if keep, let entry = kept[sql] {
+            kept[sql]?.lastUse = uses
+            return entry.prepared
+        }
+        let prepared = try compile()
+        guard keep else { return prepared }
+        if kept.count >= capacity, let oldest = kept.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            sqlite_nio_sqlite3_finalize(oldest.value.prepared.handle)
+            kept.removeValue(forKey: oldest.key)
+        }
+        kept[sql] = (prepared, uses)
+        return prepared
+    }
+
+    mutating func removeAll() {
+        for entry in kept.values { sqlite_nio_sqlite3_finalize(entry.prepared.handle) }
+        kept.removeAll()
+    }
+
+    var count: Int { kept.count }
+}
+
+/// An error SQLite reported, with its extended result code (sqlite.org/rescode.html).
+struct SQLiteStatementError: Error, CustomStringConvertible {
+    let code: Int32
+    let message: String
+
+    var description: String { "\(message) (SQLite code \(code))" }
+
+    var isBusy: Bool { code & 0xFF == 5 }
+    var isUniqueViolation: Bool { code == 2067 || code == 1555 }  // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
+    var isForeignKeyViolation: Bool { code == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY
+}

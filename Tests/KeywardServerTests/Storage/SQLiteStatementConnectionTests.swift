@@ -1,0 +1,143 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+import XCTest
+
+@testable import KeywardServer
+
+/// The statement connection keeps compiled statements: values go in and come back as SQLiteKit gave them, a kept
+/// statement runs again with new values and after an error, the least recently used is dropped at capacity, and
+/// SQLite's errors keep their meaning for the stores.
+final class SQLiteStatementConnectionTests: XCTestCase {
+    private func withConnection(capacity: Int = 256, _ body: (SQLiteStatementConnection, any SQLDatabase) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-statements-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+        let connection = try await SQLiteStatementConnection.open(
+            path: directory.appendingPathComponent("test.db").path, thread: thread, cacheCapacity: capacity,
+            setup: SQLiteBackend.pragmas + ["PRAGMA journal_mode = WAL"]
+        )
+        let database = SQLiteStatementDatabase(
+            connection: connection, logger: StorageTestHarness.logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any(), queryLogLevel: nil
+        )
+        do {
+            try await body(connection, database)
+        } catch {
+            try? await connection.close()
+            try? await thread.shutdownGracefully()
+            throw error
+        }
+        try await connection.close()
+        try await thread.shutdownGracefully()
+    }
+
+    func testValuesComeBackAsTheyWentIn() async throws {
+        try await withConnection { _, sql in
+            try await sql.raw("CREATE TABLE sample (i BIGINT, f REAL, t TEXT, b BLOB, n TEXT, flag BOOLEAN)").run()
+            let blob: [UInt8] = [0, 1, 2, 0xFF, 0]
+            try await sql.raw("""
+                INSERT INTO sample (i, f, t, b, n, flag)
+                VALUES (\(bind: Int64.min), \(bind: 2.5), \(bind: "żółw\u{0}🐢"), \(bind: Data(blob)), \(bind: String?.none), \(bind: true))
+                """).run()
+            try await sql.raw("INSERT INTO sample (i, f, t, b, n, flag) VALUES (\(bind: 0), \(bind: 0.0), \(bind: ""), \(bind: Data()), NULL, \(bind: false))").run()
+            let rows = try await sql.raw("SELECT i, f, t, b, n, flag FROM sample ORDER BY i").all()
+            XCTAssertEqual(rows.count, 2)
+            XCTAssertEqual(try rows[0].decode(column: "i", as: Int64.self), Int64.min)
+            XCTAssertEqual(try rows[0].decode(column: "f", as: Double.self), 2.5)
+            XCTAssertEqual(try rows[0].decode(column: "t", as: String.self), "żółw\u{0}🐢", "text with a NUL in it is read to its length")
+            XCTAssertEqual(try rows[0].decode(column: "b", as: Data.self), Data(blob))
+            XCTAssertTrue(try rows[0].decodeNil(column: "n"))
+            XCTAssertEqual(try rows[0].decode(column: "n", as: String?.self), nil)
+            XCTAssertEqual(try rows[0].decode(column: "flag", as: Bool.self), true)
+            XCTAssertEqual(try rows[1].decode(column: "t", as: String.self), "")
+            XCTAssertEqual(try rows[1].decode(column: "b", as: Data.self), Data())
+            XCTAssertEqual(try rows[1].decode(column: "flag", as: Bool.self), false)
+            XCTAssertEqual(rows[0].allColumns, ["i", "f", "t", "b", "n", "flag"])
+            XCTAssertFalse(rows[0].contains(column: "missing"))
+            XCTAssertTrue(try rows[0].decodeNil(column: "missing"))
+            XCTAssertThrowsError(try rows[0].decode(column: "missing", as: String.self))
+        }
+    }
+
+    func testAKeptStatementRunsAgainWithNewValuesAndAfterAnError() async throws {
+        try await withConnection { connection, sql in
+            try await sql.raw("CREATE TABLE names (name TEXT PRIMARY KEY, parent TEXT REFERENCES names (name))").run()
+            let before = try await connection.keptStatements()
+            for name in ["a", "b", "c"] {
+                try await sql.raw("INSERT INTO names (name, parent) VALUES (\(bind: name), \(bind: String?.none))").run()
+            }
+            let afterInserts = try await connection.keptStatements()
+            XCTAssertEqual(afterInserts, before + 1, "one compiled statement for the three inserts")
+
+            // A refused run leaves the kept statement usable, and its error keeps its meaning for the stores.
+            do {
+                try await sql.raw("INSERT INTO names (name, parent) VALUES (\(bind: "a"), \(bind: String?.none))").run()
+                XCTFail("a duplicate name was stored")
+            } catch {
+                XCTAssertEqual(StoreErrorMapping.kind(of: error), .uniqueViolation, "\(error)")
+            }
+            do {
+                try await sql.raw("INSERT INTO names (name, parent) VALUES (\(bind: "d"), \(bind: "nobody"))").run()
+                XCTFail("a row naming a missing parent was stored")
+            } catch {
+                XCTAssertEqual(StoreErrorMapping.kind(of: error), .foreignKeyViolation, "\(error)")
+            }
+            try await sql.raw("INSERT INTO names (name, parent) VALUES (\(bind: "d"), \(bind: "a"))").run()
+            do {
+                try await sql.raw("SELEKT nothing").run()
+                XCTFail("nonsense ran")
+            } catch {
+                XCTAssertEqual(StoreErrorMapping.kind(of: error), .other)
+                XCTAssertTrue("\(error)".contains("syntax error"), "\(error)")
+            }
+
+            let names = try await sql.raw("SELECT name, parent FROM names WHERE name >= \(bind: "b") ORDER BY name").all()
+            XCTAssertEqual(try names.map { try $0.decode(column: "name", as: String.self) }, ["b", "c", "d"])
+            XCTAssertEqual(try names.last?.decode(column: "parent", as: String?.self), "a")
+        }
+    }
+
+    func testTheLeastRecentlyUsedStatementGoesAtCapacity() async throws {
+        try await withConnection(capacity: 2) { connection, sql in
+            let one = { @Sendable (value: Int) async throws -> Int? in
+                try await sql.raw("SELECT \(bind: value) + 1 AS answer").first()?.decode(column: "answer", as: Int.self)
+            }
+            let two = { @Sendable (value: Int) async throws -> Int? in
+                try await sql.raw("SELECT \(bind: value) * 2 AS answer").first()?.decode(column: "answer", as: Int.self)
+            }
+            let three = { @Sendable (value: Int) async throws -> Int? in
+                try await sql.raw("SELECT \(bind: value) - 3 AS answer").first()?.decode(column: "answer", as: Int.self)
+            }
+            var answers: [Int?] = []
+            answers.append(try await one(1))
+            answers.append(try await two(2))
+            answers.append(try await one(10))  // `two` is now the least recently used
+            answers.append(try await three(3))
+            answers.append(try await two(5))  // compiled again
+            XCTAssertEqual(answers, [2, 4, 11, 0, 10])
+            let kept = try await connection.keptStatements()
+            XCTAssertEqual(kept, 2)
+        }
+    }
+
+    /// Each engine statement the stores run goes through the kept statements; a schema change on another connection
+    /// (a migration by `keyward migrate`) makes SQLite compile a kept statement again, not fail it.
+    func testAKeptStatementOutlivesASchemaChange() async throws {
+        try await withConnection { _, sql in
+            try await sql.raw("CREATE TABLE evolving (a TEXT)").run()
+            try await sql.raw("INSERT INTO evolving (a) VALUES (\(bind: "x"))").run()
+            let read = { @Sendable () async throws -> [String] in
+                try await sql.raw("SELECT * FROM evolving").all().first?.allColumns ?? []
+            }
+            let before = try await read()
+            XCTAssertEqual(before, ["a"])
+            try await sql.raw("ALTER TABLE evolving ADD COLUMN b TEXT").run()
+            let after = try await read()
+            XCTAssertEqual(after, ["a", "b"], "the kept statement was compiled again with the new column")
+        }
+    }
+}
