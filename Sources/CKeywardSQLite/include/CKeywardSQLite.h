@@ -25,6 +25,7 @@ typedef struct keyward_sqlite3_stmt keyward_sqlite3_stmt;
 #define KEYWARD_SQLITE_OPEN_NOMUTEX 0x00008000
 #define KEYWARD_SQLITE_OPEN_EXRESCODE 0x02000000
 #define KEYWARD_SQLITE_PREPARE_PERSISTENT 0x01
+#define KEYWARD_SQLITE_STMTSTATUS_REPREPARE 5
 
 int sqlite_nio_sqlite3_initialize(void);
 int sqlite_nio_sqlite3_open_v2(const char *filename, keyward_sqlite3 **db, int flags, const char *vfs);
@@ -43,6 +44,8 @@ int sqlite_nio_sqlite3_finalize(keyward_sqlite3_stmt *statement);
 int sqlite_nio_sqlite3_bind_int64(keyward_sqlite3_stmt *statement, int index, int64_t value);
 int sqlite_nio_sqlite3_bind_double(keyward_sqlite3_stmt *statement, int index, double value);
 int sqlite_nio_sqlite3_bind_null(keyward_sqlite3_stmt *statement, int index);
+int sqlite_nio_sqlite3_stmt_status(keyward_sqlite3_stmt *statement, int counter, int reset);
+int keyward_sqlite_keep_plans(keyward_sqlite3 *db);
 int keyward_sqlite_bind_text(keyward_sqlite3_stmt *statement, int index, const char *text, int bytes);
 int keyward_sqlite_bind_blob(keyward_sqlite3_stmt *statement, int index, const void *bytes, int count);
 

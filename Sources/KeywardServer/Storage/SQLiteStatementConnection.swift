@@ -18,6 +18,8 @@ final class SQLiteStatementConnection: @unchecked Sendable {
     private let thread: NIOThreadPool
     /// Only on `thread`.
     private var cache: StatementCache
+    /// Only on `thread`: how often SQLite compiled a kept statement again (tests).
+    private var recompiled = 0
 
     private init(handle: OpaquePointer, thread: NIOThreadPool, cacheCapacity: Int) {
         self.handle = handle
@@ -40,6 +42,12 @@ final class SQLiteStatementConnection: @unchecked Sendable {
                 throw error
             }
             do {
+                // A kept statement must stay compiled. Without the query planner stability guarantee, SQLite marks a
+                // statement for recompiling whenever new values are bound to parameters its plan looked at (a
+                // parameter compared with a joined column, a LEFT JOIN's ON term): the e-mail holders' query and the
+                // phones-and-settings query were compiled again on every run.
+                let kept = keyward_sqlite_keep_plans(handle)
+                guard kept == KEYWARD_SQLITE_OK else { throw connection.lastError(kept) }
                 for statement in setup { try connection.runOnThread(statement, [], keep: false) { _ in } }
             } catch {
                 sqlite_nio_sqlite3_close_v2(handle)
@@ -57,6 +65,11 @@ final class SQLiteStatementConnection: @unchecked Sendable {
     /// How many compiled statements are kept (tests).
     func keptStatements() async throws -> Int {
         try await thread.runIfActive { self.cache.count }
+    }
+
+    /// How often SQLite has compiled a kept statement again, after a schema change or new values (tests).
+    func recompilations() async throws -> Int {
+        try await thread.runIfActive { self.recompiled }
     }
 
     /// Finalizes the kept statements and closes the handle.
@@ -79,6 +92,7 @@ final class SQLiteStatementConnection: @unchecked Sendable {
             guard code == KEYWARD_SQLITE_OK else { throw lastError(code) }
         }
         var columns: SQLiteStatementRow.Columns?
+        defer { recompiled += Int(sqlite_nio_sqlite3_stmt_status(prepared.handle, KEYWARD_SQLITE_STMTSTATUS_REPREPARE, 1)) }
         while true {
             let code = sqlite_nio_sqlite3_step(prepared.handle)
             if code == KEYWARD_SQLITE_DONE { return }

@@ -124,10 +124,40 @@ final class SQLiteStatementConnectionTests: XCTestCase {
         }
     }
 
+    /// New values do not make SQLite compile a kept statement again, even where its planner looked at them (a
+    /// parameter compared with a joined column, a LEFT JOIN's ON term): the statements of a provider sign-in were
+    /// compiled anew on every run before the connection asked for stable plans.
+    func testNewValuesDoNotRecompileAKeptStatement() async throws {
+        try await withConnection { connection, sql in
+            try await sql.raw("CREATE TABLE people (realm TEXT, id TEXT, email TEXT, PRIMARY KEY (realm, id))").run()
+            try await sql.raw("CREATE TABLE phones (realm TEXT, owner TEXT, name TEXT)").run()
+            try await sql.raw("CREATE TABLE settings (realm TEXT PRIMARY KEY, value TEXT)").run()
+            for (realm, id) in [("r1", "a"), ("r2", "b"), ("r3", "c")] {
+                try await sql.raw("INSERT INTO people (realm, id, email) VALUES (\(bind: realm), \(bind: id), \(bind: id + "@example.test"))").run()
+                try await sql.raw("INSERT INTO phones (realm, owner, name) VALUES (\(bind: realm), \(bind: id), \(bind: "phone of " + id))").run()
+            }
+            let before = try await connection.recompilations()
+            var found: [String] = []
+            for (realm, email) in [("r1", "a@example.test"), ("r2", "b@example.test"), ("r3", "c@example.test"), ("r1", "nobody")] {
+                let joined = try await sql.raw("""
+                    SELECT f.name FROM people p JOIN phones f ON f.realm = p.realm AND f.owner = p.id
+                    WHERE p.realm = \(bind: realm) AND p.email = \(bind: email) ORDER BY f.name LIMIT 20
+                    """).all()
+                found += try joined.map { try $0.decode(column: "name", as: String.self) }
+                _ = try await sql.raw("""
+                    SELECT s.value FROM (SELECT 1 AS anchor) AS one LEFT JOIN settings s ON s.realm = \(bind: realm)
+                    """).all()
+            }
+            XCTAssertEqual(found, ["phone of a", "phone of b", "phone of c"])
+            let after = try await connection.recompilations()
+            XCTAssertEqual(after, before)
+        }
+    }
+
     /// Each engine statement the stores run goes through the kept statements; a schema change on another connection
     /// (a migration by `keyward migrate`) makes SQLite compile a kept statement again, not fail it.
     func testAKeptStatementOutlivesASchemaChange() async throws {
-        try await withConnection { _, sql in
+        try await withConnection { connection, sql in
             try await sql.raw("CREATE TABLE evolving (a TEXT)").run()
             try await sql.raw("INSERT INTO evolving (a) VALUES (\(bind: "x"))").run()
             let read = { @Sendable () async throws -> [String] in
@@ -138,6 +168,8 @@ final class SQLiteStatementConnectionTests: XCTestCase {
             try await sql.raw("ALTER TABLE evolving ADD COLUMN b TEXT").run()
             let after = try await read()
             XCTAssertEqual(after, ["a", "b"], "the kept statement was compiled again with the new column")
+            let recompiled = try await connection.recompilations()
+            XCTAssertGreaterThan(recompiled, 0)
         }
     }
 }
