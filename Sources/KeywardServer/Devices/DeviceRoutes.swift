@@ -104,7 +104,7 @@ struct DeviceRoutes {
     }
 
     private static func jsonObject(_ request: Request, body: some Collection<UInt8>) throws(DeviceError) -> JSONObject {
-        guard request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "application/json" else {
+        guard request.headers[.contentType]?.split(separator: ";").first?.trimmingBlanks.lowercased() == "application/json" else {
             throw DeviceError(.unsupportedMediaType, .unsupportedMediaType, "Content-Type must be application/json")
         }
         do {

@@ -57,7 +57,7 @@ struct OAuthRoutes {
 
     private func token(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realmName = context.parameters.get("realm") ?? ""
-        let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingBlanks.lowercased()
         guard mediaType == "application/x-www-form-urlencoded" else {
             return JSONResponse.oauthError(.invalidRequest("Content-Type must be application/x-www-form-urlencoded"))
         }
@@ -111,9 +111,10 @@ struct OAuthRoutes {
 extension HTTPFields {
     func values(_ name: HTTPField.Name) -> [String] { self[values: name] }
 
+    private static let dpop = HTTPField.Name("DPoP")!
+
     /// Every DPoP proof sent. A comma can't occur in a compact JWS, so a comma-joined header counts as several.
     var dpopProofs: [String] {
-        self[values: HTTPField.Name("DPoP")!].flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { String($0.trimmingBlanks) }
+        self[values: Self.dpop].flatMap(\.commaSeparatedItems)
     }
 }
