@@ -6,7 +6,9 @@
 /// First sign-ins went from about 800 to 1,400 per second (docs/PERFORMANCE.md).
 ///
 /// The view's columns are the two tables' columns that a new account sets; a column added to either table that a
-/// new account must set needs a new migration that replaces the view and its trigger.
+/// new account must set needs a new migration that replaces the view and its trigger. A migration that rebuilds or
+/// renames either table, or drops or retypes a column the view reads, must drop the view (and on PostgreSQL its
+/// function) first and create them again after: both engines refuse the change while the view depends on it.
 enum NewAccountSchemaMigration {
     /// The view's columns, in the order `SQLExternalIdentityStore.createUser(_:with:)` binds them.
     static let columns = [

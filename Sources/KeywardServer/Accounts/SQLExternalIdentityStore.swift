@@ -20,6 +20,7 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
     }
 
     public func createUser(_ user: User, with identity: ExternalIdentity) async throws {
+        precondition(identity.realm == user.realm && identity.userId == user.id, "a new account's identity names its user")
         try await StoreErrorMapping.mapping(
             "createUser(with:)",
             conflict: "a user named '\(user.username)' exists already, or \(identity.issuer) subject '\(identity.subject)' is linked already, in realm '\(user.realm)'",

@@ -23,22 +23,22 @@ enum SQLiteBackend {
         // waiting for the write lock blocks its thread in SQLite's busy handler, and a transaction sharing that
         // thread could not finish: both would wait out busy_timeout.
         // A third connection, with its thread, copies the log back (`SQLiteCheckpointer`).
-        let threads = (0..<3).map { _ in NIOThreadPool(numberOfThreads: 1) }
+        let threads = (0..<2).map { _ in NIOThreadPool(numberOfThreads: 1) }
         for thread in threads { thread.start() }
         var opened: [SQLiteConnection] = []
         let statements: SQLiteStatementConnection
         do {
             // The session connection first: it switches the file to WAL, which then holds for every connection.
-            for thread in threads[1...] { opened.append(try await openConfigured(absolutePath, threadPool: thread, logger: logger)) }
-            statements = try await SQLiteStatementConnection.open(path: absolutePath, thread: threads[0], setup: pragmas)
+            for thread in threads { opened.append(try await openConfigured(absolutePath, threadPool: thread, logger: logger)) }
+            statements = try await SQLiteStatementConnection.open(path: absolutePath, setup: pragmas)
         } catch {
             for connection in opened { try? await connection.close() }
             for thread in threads { try? await thread.shutdownGracefully() }
             throw error
         }
         let sessions = opened[0]
-        let (statementThread, sessionThread) = (threads[0], threads[1])
-        let checkpointer = SQLiteCheckpointer(connection: opened[1], thread: threads[2], logger: logger)
+        let sessionThread = threads[0]
+        let checkpointer = SQLiteCheckpointer(connection: opened[1], thread: threads[1], logger: logger)
         let gate = SQLiteStatementGate()
         let closed = AtomicFlag()
         let sql = SerializedSQLiteDatabase(
@@ -54,7 +54,6 @@ enum SQLiteBackend {
             try await checkpointer.stop()
             try await gate.withGate { try await sessions.close() }
             try await statements.close()
-            try await statementThread.shutdownGracefully()
             try await sessionThread.shutdownGracefully()
         }
     }

@@ -11,8 +11,9 @@ import SQLiteNIO
 /// CPU on a provider sign-in (perf: `sqlite3Prepare`), the statement with a trigger behind it costing 30 µs each
 /// time. Keyward's statements are few and fixed, so kept statements cover nearly all of them.
 ///
-/// The handle is touched only on `thread`, one job at a time. The connection opens its own handle on the SQLite
-/// that sqlite-nio compiles in (CKeywardSQLite says why it must be that one).
+/// The handle is touched only on `thread`, the connection's own single thread, one job at a time: it is opened
+/// without SQLite's per-connection mutex. The connection opens its own handle on the SQLite that sqlite-nio compiles
+/// in (CKeywardSQLite says why it must be that one).
 final class SQLiteStatementConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private let thread: NIOThreadPool
@@ -20,6 +21,10 @@ final class SQLiteStatementConnection: @unchecked Sendable {
     private var cache: StatementCache
     /// Only on `thread`: how often SQLite compiled a kept statement again (tests).
     private var recompiled = 0
+    /// Only on `thread`: set by `close`, after which the handle is gone (jobs queued behind `close` see it).
+    private var closed = false
+    /// Set by the first `close`, which stops the thread.
+    private let stopped = AtomicFlag()
 
     private init(handle: OpaquePointer, thread: NIOThreadPool, cacheCapacity: Int) {
         self.handle = handle
@@ -27,8 +32,19 @@ final class SQLiteStatementConnection: @unchecked Sendable {
         cache = StatementCache(capacity: cacheCapacity)
     }
 
-    /// Opens `path` (created if missing) on `thread` and runs `setup` (PRAGMAs) on it.
-    static func open(path: String, thread: NIOThreadPool, cacheCapacity: Int = 256, setup: [String]) async throws -> SQLiteStatementConnection {
+    /// Opens `path` (created if missing) on a thread of its own and runs `setup` (PRAGMAs) on it.
+    static func open(path: String, cacheCapacity: Int = 256, setup: [String]) async throws -> SQLiteStatementConnection {
+        let thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+        do {
+            return try await open(path: path, thread: thread, cacheCapacity: cacheCapacity, setup: setup)
+        } catch {
+            try? await thread.shutdownGracefully()
+            throw error
+        }
+    }
+
+    private static func open(path: String, thread: NIOThreadPool, cacheCapacity: Int, setup: [String]) async throws -> SQLiteStatementConnection {
         try await thread.runIfActive {
             sqlite_nio_sqlite3_initialize()
             var handle: OpaquePointer?
@@ -59,7 +75,10 @@ final class SQLiteStatementConnection: @unchecked Sendable {
 
     /// Runs `sql` with `binds`, handing each row to `onRow` on the connection's thread.
     func execute(_ sql: String, _ binds: [SQLiteData], onRow: @escaping @Sendable (SQLiteStatementRow) -> Void) async throws {
-        try await thread.runIfActive { try self.runOnThread(sql, binds, keep: true, onRow: onRow) }
+        try await thread.runIfActive {
+            guard !self.closed else { throw StoreError.unavailable("the SQLite database is closed") }
+            try self.runOnThread(sql, binds, keep: true, onRow: onRow)
+        }
     }
 
     /// How many compiled statements are kept (tests).
@@ -72,12 +91,17 @@ final class SQLiteStatementConnection: @unchecked Sendable {
         try await thread.runIfActive { self.recompiled }
     }
 
-    /// Finalizes the kept statements and closes the handle.
+    /// Finalizes the kept statements, closes the handle and stops the thread. Statements after it are refused.
     func close() async throws {
+        guard !stopped.isSet else { return }
+        stopped.set()
         try await thread.runIfActive {
+            guard !self.closed else { return }
+            self.closed = true
             self.cache.removeAll()
             sqlite_nio_sqlite3_close_v2(self.handle)
         }
+        try await thread.shutdownGracefully()
     }
 
     private func runOnThread(_ sql: String, _ binds: [SQLiteData], keep: Bool, onRow: (SQLiteStatementRow) -> Void) throws {
@@ -99,7 +123,7 @@ final class SQLiteStatementConnection: @unchecked Sendable {
             guard code == KEYWARD_SQLITE_ROW else { throw lastError(code) }
             if columns == nil { columns = prepared.currentColumns() }
             let names = columns!.names
-            onRow(SQLiteStatementRow(columns: columns!, values: (0..<names.count).map { column(Int32($0), of: prepared.handle) }))
+            onRow(SQLiteStatementRow(columns: columns!, values: try (0..<names.count).map { try column(Int32($0), of: prepared.handle) }))
         }
     }
 
@@ -112,33 +136,49 @@ final class SQLiteStatementConnection: @unchecked Sendable {
     }
 
     private func bind(_ value: SQLiteData, at index: Int32, to statement: OpaquePointer) -> Int32 {
+        let tooBig: Int32 = 18  // SQLITE_TOOBIG: the C calls take an int length
         switch value {
         case .integer(let integer):
             return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
         case .float(let double):
             return sqlite_nio_sqlite3_bind_double(statement, index, double)
         case .text(let text):
-            return text.withCString { keyward_sqlite_bind_text(statement, index, $0, Int32(text.utf8.count)) }
+            guard let length = Int32(exactly: text.utf8.count) else { return tooBig }
+            return text.withCString { keyward_sqlite_bind_text(statement, index, $0, length) }
         case .blob(let buffer):
-            return buffer.withUnsafeReadableBytes { keyward_sqlite_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count)) }
+            // An empty blob is bound as X'', not NULL: SQLite reads a null pointer as NULL.
+            return buffer.withUnsafeReadableBytes { bytes in
+                guard let length = Int32(exactly: bytes.count) else { return tooBig }
+                return keyward_sqlite_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), length)
+            }
         case .null:
             return sqlite_nio_sqlite3_bind_null(statement, index)
         }
     }
 
-    private func column(_ index: Int32, of statement: OpaquePointer) -> SQLiteData {
+    /// One column of the current row. Text is read to its length (SQLiteNIO stops at a NUL). A null pointer for a
+    /// value that has bytes means SQLite ran out of memory: an error, never an empty value.
+    private func column(_ index: Int32, of statement: OpaquePointer) throws -> SQLiteData {
         switch sqlite_nio_sqlite3_column_type(statement, index) {
         case KEYWARD_SQLITE_INTEGER:
             return .integer(SQLiteInt64(sqlite_nio_sqlite3_column_int64(statement, index)))
         case KEYWARD_SQLITE_FLOAT:
             return .float(sqlite_nio_sqlite3_column_double(statement, index))
         case KEYWARD_SQLITE_TEXT:
+            let text = sqlite_nio_sqlite3_column_text(statement, index)  // before column_bytes, as SQLite advises
             let bytes = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
-            guard let text = sqlite_nio_sqlite3_column_text(statement, index) else { return .text("") }
+            guard let text else {
+                if bytes == 0 { return .text("") }
+                throw lastError(sqlite_nio_sqlite3_extended_errcode(handle))
+            }
             return .text(String(decoding: UnsafeBufferPointer(start: text, count: bytes), as: UTF8.self))
         case KEYWARD_SQLITE_BLOB:
+            let blob = sqlite_nio_sqlite3_column_blob(statement, index)
             let bytes = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
-            guard let blob = sqlite_nio_sqlite3_column_blob(statement, index) else { return .blob(ByteBuffer()) }
+            guard let blob else {
+                if bytes == 0 { return .blob(ByteBuffer()) }
+                throw lastError(sqlite_nio_sqlite3_extended_errcode(handle))
+            }
             return .blob(ByteBuffer(bytes: UnsafeRawBufferPointer(start: blob, count: bytes)))
         default:
             return .null
@@ -180,6 +220,7 @@ struct StatementCache {
     private var uses: UInt64 = 0
 
     init(capacity: Int) {
+        precondition(capacity > 0, "a statement cache keeps at least one statement")
         self.capacity = capacity
     }
 
@@ -215,7 +256,8 @@ struct SQLiteStatementError: Error, CustomStringConvertible {
 
     var description: String { "\(message) (SQLite code \(code))" }
 
-    var isBusy: Bool { code & 0xFF == 5 }
+    /// SQLITE_BUSY, _SNAPSHOT or _RECOVERY; not _TIMEOUT, after which the busy handler has waited its 5 s already.
+    var isBusy: Bool { [5, 517, 261].contains(code) }
     var isUniqueViolation: Bool { code == 2067 || code == 1555 }  // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
     var isForeignKeyViolation: Bool { code == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY
 }

@@ -31,13 +31,13 @@ struct SerializedSQLiteDatabase: SQLDatabase {
         return statements.execute(sql: query, onRow)
     }
 
-    /// Statements share one connection, so one task's write can run while another's read is still stepping; when
-    /// a transaction has committed in between, SQLite refuses the write at once (SQLITE_BUSY, stale snapshot)
-    /// instead of waiting. Nothing was written or returned then, so the statement is simply run again.
+    /// A write that meets another connection's write lock (a transaction on the session connection, another
+    /// process) can be refused at once instead of waiting: SQLITE_BUSY with a stale snapshot, or during recovery.
+    /// Nothing was written or returned then, so the statement is simply run again.
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        guard !closed.isSet else { throw Self.closedError }
         var attempt = 0
         while true {
+            guard !closed.isSet else { throw Self.closedError }
             let delivered = AtomicFlag()
             do {
                 try await statements.execute(sql: query) { row in

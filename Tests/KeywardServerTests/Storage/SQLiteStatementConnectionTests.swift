@@ -7,7 +7,8 @@ import XCTest
 
 @testable import KeywardServer
 
-/// The statement connection keeps compiled statements: values go in and come back as SQLiteKit gave them, a kept
+/// The statement connection keeps compiled statements: values come back as they went in (text to its length, past a
+/// NUL, where SQLiteNIO stops at the NUL), a kept
 /// statement runs again with new values and after an error, the least recently used is dropped at capacity, and
 /// SQLite's errors keep their meaning for the stores.
 final class SQLiteStatementConnectionTests: XCTestCase {
@@ -15,10 +16,8 @@ final class SQLiteStatementConnectionTests: XCTestCase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-statements-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let thread = NIOThreadPool(numberOfThreads: 1)
-        thread.start()
         let connection = try await SQLiteStatementConnection.open(
-            path: directory.appendingPathComponent("test.db").path, thread: thread, cacheCapacity: capacity,
+            path: directory.appendingPathComponent("test.db").path, cacheCapacity: capacity,
             setup: SQLiteBackend.pragmas + ["PRAGMA journal_mode = WAL"]
         )
         let database = SQLiteStatementDatabase(
@@ -28,11 +27,9 @@ final class SQLiteStatementConnectionTests: XCTestCase {
             try await body(connection, database)
         } catch {
             try? await connection.close()
-            try? await thread.shutdownGracefully()
             throw error
         }
         try await connection.close()
-        try await thread.shutdownGracefully()
     }
 
     func testValuesComeBackAsTheyWentIn() async throws {
@@ -99,6 +96,23 @@ final class SQLiteStatementConnectionTests: XCTestCase {
             XCTAssertEqual(try names.map { try $0.decode(column: "name", as: String.self) }, ["b", "c", "d"])
             XCTAssertEqual(try names.last?.decode(column: "parent", as: String?.self), "a")
         }
+    }
+
+    /// After `close` the handle is gone: a statement is refused with a store error, never run on freed memory.
+    func testAStatementAfterCloseIsRefused() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-statements-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let connection = try await SQLiteStatementConnection.open(path: directory.appendingPathComponent("test.db").path, setup: [])
+        try await connection.execute("SELECT 1", []) { _ in }
+        try await connection.close()
+        do {
+            try await connection.execute("SELECT 1", []) { _ in }
+            XCTFail("a statement ran after close")
+        } catch {
+            // Either the connection's refusal or the stopped thread's: never a crash.
+        }
+        try await connection.close()  // twice is harmless
     }
 
     func testTheLeastRecentlyUsedStatementGoesAtCapacity() async throws {
