@@ -27,9 +27,10 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
 
     public func session(idHash: String, now: Date) async throws -> BrowserSession? {
         try await StoreErrorMapping.mapping("session(idHash:)") {
-            // TRUE written out, not bound: SQLite compiles a statement a second time, at its first step, when a
-            // WHERE term it cannot answer from an index compares with a bound 0 or 1 (the planner's guess at how
-            // many rows the term keeps depends on it).
+            // TRUE written out, not bound: without the planner stability guarantee the statement connection asks
+            // for (SQLiteStatementConnection.open), SQLite compiles a statement a second time at its first step when
+            // a WHERE term it cannot answer from an index compares with a bound 0 or 1; a store's statement may also
+            // run inside a transaction, on SQLiteNIO's connection.
             try await database.sql.raw("""
                 SELECT \(unsafeRaw: Self.columns)
                 FROM browser_sessions s LEFT JOIN users u ON u.realm = s.realm AND u.id = s.user_id

@@ -48,6 +48,12 @@ extension String {
 }
 
 extension String {
+    /// `application/x-www-form-urlencoded` (request bodies and query strings): names and values with everything but
+    /// RFC 3986's unreserved characters percent-encoded, joined by `=` and `&`.
+    static func formEncoded(_ pairs: [(String, String)]) -> String {
+        pairs.map { $0.0.percentEncodedUnreserved + "=" + $0.1.percentEncodedUnreserved }.joined(separator: "&")
+    }
+
     /// The comma-separated items, each without leading and trailing spaces and tabs, empty ones kept. Read as UTF-8
     /// bytes: a DPoP proof is some 700 of them, and splitting it as Characters was 3 % of a token request's CPU.
     var commaSeparatedItems: [String] {

@@ -89,10 +89,10 @@ actor GoogleAccessTokenSource {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         headers.add(name: "Accept", value: "application/json")
-        let body = PushHTTP.formEncoded([
-            "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
-            "assertion": assertion,
-        ])
+        let body = Array(String.formEncoded([
+            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+            ("assertion", assertion),
+        ]).utf8)
         let response: PushHTTPResponse
         do {
             response = try await PushHTTP.post(httpClient, url: account.tokenURI, headers: headers, body: body)

@@ -53,12 +53,6 @@ enum PushHTTP {
             .replacingOccurrences(of: "\n", with: " ")
     }
 
-    /// `application/x-www-form-urlencoded`: everything but unreserved characters percent-encoded.
-    static func formEncoded(_ fields: KeyValuePairs<String, String>) -> [UInt8] {
-        let encoded = fields.map { name, value in "\(name.percentEncodedUnreserved)=\(value.percentEncodedUnreserved)" }
-        return Array(encoded.joined(separator: "&").utf8)
-    }
-
     /// A JSON body with stable member order, so logs and test failures are readable.
     static func json(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()

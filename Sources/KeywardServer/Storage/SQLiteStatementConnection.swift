@@ -121,9 +121,9 @@ final class SQLiteStatementConnection: @unchecked Sendable {
             let code = sqlite_nio_sqlite3_step(prepared.handle)
             if code == KEYWARD_SQLITE_DONE { return }
             guard code == KEYWARD_SQLITE_ROW else { throw lastError(code) }
-            if columns == nil { columns = prepared.currentColumns() }
-            let names = columns!.names
-            onRow(SQLiteStatementRow(columns: columns!, values: try (0..<names.count).map { try column(Int32($0), of: prepared.handle) }))
+            let rowColumns = columns ?? prepared.currentColumns()
+            columns = rowColumns
+            onRow(SQLiteStatementRow(columns: rowColumns, values: try rowColumns.names.indices.map { try column(Int32($0), of: prepared.handle) }))
         }
     }
 

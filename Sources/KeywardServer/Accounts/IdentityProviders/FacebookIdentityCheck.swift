@@ -19,7 +19,7 @@ struct FacebookIdentityCheck: Sendable {
         let userId = try await debugToken(accessToken, endpoint: endpoints.facebookDebugToken, provider: provider, appSecret: appSecret)
         let proof = HexDigit.lowercase(Array(HMAC<SHA256>.authenticationCode(for: Array(accessToken.utf8), using: SymmetricKey(data: Array(appSecret.utf8)))))
         let (status, profile) = try await http.getJSON(
-            me + "?" + ProviderTokenClient.formEncode([("fields", "id,name,email"), ("access_token", accessToken), ("appsecret_proof", proof)]), purpose: "Graph /me"
+            me + "?" + String.formEncoded([("fields", "id,name,email"), ("access_token", accessToken), ("appsecret_proof", proof)]), purpose: "Graph /me"
         )
         guard status == .ok, let profile else {
             throw SignInFailure(.accessTokenInvalid, "Graph /me refused the user token: \(ProviderTokenClient.errorText(profile, status: status))")
@@ -36,7 +36,7 @@ struct FacebookIdentityCheck: Sendable {
     /// The app-scoped user id the token is for, once debug_token vouches that it is a valid token of this app.
     private func debugToken(_ token: String, endpoint: String, provider: IdentityProvider, appSecret: String) async throws(SignInFailure) -> String {
         let (status, answer) = try await http.getJSON(
-            endpoint + "?" + ProviderTokenClient.formEncode([("input_token", token), ("access_token", provider.clientId + "|" + appSecret)]), purpose: "Graph debug_token"
+            endpoint + "?" + String.formEncoded([("input_token", token), ("access_token", provider.clientId + "|" + appSecret)]), purpose: "Graph debug_token"
         )
         guard status == .ok, let data = answer?["data"]?.objectValue else {
             // Refused as a whole: the app token (our id and secret) is wrong, which is the operator's to fix.

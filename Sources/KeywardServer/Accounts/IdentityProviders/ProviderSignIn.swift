@@ -101,7 +101,7 @@ final class ProviderSignIn: Sendable {
             query.append(contentsOf: provider.kind == .facebook ? [("auth_type", "reauthenticate")] : [("prompt", "login"), ("max_age", "0")])
         }
         let separator = authorizationEndpoint.contains("?") ? "&" : "?"
-        return Start(location: authorizationEndpoint + separator + ProviderTokenClient.formEncode(query), transaction: transaction)
+        return Start(location: authorizationEndpoint + separator + String.formEncoded(query), transaction: transaction)
     }
 
     /// The callback's parameters, as the provider sent them (query, or form for `form_post`).

@@ -45,7 +45,7 @@ final class ProviderTokenClient: Sendable {
         var request = HTTPClientRequest(url: endpoint)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: Self.formEncode(form)))
+        request.body = .bytes(ByteBuffer(string: String.formEncoded(form)))
         let (status, object) = try await send(request, to: "revocation endpoint")
         guard status == .ok else {
             throw SignInFailure(.providerUnavailable, "the provider refused the revocation", detail: Self.errorText(object, status: status))
@@ -78,7 +78,7 @@ final class ProviderTokenClient: Sendable {
                 request.headers.add(name: "Authorization", value: "Basic " + Data(credentials.utf8).base64EncodedString())
             }
         }
-        request.body = .bytes(ByteBuffer(string: Self.formEncode(form)))
+        request.body = .bytes(ByteBuffer(string: String.formEncoded(form)))
         let (status, object) = try await send(request, to: "token endpoint")
         guard status == .ok, let object else {
             throw SignInFailure(.codeExchangeFailed, "the provider refused the code: \(Self.errorText(object, status: status))")
@@ -114,11 +114,6 @@ final class ProviderTokenClient: Sendable {
         let error = object?.string("error").map { String($0.prefix(64)) } ?? "HTTP \(status.code)"
         let description = object?.string("error_description").map { " (\(String($0.prefix(200))))" } ?? ""
         return error + description
-    }
-
-    /// application/x-www-form-urlencoded pairs: unreserved characters as they are, everything else percent-encoded.
-    static func formEncode(_ pairs: [(String, String)]) -> String {
-        pairs.map { $0.0.percentEncodedUnreserved + "=" + $0.1.percentEncodedUnreserved }.joined(separator: "&")
     }
 
     func shutdown() async {
