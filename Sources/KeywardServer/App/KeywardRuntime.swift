@@ -62,7 +62,7 @@ public final class KeywardRuntime: Sendable {
         self.logger = logger
         let metrics = KeywardMetrics()
         self.metrics = metrics
-        let audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics)
+        let audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics, writer: database.writerExecutor)
         self.audit = audit
         let core = CoreServices(
             configuration: configuration, database: database, masterKey: masterKey, clock: clock, metrics: metrics, audit: audit, logger: logger

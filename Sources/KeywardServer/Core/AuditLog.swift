@@ -91,12 +91,13 @@ public struct AuditLog: Sendable {
     /// Events per insert; far below either engine's limit on bound parameters (7 per event).
     static let maxEventsPerWrite = 256
 
-    public init(store: any AuditStore, clock: any KeywardClock, logger: Logger, metrics: KeywardMetrics? = nil) {
+    /// `writer`: where the grouped inserts run (`KeywardDatabase.writerExecutor`).
+    public init(store: any AuditStore, clock: any KeywardClock, logger: Logger, metrics: KeywardMetrics? = nil, writer: (any TaskExecutor)? = nil) {
         self.store = store
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
-        writes = GroupCommit(maxGroup: Self.maxEventsPerWrite) { events in
+        writes = GroupCommit(maxGroup: Self.maxEventsPerWrite, executor: writer) { events in
             await Self.store(events, in: store, logger: logger)
         }
     }

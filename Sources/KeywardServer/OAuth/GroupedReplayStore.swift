@@ -18,9 +18,10 @@ struct GroupedReplayStore: ReplayStore {
 
     static let maxGroup = 64
 
-    init(base: any ReplayStore) {
+    /// `writer`: where the group writes run (`KeywardDatabase.writerExecutor`).
+    init(base: any ReplayStore, writer: (any TaskExecutor)? = nil) {
         self.base = base
-        writes = GroupCommit(maxGroup: Self.maxGroup) { submissions in
+        writes = GroupCommit(maxGroup: Self.maxGroup, executor: writer) { submissions in
             await Self.write(submissions, to: base)
         }
     }

@@ -17,7 +17,7 @@ public struct OAuthAssembly: Sendable {
     init(_ core: CoreServices) {
         self.core = core
         let configuration = core.configuration
-        replayStore = GroupedReplayStore(base: SQLReplayStore(database: core.database))
+        replayStore = GroupedReplayStore(base: SQLReplayStore(database: core.database), writer: core.database.writerExecutor)
         signingKeyStore = SQLSigningKeyStore(database: core.database)
         keys = RealmKeyService(store: signingKeyStore, masterKey: core.masterKey, clock: core.clock)
         realms = RealmService(store: SQLRealmStore(database: core.database), keys: keys, clock: core.clock, publicURL: configuration.resolvedPublicURL)

@@ -7,6 +7,9 @@ public final class KeywardDatabase: Sendable {
     public let engine: DatabaseEngine
     /// For single statements. For several statements that must see one connection, use `transaction`.
     public let sql: any SQLDatabase
+    /// Where `GroupCommit` writers run: on SQLite, the statement connection's own thread, so a group's statement
+    /// runs without a hop; nil on PostgreSQL, whose statements travel to the server anyway.
+    let writerExecutor: (any TaskExecutor)?
     private let backendClose: @Sendable () async throws -> Void
     private let backendListen: (@Sendable (String, @escaping @Sendable (String) -> Void) async throws -> Void)?
     private let closed = Mutex(false)
@@ -14,6 +17,7 @@ public final class KeywardDatabase: Sendable {
     private init(engine: DatabaseEngine, backend: OpenedDatabaseBackend) {
         self.engine = engine
         self.sql = backend.sql
+        self.writerExecutor = backend.writerExecutor
         self.backendClose = backend.close
         self.backendListen = backend.listen
     }

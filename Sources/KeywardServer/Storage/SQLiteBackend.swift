@@ -47,7 +47,7 @@ enum SQLiteBackend {
             ),
             sessions: sessions.sql(queryLogLevel: .trace), gate: gate, closed: closed
         )
-        return OpenedDatabaseBackend(sql: sql) {
+        return OpenedDatabaseBackend(sql: sql, writerExecutor: statements.executor) {
             // Refuse new statements, stop checkpointing, wait for the transaction in flight, then close both and stop
             // their threads.
             closed.set()
@@ -125,6 +125,8 @@ enum SQLiteBackend {
 /// What each engine's opener hands to `KeywardDatabase`.
 struct OpenedDatabaseBackend: Sendable {
     let sql: any SQLDatabase
+    /// Where grouped writes run their statements without a hop (SQLite: the statement connection's thread).
+    var writerExecutor: (any TaskExecutor)? = nil
     let close: @Sendable () async throws -> Void
     /// PostgreSQL `LISTEN`: runs until cancelled, calling back with each notification payload. nil for SQLite,
     /// whose single process needs no cross-node signals.

@@ -11,12 +11,16 @@ import SQLiteNIO
 /// CPU on a provider sign-in (perf: `sqlite3Prepare`), the statement with a trigger behind it costing 30 µs each
 /// time. Keyward's statements are few and fixed, so kept statements cover nearly all of them.
 ///
-/// The handle is touched only on `thread`, the connection's own single thread, one job at a time: it is opened
-/// without SQLite's per-connection mutex. The connection opens its own handle on the SQLite that sqlite-nio compiles
-/// in (CKeywardSQLite says why it must be that one).
+/// The handle is touched only on `thread`, the connection's own single thread (an event loop of its own), one job
+/// at a time: it is opened without SQLite's per-connection mutex. A task running on that thread (`executor`) runs
+/// its statements there at once, without a hop; `GroupCommit`'s writers do. The connection opens its own handle on
+/// the SQLite that sqlite-nio compiles in (CKeywardSQLite says why it must be that one).
 final class SQLiteStatementConnection: @unchecked Sendable {
     private let handle: OpaquePointer
-    private let thread: NIOThreadPool
+    private let threadGroup: MultiThreadedEventLoopGroup
+    private let thread: any EventLoop
+    /// Runs tasks on `thread`, where this connection's statements need no hop.
+    let executor: EventLoopTaskExecutor
     /// Only on `thread`.
     private var cache: StatementCache
     /// Only on `thread`: how often SQLite compiled a kept statement again (tests).
@@ -26,32 +30,35 @@ final class SQLiteStatementConnection: @unchecked Sendable {
     /// Set by the first `close`, which stops the thread.
     private let stopped = AtomicFlag()
 
-    private init(handle: OpaquePointer, thread: NIOThreadPool, cacheCapacity: Int) {
+    private init(handle: OpaquePointer, threadGroup: MultiThreadedEventLoopGroup, cacheCapacity: Int) {
         self.handle = handle
-        self.thread = thread
+        self.threadGroup = threadGroup
+        thread = threadGroup.next()
+        executor = EventLoopTaskExecutor(thread)
         cache = StatementCache(capacity: cacheCapacity)
     }
 
     /// Opens `path` (created if missing) on a thread of its own and runs `setup` (PRAGMAs) on it.
     static func open(path: String, cacheCapacity: Int = 256, setup: [String]) async throws -> SQLiteStatementConnection {
-        let thread = NIOThreadPool(numberOfThreads: 1)
-        thread.start()
+        let threadGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
-            return try await open(path: path, thread: thread, cacheCapacity: cacheCapacity, setup: setup)
+            return try await open(path: path, threadGroup: threadGroup, cacheCapacity: cacheCapacity, setup: setup)
         } catch {
-            try? await thread.shutdownGracefully()
+            try? await threadGroup.shutdownGracefully()
             throw error
         }
     }
 
-    private static func open(path: String, thread: NIOThreadPool, cacheCapacity: Int, setup: [String]) async throws -> SQLiteStatementConnection {
-        try await thread.runIfActive {
+    private static func open(
+        path: String, threadGroup: MultiThreadedEventLoopGroup, cacheCapacity: Int, setup: [String]
+    ) async throws -> SQLiteStatementConnection {
+        try await threadGroup.next().submit {
             sqlite_nio_sqlite3_initialize()
             var handle: OpaquePointer?
             let flags = KEYWARD_SQLITE_OPEN_READWRITE | KEYWARD_SQLITE_OPEN_CREATE | KEYWARD_SQLITE_OPEN_NOMUTEX | KEYWARD_SQLITE_OPEN_EXRESCODE
             let opened = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
             guard let handle else { throw SQLiteStatementError(code: opened, message: "cannot open \(path)") }
-            let connection = SQLiteStatementConnection(handle: handle, thread: thread, cacheCapacity: cacheCapacity)
+            let connection = SQLiteStatementConnection(handle: handle, threadGroup: threadGroup, cacheCapacity: cacheCapacity)
             guard opened == KEYWARD_SQLITE_OK else {
                 let error = connection.lastError(opened)
                 sqlite_nio_sqlite3_close_v2(handle)
@@ -70,12 +77,13 @@ final class SQLiteStatementConnection: @unchecked Sendable {
                 throw error
             }
             return connection
-        }
+        }.get()
     }
 
     /// Runs `sql` with `binds`, handing each row to `onRow` on the connection's thread.
+    /// On `thread` (a task on `executor`), at once; from anywhere else, queued to it.
     func execute(_ sql: String, _ binds: [SQLiteData], onRow: @escaping @Sendable (SQLiteStatementRow) -> Void) async throws {
-        try await thread.runIfActive {
+        try await onThread {
             guard !self.closed else { throw StoreError.unavailable("the SQLite database is closed") }
             try self.runOnThread(sql, binds, keep: true, onRow: onRow)
         }
@@ -83,25 +91,30 @@ final class SQLiteStatementConnection: @unchecked Sendable {
 
     /// How many compiled statements are kept (tests).
     func keptStatements() async throws -> Int {
-        try await thread.runIfActive { self.cache.count }
+        try await onThread { self.cache.count }
     }
 
     /// How often SQLite has compiled a kept statement again, after a schema change or new values (tests).
     func recompilations() async throws -> Int {
-        try await thread.runIfActive { self.recompiled }
+        try await onThread { self.recompiled }
     }
 
     /// Finalizes the kept statements, closes the handle and stops the thread. Statements after it are refused.
     func close() async throws {
         guard !stopped.isSet else { return }
         stopped.set()
-        try await thread.runIfActive {
+        try await onThread {
             guard !self.closed else { return }
             self.closed = true
             self.cache.removeAll()
             sqlite_nio_sqlite3_close_v2(self.handle)
         }
-        try await thread.shutdownGracefully()
+        executor.close()
+        try await threadGroup.shutdownGracefully()
+    }
+
+    private func onThread<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try await executor.run(work, closedError: StoreError.unavailable("the SQLite database is closed"))
     }
 
     private func runOnThread(_ sql: String, _ binds: [SQLiteData], keep: Bool, onRow: (SQLiteStatementRow) -> Void) throws {

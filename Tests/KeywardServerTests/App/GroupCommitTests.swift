@@ -11,12 +11,15 @@ final class GroupCommitTests: XCTestCase {
         let written = Mutex<Set<Int>>([])
         let returnedBeforeWritten = Mutex<[Int]>([])
         let gate = Mutex<[CheckedContinuation<Void, Never>]?>([])
+        /// Items of the writes held at the gate.
+        let held = Mutex(0)
 
         func write(_ items: [Int]) async {
             await withCheckedContinuation { continuation in
                 let wait = gate.withLock { waiting -> Bool in
                     guard waiting != nil else { return false }
                     waiting!.append(continuation)
+                    held.withLock { $0 += items.count }
                     return true
                 }
                 if !wait { continuation.resume() }
@@ -57,7 +60,8 @@ final class GroupCommitTests: XCTestCase {
                 }
             }
             // The first write is held until every other item has queued behind it.
-            while recorder.pendingWrites == 0 || commit.queuedCount < count - 1 { await Task.yield() }
+            while recorder.pendingWrites == 0 || commit.queuedCount + recorder.held.withLock({ $0 }) < count { await Task.yield() }
+            XCTAssertEqual(recorder.pendingWrites, 1, "one write at a time")
             recorder.open()
         }
         let writes = recorder.writes.withLock { $0 }
