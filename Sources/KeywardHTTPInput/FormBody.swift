@@ -20,8 +20,7 @@ package enum FormBody {
         var result: [String: String] = [:]
         for pair in buffer.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = decode(String(decoding: parts[0], as: UTF8.self)),
-                let value = decode(parts.count > 1 ? String(decoding: parts[1], as: UTF8.self) : "")
+            guard let name = decode(parts[0]), let value = parts.count > 1 ? decode(parts[1]) : ""
             else { return .failure(.malformed) }
             guard result[name] == nil else { return .failure(.duplicate(name)) }
             result[name] = value
@@ -32,13 +31,18 @@ package enum FormBody {
     /// Percent-decoding with `+` as space; nil on invalid escapes or invalid UTF-8.
     package static func decodeComponent(_ text: some StringProtocol) -> String? {
         // As a String (a copy for a Substring), for the same reason as in `parse`.
-        decode(String(text))
+        var text = String(text)
+        return text.withUTF8 { decode($0[...]) }
     }
 
-    private static func decode(_ text: String) -> String? {
+    private static func decode(_ encoded: Slice<UnsafeBufferPointer<UInt8>>) -> String? {
+        // Most values (tokens, ids, grant types) have nothing to decode: validated as they are.
+        guard encoded.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+            return String(validating: encoded, as: UTF8.self)
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
+        bytes.reserveCapacity(encoded.count)
+        var iterator = encoded.makeIterator()
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "+"): bytes.append(UInt8(ascii: " "))

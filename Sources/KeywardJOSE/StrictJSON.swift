@@ -360,28 +360,61 @@ enum JSONWriter {
             return
         }
         if number == number.rounded(.towardZero), abs(number) < 9_007_199_254_740_992 {
-            out.append(contentsOf: String(Int64(number)).utf8)
+            write(integer: Int64(number), into: &out)
         } else {
             out.append(contentsOf: String(number).utf8)
         }
     }
 
+    /// Digits straight into `out` (every token carries `iat` and `exp`; a String per number was measurable).
+    static func write(integer: Int64, into out: inout [UInt8]) {
+        if integer < 0 { out.append(ASCII.minus) }
+        var magnitude = integer.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = ASCII.zero + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: buffer[start...])
+        }
+    }
+
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Whether a byte must be escaped inside a JSON string (RFC 8259 §7): quote, backslash, control characters.
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == ASCII.quote || byte == ASCII.backslash
+    }
 
     static func write(string: String, into out: inout [UInt8]) {
         out.append(ASCII.quote)
-        for byte in string.utf8 {
-            switch byte {
-            case ASCII.quote: out.append(ASCII.backslash); out.append(ASCII.quote)
-            case ASCII.backslash: out.append(ASCII.backslash); out.append(ASCII.backslash)
-            case 0x0A: out.append(ASCII.backslash); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(ASCII.backslash); out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(ASCII.backslash); out.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
-            default: out.append(byte)
+        // Tokens, ids and URLs have nothing to escape: their bytes are copied in one go.
+        var string = string
+        let copied = string.withUTF8 { bytes -> Bool in
+            guard !bytes.contains(where: needsEscape) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if !copied {
+            for byte in string.utf8 {
+                switch byte {
+                case ASCII.quote: out.append(ASCII.backslash); out.append(ASCII.quote)
+                case ASCII.backslash: out.append(ASCII.backslash); out.append(ASCII.backslash)
+                case 0x0A: out.append(ASCII.backslash); out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(ASCII.backslash); out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(ASCII.backslash); out.append(UInt8(ascii: "t"))
+                case 0..<0x20:
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0xF)])
+                default: out.append(byte)
+                }
             }
         }
         out.append(ASCII.quote)
