@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Prometheus
+import Synchronization
 
 /// The service's Prometheus metrics, kept in an injected registry (not the process-global MetricsSystem)
 /// so several servers in one test process keep separate counts.
@@ -25,15 +26,35 @@ public final class KeywardMetrics: Sendable {
         .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
     ]
 
+    /// The registry's metrics by name and label values, once looked up. The registry builds the metric's name
+    /// and finds its labels on every call, which cost microseconds on every request of the busiest routes.
+    private let counters = Mutex<[String: Counter]>([:])
+    private let histograms = Mutex<[String: DurationHistogram]>([:])
+
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
     }
 
+    /// `key` names the metric and its label values uniquely; `make` runs only the first time.
+    private func counter(_ key: String, make: () -> Counter) -> Counter {
+        if let known = counters.withLock({ $0[key] }) { return known }
+        let made = make()
+        counters.withLock { $0[key] = made }
+        return made
+    }
+
     /// `route` is a registered route pattern or "unmatched"; the method is one of RFC 9110's or "other".
     func requestCompleted(route: String, method: HTTPRequest.Method, status: Int, duration: Duration) {
-        let labels = [("route", route), ("method", Self.methodLabel(method)), ("status", String(status))]
-        registry.makeCounter(descriptor: Self.requests, labels: labels).increment()
-        registry.makeDurationHistogram(descriptor: Self.latency, labels: labels, buckets: Self.latencyBuckets).record(duration)
+        let method = Self.methodLabel(method)
+        let key = route + "\u{0}" + method + "\u{0}" + String(status)
+        let labels = { [("route", route), ("method", method), ("status", String(status))] }
+        counter("requests\u{0}" + key) { registry.makeCounter(descriptor: Self.requests, labels: labels()) }.increment()
+        let histogram = histograms.withLock { $0[key] } ?? {
+            let made = registry.makeDurationHistogram(descriptor: Self.latency, labels: labels(), buckets: Self.latencyBuckets)
+            histograms.withLock { $0[key] = made }
+            return made
+        }()
+        histogram.record(duration)
     }
 
     private static let knownMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .delete, .connect, .options, .trace, .patch]
@@ -43,7 +64,9 @@ public final class KeywardMetrics: Sendable {
     }
 
     func tokenIssued(realm: String, tokenType: String) {
-        registry.makeCounter(descriptor: Self.tokens, labels: [("realm", realm), ("token_type", tokenType)]).increment()
+        counter("tokens\u{0}" + realm + "\u{0}" + tokenType) {
+            registry.makeCounter(descriptor: Self.tokens, labels: [("realm", realm), ("token_type", tokenType)])
+        }.increment()
     }
 
     func dpopRejected(endpoint: DPoPRejection.Endpoint, reason: DPoPRejection) {
@@ -68,7 +91,7 @@ public final class KeywardMetrics: Sendable {
 
     /// `outcome`: "verified" or a `HostTokenRefusal.Reason`, a closed set.
     func hostTokenChecked(outcome: String) {
-        registry.makeCounter(descriptor: Self.hostTokens, labels: [("outcome", outcome)]).increment()
+        counter("hostTokens\u{0}" + outcome) { registry.makeCounter(descriptor: Self.hostTokens, labels: [("outcome", outcome)]) }.increment()
     }
 
     /// `outcome`: a device status or an `ErrorCode` raw value, both closed sets.
