@@ -67,16 +67,29 @@ public struct VerifiedJWT: Sendable {
     public let algorithm: JWSAlgorithm
 }
 
+/// A JWT split and its claims read, nothing verified: a caller reads the claims that choose the policy (the
+/// issuer), and `JWTVerifier` checks those same claims, parsed once from the same payload.
+public struct UnverifiedJWT: Sendable {
+    public let jws: JWS
+    public let claims: JSONObject
+
+    public init(_ compact: some StringProtocol, maxSize: Int = JWS.defaultMaxSize) throws(JOSEError) {
+        jws = try JWS.parse(compact, maxSize: maxSize)
+        claims = try jws.claims()
+    }
+}
+
 public enum JWTVerifier {
     /// Checks run cheapest first; the signature is checked after the structural, header and claim checks,
     /// so junk costs no public-key operation. Claim values that fail are not trusted for anything else.
     public static func verify(_ compact: some StringProtocol, policy: JWTVerificationPolicy, now: Date) throws(JOSEError) -> VerifiedJWT {
-        try verify(parsed: JWS.parse(compact, maxSize: policy.maxSize), policy: policy, now: now)
+        try verify(parsed: UnverifiedJWT(compact, maxSize: policy.maxSize), policy: policy, now: now)
     }
 
-    /// The same checks for a token the caller has parsed already (with `JWS.parse(_:maxSize:)` and the policy's
-    /// `maxSize`), to read what selects the policy (its issuer) without parsing it twice.
-    public static func verify(parsed jws: JWS, policy: JWTVerificationPolicy, now: Date) throws(JOSEError) -> VerifiedJWT {
+    /// The same checks for a token the caller has parsed already (with the policy's `maxSize`), to read what
+    /// selects the policy (its issuer) without parsing it twice.
+    public static func verify(parsed token: UnverifiedJWT, policy: JWTVerificationPolicy, now: Date) throws(JOSEError) -> VerifiedJWT {
+        let jws = token.jws
         let header = jws.header
 
         if let expected = policy.expectedType {
@@ -88,7 +101,7 @@ public enum JWTVerifier {
 
         let algorithm = try allowedAlgorithm(jws.algorithmName, policy.allowedAlgorithms)
         let keys = try selectKeys(header: header, keys: policy.keys, algorithm: algorithm)
-        let claims = try jws.claims()
+        let claims = token.claims
         try checkClaims(claims, policy: policy, now: now.timeIntervalSince1970)
 
         guard let key = keys.first(where: { $0.verify(signature: jws.signature, over: jws.signingInput, algorithm: algorithm) }) else {

@@ -28,6 +28,21 @@ final class HostTokenHeaderTests: XCTestCase {
         XCTAssertEqual(verified.key.kid, "A")
     }
 
+    /// A caller reads the unverified claims to choose the policy; the verifier checks those same claims, and a
+    /// forged signature still fails after that read.
+    func testParsedOnceTokenVerifiesTheClaimsItWasReadWith() throws {
+        let compact = try token(#"{"alg":"RS256","kid":"A","typ":"JWT"}"#)
+        let parsed = try UnverifiedJWT(compact)
+        XCTAssertEqual(parsed.claims["iss"]?.stringValue, "https://issuer.example")
+        let verified = try JWTVerifier.verify(parsed: parsed, policy: policy(type: "JWT"), now: now)
+        XCTAssertEqual(verified.claims, parsed.claims)
+
+        let other = try signRaw(header: #"{"alg":"RS256","kid":"A","typ":"JWT"}"#, payload: claims.replacingOccurrences(of: "u1", with: "u2"), key: TestKeys.rsa)
+        let swapped = replacingPart(compact, index: 1, with: String(other.split(separator: ".")[1]))
+        XCTAssertJOSEError(.badSignature, try JWTVerifier.verify(parsed: try UnverifiedJWT(swapped), policy: policy(type: "JWT"), now: now))
+        XCTAssertThrowsError(try UnverifiedJWT(replacingPart(compact, index: 1, with: b64(#"{"sub":"u1","sub":"u2"}"#))))
+    }
+
     func testHeaderAlgNoneOrHS256WithValidRS256SignatureRejected() throws {
         let valid = try token(#"{"alg":"RS256","kid":"A"}"#)
         for header in [#"{"alg":"none","kid":"A"}"#, #"{"alg":"HS256","kid":"A"}"#] {

@@ -26,14 +26,14 @@ struct HostTokenVerifier: Sendable {
 
     func verify(_ token: String, realm: String, now: Date) async throws(HostTokenRefusal) -> Verified {
         // The header and claims are read unverified only to find the issuer and the key; JWTVerifier checks all.
-        let jws: JWS
-        let unverifiedClaims: JSONObject
+        let parsed: UnverifiedJWT
         do throws(JOSEError) {
-            jws = try JWS.parse(token, maxSize: Self.maxTokenSize)
-            unverifiedClaims = try jws.claims()
+            parsed = try UnverifiedJWT(token, maxSize: Self.maxTokenSize)
         } catch {
             throw HostTokenRefusal(error)
         }
+        let jws = parsed.jws
+        let unverifiedClaims = parsed.claims
         guard let issValue = unverifiedClaims["iss"] else { throw HostTokenRefusal(.missingClaim, "claim \"iss\" is required") }
         guard let iss = issValue.stringValue else { throw HostTokenRefusal(.invalidClaim, "claim \"iss\" is not a string") }
         guard let issuer = try await issuers.issuer(realm: realm, iss: iss) else {
@@ -61,7 +61,7 @@ struct HostTokenVerifier: Sendable {
         )
         let claims: JSONObject
         do throws(JOSEError) {
-            claims = try JWTVerifier.verify(parsed: jws, policy: policy, now: now).claims
+            claims = try JWTVerifier.verify(parsed: parsed, policy: policy, now: now).claims
         } catch {
             throw HostTokenRefusal(error)
         }
