@@ -29,9 +29,9 @@ public struct SQLReplayStore: ReplayStore {
     public func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] {
         guard !entries.isEmpty else { return [] }
         var unique: [ReplayEntry] = []
-        var seen: Set<String> = []
+        var seen: Set<Name> = []
         let isFirst = entries.map { entry in
-            guard seen.insert(Self.name(entry)).inserted else { return false }
+            guard seen.insert(Name(entry)).inserted else { return false }
             unique.append(entry)
             return true
         }
@@ -45,14 +45,25 @@ public struct SQLReplayStore: ReplayStore {
                 WHERE replay_entries.expires_at <= \(bind: StorageTime.milliseconds(now))
                 RETURNING scope, entry_key
                 """).all().map { row in
-                    try row.decode(column: "scope", as: String.self) + "\u{0}" + row.decode(column: "entry_key", as: String.self)
+                    Name(scope: try row.decode(column: "scope", as: String.self), key: try row.decode(column: "entry_key", as: String.self))
                 })
         }
-        return zip(entries, isFirst).map { entry, first in first && recorded.contains(Self.name(entry)) }
+        return zip(entries, isFirst).map { entry, first in first && recorded.contains(Name(entry)) }
     }
 
-    private static func name(_ entry: ReplayEntry) -> String {
-        entry.scope + "\u{0}" + entry.key
+    /// A row's identity, (scope, key).
+    private struct Name: Hashable {
+        let scope: String
+        let key: String
+
+        init(scope: String, key: String) {
+            self.scope = scope
+            self.key = key
+        }
+
+        init(_ entry: ReplayEntry) {
+            self.init(scope: entry.scope, key: entry.key)
+        }
     }
 
     public func deleteExpired(now: Date) async throws -> Int {

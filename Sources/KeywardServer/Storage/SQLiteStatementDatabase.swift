@@ -87,6 +87,9 @@ struct SQLiteStatementRow: SQLRow {
 
     func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
         guard let offset = columns.offsets[column] else { throw MissingColumn(column: column) }
+        // Text read as a String is the common read, and what the decoder answers for it too; its conformance
+        // lookups cost more than the read (the replay writes decode two per key on the statement thread).
+        if D.self == String.self, case .text(let text) = values[offset] { return text as! D }
         return try Self.decoder.decode(D.self, from: values[offset])
     }
 }
