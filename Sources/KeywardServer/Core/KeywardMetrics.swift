@@ -37,9 +37,13 @@ public final class KeywardMetrics: Sendable {
 
     /// `key` names the metric and its label values uniquely; `make` runs only the first time.
     private func counter(_ key: String, make: () -> Counter) -> Counter {
-        if let known = counters.withLock({ $0[key] }) { return known }
+        Self.cached(key, in: counters, make: make)
+    }
+
+    private static func cached<Metric: Sendable>(_ key: String, in known: borrowing Mutex<[String: Metric]>, make: () -> Metric) -> Metric {
+        if let metric = known.withLock({ $0[key] }) { return metric }
         let made = make()
-        counters.withLock { $0[key] = made }
+        known.withLock { $0[key] = made }
         return made
     }
 
@@ -49,12 +53,9 @@ public final class KeywardMetrics: Sendable {
         let key = route + "\u{0}" + method + "\u{0}" + String(status)
         let labels = { [("route", route), ("method", method), ("status", String(status))] }
         counter("requests\u{0}" + key) { registry.makeCounter(descriptor: Self.requests, labels: labels()) }.increment()
-        let histogram = histograms.withLock { $0[key] } ?? {
-            let made = registry.makeDurationHistogram(descriptor: Self.latency, labels: labels(), buckets: Self.latencyBuckets)
-            histograms.withLock { $0[key] = made }
-            return made
-        }()
-        histogram.record(duration)
+        Self.cached(key, in: histograms) {
+            registry.makeDurationHistogram(descriptor: Self.latency, labels: labels(), buckets: Self.latencyBuckets)
+        }.record(duration)
     }
 
     private static let knownMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .delete, .connect, .options, .trace, .patch]

@@ -11,21 +11,20 @@ import SQLiteNIO
 /// CPU on a provider sign-in (perf: `sqlite3Prepare`), the statement with a trigger behind it costing 30 µs each
 /// time. Keyward's statements are few and fixed, so kept statements cover nearly all of them.
 ///
-/// The handle is touched only on `thread`, the connection's own single thread (an event loop of its own), one job
-/// at a time: it is opened without SQLite's per-connection mutex. A task running on that thread (`executor`) runs
+/// The handle is touched only on the connection's own single thread (`executor`'s event loop), one job at a
+/// time: it is opened without SQLite's per-connection mutex. A task running on that thread (`executor`) runs
 /// its statements there at once, without a hop; `GroupCommit`'s writers do. The connection opens its own handle on
 /// the SQLite that sqlite-nio compiles in (CKeywardSQLite says why it must be that one).
 final class SQLiteStatementConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private let threadGroup: MultiThreadedEventLoopGroup
-    private let thread: any EventLoop
-    /// Runs tasks on `thread`, where this connection's statements need no hop.
+    /// Runs tasks on the connection's thread, where its statements need no hop.
     let executor: EventLoopTaskExecutor
-    /// Only on `thread`.
+    /// Only on the connection's thread.
     private var cache: StatementCache
-    /// Only on `thread`: how often SQLite compiled a kept statement again (tests).
+    /// Only on the connection's thread: how often SQLite compiled a kept statement again (tests).
     private var recompiled = 0
-    /// Only on `thread`: set by `close`, after which the handle is gone (jobs queued behind `close` see it).
+    /// Only on the connection's thread: set by `close`, after which the handle is gone (jobs queued behind `close` see it).
     private var closed = false
     /// Set by the first `close`, which stops the thread.
     private let stopped = AtomicFlag()
@@ -33,8 +32,7 @@ final class SQLiteStatementConnection: @unchecked Sendable {
     private init(handle: OpaquePointer, threadGroup: MultiThreadedEventLoopGroup, cacheCapacity: Int) {
         self.handle = handle
         self.threadGroup = threadGroup
-        thread = threadGroup.next()
-        executor = EventLoopTaskExecutor(thread)
+        executor = EventLoopTaskExecutor(threadGroup.next())
         cache = StatementCache(capacity: cacheCapacity)
     }
 
@@ -81,7 +79,7 @@ final class SQLiteStatementConnection: @unchecked Sendable {
     }
 
     /// Runs `sql` with `binds`, handing each row to `onRow` on the connection's thread.
-    /// On `thread` (a task on `executor`), at once; from anywhere else, queued to it.
+    /// On the connection's thread (a task on `executor`), at once; from anywhere else, queued to it.
     func execute(_ sql: String, _ binds: [SQLiteData], onRow: @escaping @Sendable (SQLiteStatementRow) -> Void) async throws {
         try await onThread {
             guard !self.closed else { throw StoreError.unavailable("the SQLite database is closed") }
