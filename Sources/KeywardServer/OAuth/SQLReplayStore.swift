@@ -66,11 +66,44 @@ public struct SQLReplayStore: ReplayStore {
         }
     }
 
+    /// Rows looked at per sweep statement: each one stays well under a millisecond, so the writes queued behind it
+    /// barely wait, however large the table.
+    static let sweepChunk = 1000
+
     public func deleteExpired(now: Date) async throws -> Int {
-        try await StoreErrorMapping.mapping("deleteExpired") {
-            try await database.sql.countingRows("""
-                DELETE FROM replay_entries WHERE expires_at <= \(bind: StorageTime.milliseconds(now)) RETURNING 1 AS deleted
-                """)
+        try await deleteExpired(now: now, chunk: Self.sweepChunk)
+    }
+
+    /// Walks the table in key order, `chunk` rows per statement, deleting the expired ones. There is no index on
+    /// the expiry: keys expiring in the same second sort by key in it, so every recorded key cost a random page of
+    /// that index as well as of the table's, which was most of a replay write's cost; scanning costs far less.
+    func deleteExpired(now: Date, chunk: Int) async throws -> Int {
+        precondition(chunk > 0)
+        let expiry = StorageTime.milliseconds(now)
+        var after: Name?
+        var deleted = 0
+        while true {
+            let last = try await StoreErrorMapping.mapping("deleteExpired") {
+                try await database.sql.raw("""
+                    SELECT scope, entry_key FROM replay_entries WHERE \(Self.after(after))
+                    ORDER BY scope, entry_key LIMIT 1 OFFSET \(bind: chunk - 1)
+                    """).first().map { row in
+                        Name(scope: try row.decode(column: "scope", as: String.self), key: try row.decode(column: "entry_key", as: String.self))
+                    }
+            }
+            let upTo = last.map { SQLQueryString("(scope, entry_key) <= (\(bind: $0.scope), \(bind: $0.key))") } ?? "TRUE"
+            deleted += try await StoreErrorMapping.mapping("deleteExpired") {
+                try await database.sql.countingRows("""
+                    DELETE FROM replay_entries WHERE \(Self.after(after)) AND \(upTo) AND expires_at <= \(bind: expiry)
+                    RETURNING 1 AS deleted
+                    """)
+            }
+            guard let last else { return deleted }
+            after = last
         }
+    }
+
+    private static func after(_ name: Name?) -> SQLQueryString {
+        name.map { "(scope, entry_key) > (\(bind: $0.scope), \(bind: $0.key))" } ?? "TRUE"
     }
 }

@@ -46,4 +46,5 @@ final class PostgresStorageTests: XCTestCase {
     func testGroupedStoreAnswersAsTheTableDoes() async throws { try await run(ReplayScenarios.groupedStoreAnswersAsTheTableDoes) }
     func testGroupedRequestsRacingKeepOneWinnerPerKey() async throws { try await run(ReplayScenarios.groupedRequestsRacingKeepOneWinnerPerKey) }
     func testSweeperRemovesExpiredRowsOnly() async throws { try await run(ReplayScenarios.sweeperRemovesExpiredRowsOnly) }
+    func testSweepInChunksReachesEveryRow() async throws { try await run(ReplayScenarios.sweepInChunksReachesEveryRow) }
 }

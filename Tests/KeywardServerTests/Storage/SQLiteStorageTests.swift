@@ -28,4 +28,5 @@ final class SQLiteStorageTests: XCTestCase {
     func testGroupedStoreAnswersAsTheTableDoes() async throws { try await run(ReplayScenarios.groupedStoreAnswersAsTheTableDoes) }
     func testGroupedRequestsRacingKeepOneWinnerPerKey() async throws { try await run(ReplayScenarios.groupedRequestsRacingKeepOneWinnerPerKey) }
     func testSweeperRemovesExpiredRowsOnly() async throws { try await run(ReplayScenarios.sweeperRemovesExpiredRowsOnly) }
+    func testSweepInChunksReachesEveryRow() async throws { try await run(ReplayScenarios.sweepInChunksReachesEveryRow) }
 }
