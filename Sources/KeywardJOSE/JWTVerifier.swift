@@ -72,10 +72,13 @@ public struct VerifiedJWT: Sendable {
 public struct UnverifiedJWT: Sendable {
     public let jws: JWS
     public let claims: JSONObject
+    /// The compact form's length in bytes, held against the policy's `maxSize`.
+    let size: Int
 
     public init(_ compact: some StringProtocol, maxSize: Int = JWS.defaultMaxSize) throws(JOSEError) {
         jws = try JWS.parse(compact, maxSize: maxSize)
         claims = try jws.claims()
+        size = compact.utf8.count
     }
 }
 
@@ -83,13 +86,21 @@ public enum JWTVerifier {
     /// Checks run cheapest first; the signature is checked after the structural, header and claim checks,
     /// so junk costs no public-key operation. Claim values that fail are not trusted for anything else.
     public static func verify(_ compact: some StringProtocol, policy: JWTVerificationPolicy, now: Date) throws(JOSEError) -> VerifiedJWT {
-        try verify(parsed: UnverifiedJWT(compact, maxSize: policy.maxSize), policy: policy, now: now)
+        let jws = try JWS.parse(compact, maxSize: policy.maxSize)
+        return try verify(jws, claims: nil, policy: policy, now: now)
     }
 
-    /// The same checks for a token the caller has parsed already (with the policy's `maxSize`), to read what
-    /// selects the policy (its issuer) without parsing it twice.
+    /// The same checks for a token the caller has parsed already, to read what selects the policy (its issuer)
+    /// without parsing it twice.
     public static func verify(parsed token: UnverifiedJWT, policy: JWTVerificationPolicy, now: Date) throws(JOSEError) -> VerifiedJWT {
-        let jws = token.jws
+        guard token.size <= policy.maxSize else {
+            throw JOSEError(.tooLarge, "JWS is \(token.size) bytes; the limit is \(policy.maxSize)")
+        }
+        return try verify(token.jws, claims: token.claims, policy: policy, now: now)
+    }
+
+    /// `claims`: already parsed from `jws`'s payload, or nil to parse them after the header checks.
+    private static func verify(_ jws: JWS, claims parsedClaims: JSONObject?, policy: JWTVerificationPolicy, now: Date) throws(JOSEError) -> VerifiedJWT {
         let header = jws.header
 
         if let expected = policy.expectedType {
@@ -101,7 +112,8 @@ public enum JWTVerifier {
 
         let algorithm = try allowedAlgorithm(jws.algorithmName, policy.allowedAlgorithms)
         let keys = try selectKeys(header: header, keys: policy.keys, algorithm: algorithm)
-        let claims = token.claims
+        let claims: JSONObject
+        if let parsedClaims { claims = parsedClaims } else { claims = try jws.claims() }
         try checkClaims(claims, policy: policy, now: now.timeIntervalSince1970)
 
         guard let key = keys.first(where: { $0.verify(signature: jws.signature, over: jws.signingInput, algorithm: algorithm) }) else {

@@ -41,6 +41,10 @@ final class HostTokenHeaderTests: XCTestCase {
         let swapped = replacingPart(compact, index: 1, with: String(other.split(separator: ".")[1]))
         XCTAssertJOSEError(.badSignature, try JWTVerifier.verify(parsed: try UnverifiedJWT(swapped), policy: policy(type: "JWT"), now: now))
         XCTAssertThrowsError(try UnverifiedJWT(replacingPart(compact, index: 1, with: b64(#"{"sub":"u1","sub":"u2"}"#))))
+        // Parsed under a larger limit than the policy's: still held to the policy's.
+        let small = JWTVerificationPolicy(allowedAlgorithms: [.rs256], keys: .set(JWKSet(keys: [rsaJWK])), expectedType: "JWT",
+                                          requiredClaims: ["iss", "sub", "exp"], issuer: "https://issuer.example", maxSize: compact.utf8.count - 1)
+        XCTAssertJOSEError(.tooLarge, try JWTVerifier.verify(parsed: parsed, policy: small, now: now))
     }
 
     func testHeaderAlgNoneOrHS256WithValidRS256SignatureRejected() throws {

@@ -74,9 +74,10 @@ public struct SQLReplayStore: ReplayStore {
         try await deleteExpired(now: now, chunk: Self.sweepChunk)
     }
 
-    /// Walks the table in key order, `chunk` rows per statement, deleting the expired ones. There is no index on
-    /// the expiry: keys expiring in the same second sort by key in it, so every recorded key cost a random page of
-    /// that index as well as of the table's, which was most of a replay write's cost; scanning costs far less.
+    /// Walks the table in key order, `chunk` rows per statement, deleting the expired ones; a key recorded behind
+    /// the walk waits for the next sweep. There is no index on the expiry: on SQLite, keys expiring in the same
+    /// second sort by key in it, so every recorded key cost a random page of that index as well as of the table's
+    /// (a third of a replay write); scanning costs less than deleting through it did.
     func deleteExpired(now: Date, chunk: Int) async throws -> Int {
         precondition(chunk > 0)
         let expiry = StorageTime.milliseconds(now)
@@ -94,12 +95,31 @@ public struct SQLReplayStore: ReplayStore {
             let upTo = last.map { SQLQueryString("(scope, entry_key) <= (\(bind: $0.scope), \(bind: $0.key))") } ?? "TRUE"
             deleted += try await StoreErrorMapping.mapping("deleteExpired") {
                 try await database.sql.countingRows("""
-                    DELETE FROM replay_entries WHERE \(Self.after(after)) AND \(upTo) AND expires_at <= \(bind: expiry)
+                    DELETE FROM replay_entries
+                    WHERE \(chunkRows(after: after, upTo: upTo, chunk: chunk)) AND expires_at <= \(bind: expiry)
                     RETURNING 1 AS deleted
                     """)
             }
             guard let last else { return deleted }
             after = last
+        }
+    }
+
+    /// The rows of one chunk. SQLite deletes the key range directly, in half the time of the subquery (measured:
+    /// 0.26 against 0.66 s for 600,000 rows); PostgreSQL estimates a row-value range from `scope` alone (a few
+    /// values) and might scan the table for it, so there the chunk's keys come from an ordered, limited scan of
+    /// the key and it deletes by key whatever its estimate.
+    private func chunkRows(after: Name?, upTo: SQLQueryString, chunk: Int) -> SQLQueryString {
+        let range: SQLQueryString = "\(Self.after(after)) AND \(upTo)"
+        switch database.engine {
+        case .sqlite:
+            return range
+        case .postgres:
+            return """
+                (scope, entry_key) IN (
+                    SELECT scope, entry_key FROM replay_entries WHERE \(range) ORDER BY scope, entry_key LIMIT \(bind: chunk)
+                )
+                """
         }
     }
 

@@ -90,30 +90,32 @@ enum ReplayScenarios {
         }
     }
 
-    /// The sweep walks the table in key order a few rows per statement: across chunk boundaries (an expired row
-    /// on a boundary, scopes that share a key, a chunk that ends exactly at the last row) every expired row goes
-    /// and every live one stays.
+    /// The sweep walks the table in key order a few rows per statement. For each chunk size, 25 new rows in three
+    /// scopes that share keys, live and expired ones alternating irregularly (a live row on a chunk boundary,
+    /// expired rows in a tail shorter than a chunk): every expired row goes and every live one stays.
     static func sweepInChunksReachesEveryRow(_ database: KeywardDatabase) async throws {
         let replay = SQLReplayStore(database: database)
         let now = t0.storageShifted(100)
-        var expired: [ReplayEntry] = []
-        var live: [ReplayEntry] = []
-        for index in 0..<24 {
-            let entry = ReplayEntry(
-                scope: ["dpop:r", "host-jti:r:i", "nonce"][index % 3], key: "k\(index / 3)",
-                expiresAt: index % 4 == 0 ? now.storageShifted(60) : now.storageShifted(-Double(index))
-            )
-            if index % 4 == 0 { live.append(entry) } else { expired.append(entry) }
+        for chunk in [1, 4, 5, 7, 24, 25, 26] {
+            var expired: [ReplayEntry] = []
+            var live: [ReplayEntry] = []
+            for index in 0..<25 {
+                let isLive = index % 4 == 0 || index % 7 == 3
+                let entry = ReplayEntry(
+                    scope: ["dpop:r", "host-jti:r:i", "nonce"][index % 3], key: "c\(chunk)-k\(index / 3)",
+                    expiresAt: isLive ? now.storageShifted(60) : now.storageShifted(-Double(index))
+                )
+                if isLive { live.append(entry) } else { expired.append(entry) }
+            }
+            try await StorageAssert.equal(await replay.recordEachOnce(expired + live, now: t0), Array(repeating: true, count: 25))
+            try await StorageAssert.equal(await replay.deleteExpired(now: now, chunk: chunk), expired.count)
+            // Live rows are still replays (judged at t0, so expiry cannot be what refuses them); swept ones are gone.
+            try await StorageAssert.equal(await replay.recordEachOnce(live, now: t0), Array(repeating: false, count: live.count))
+            try await StorageAssert.equal(await replay.recordEachOnce(expired, now: t0), Array(repeating: true, count: expired.count))
+            // Nothing has expired at t0; at `now` the rows recorded again go again, leaving the live ones.
+            try await StorageAssert.equal(await replay.deleteExpired(now: t0, chunk: chunk), 0)
+            try await StorageAssert.equal(await replay.deleteExpired(now: now, chunk: chunk), expired.count)
         }
-        try await StorageAssert.equal(await replay.recordEachOnce(expired + live, now: t0), Array(repeating: true, count: 24))
-        for chunk in [4, 5, 24] {
-            let deleted = try await replay.deleteExpired(now: now, chunk: chunk)
-            XCTAssertEqual(deleted, chunk == 4 ? expired.count : 0, "chunk \(chunk)")
-        }
-        // Live rows are still replays (judged at t0, so expiry cannot be what refuses them); swept ones are gone.
-        try await StorageAssert.equal(await replay.recordEachOnce(live, now: t0), Array(repeating: false, count: live.count))
-        try await StorageAssert.equal(await replay.recordEachOnce(expired, now: t0), Array(repeating: true, count: expired.count))
-        try await StorageAssert.equal(await replay.deleteExpired(now: t0, chunk: 1), 0)
     }
 
     static func sweeperRemovesExpiredRowsOnly(_ database: KeywardDatabase) async throws {
