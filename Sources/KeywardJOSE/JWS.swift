@@ -15,12 +15,15 @@ public struct JWS: Sendable {
     /// since we implement no extension and must not silently ignore one.
     public static func parse(_ compact: some StringProtocol, maxSize: Int = JWS.defaultMaxSize) throws(JOSEError) -> JWS {
         let utf8 = compact.utf8
-        guard utf8.count <= maxSize else {
-            throw JOSEError(.tooLarge, "JWS is \(utf8.count) bytes; the limit is \(maxSize)")
-        }
+        try checkSize(utf8.count, maxSize: maxSize)
         let result = utf8.withContiguousStorageIfAvailable { parse(buffer: $0) }
             ?? Array(utf8).withUnsafeBufferPointer { parse(buffer: $0) }
         return try result.get()
+    }
+
+    /// The size limit, for a compact form of `size` bytes.
+    static func checkSize(_ size: Int, maxSize: Int) throws(JOSEError) {
+        guard size <= maxSize else { throw JOSEError(.tooLarge, "JWS is \(size) bytes; the limit is \(maxSize)") }
     }
 
     private static func parse(buffer: UnsafeBufferPointer<UInt8>) -> Result<JWS, JOSEError> {

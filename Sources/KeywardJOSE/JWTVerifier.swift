@@ -93,9 +93,7 @@ public enum JWTVerifier {
     /// The same checks for a token the caller has parsed already, to read what selects the policy (its issuer)
     /// without parsing it twice.
     public static func verify(parsed token: UnverifiedJWT, policy: JWTVerificationPolicy, now: Date) throws(JOSEError) -> VerifiedJWT {
-        guard token.size <= policy.maxSize else {
-            throw JOSEError(.tooLarge, "JWS is \(token.size) bytes; the limit is \(policy.maxSize)")
-        }
+        try JWS.checkSize(token.size, maxSize: policy.maxSize)
         return try verify(token.jws, claims: token.claims, policy: policy, now: now)
     }
 

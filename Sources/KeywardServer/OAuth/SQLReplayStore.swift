@@ -44,26 +44,15 @@ public struct SQLReplayStore: ReplayStore {
                 ON CONFLICT (scope, entry_key) DO UPDATE SET expires_at = excluded.expires_at
                 WHERE replay_entries.expires_at <= \(bind: StorageTime.milliseconds(now))
                 RETURNING scope, entry_key
-                """).all().map { row in
-                    Name(scope: try row.decode(column: "scope", as: String.self), key: try row.decode(column: "entry_key", as: String.self))
-                })
+                """).all().map(Name.init(row:)))
         }
         return zip(entries, isFirst).map { entry, first in first && recorded.contains(Name(entry)) }
     }
 
     /// A row's identity, (scope, key).
-    private struct Name: Hashable {
+    fileprivate struct Name: Hashable {
         let scope: String
         let key: String
-
-        init(scope: String, key: String) {
-            self.scope = scope
-            self.key = key
-        }
-
-        init(_ entry: ReplayEntry) {
-            self.init(scope: entry.scope, key: entry.key)
-        }
     }
 
     /// Rows looked at per sweep statement: each one stays well under a millisecond, so the writes queued behind it
@@ -88,15 +77,12 @@ public struct SQLReplayStore: ReplayStore {
                 try await database.sql.raw("""
                     SELECT scope, entry_key FROM replay_entries WHERE \(Self.after(after))
                     ORDER BY scope, entry_key LIMIT 1 OFFSET \(bind: chunk - 1)
-                    """).first().map { row in
-                        Name(scope: try row.decode(column: "scope", as: String.self), key: try row.decode(column: "entry_key", as: String.self))
-                    }
+                    """).first().map(Name.init(row:))
             }
-            let upTo = last.map { SQLQueryString("(scope, entry_key) <= (\(bind: $0.scope), \(bind: $0.key))") } ?? "TRUE"
             deleted += try await StoreErrorMapping.mapping("deleteExpired") {
                 try await database.sql.countingRows("""
                     DELETE FROM replay_entries
-                    WHERE \(chunkRows(after: after, upTo: upTo, chunk: chunk)) AND expires_at <= \(bind: expiry)
+                    WHERE \(chunkRows(after: after, through: last, chunk: chunk)) AND expires_at <= \(bind: expiry)
                     RETURNING 1 AS deleted
                     """)
             }
@@ -109,7 +95,8 @@ public struct SQLReplayStore: ReplayStore {
     /// 0.26 against 0.66 s for 600,000 rows); PostgreSQL estimates a row-value range from `scope` alone (a few
     /// values) and might scan the table for it, so there the chunk's keys come from an ordered, limited scan of
     /// the key and it deletes by key whatever its estimate.
-    private func chunkRows(after: Name?, upTo: SQLQueryString, chunk: Int) -> SQLQueryString {
+    private func chunkRows(after: Name?, through last: Name?, chunk: Int) -> SQLQueryString {
+        let upTo = last.map { "(scope, entry_key) <= (\(bind: $0.scope), \(bind: $0.key))" } ?? SQLQueryString("TRUE")
         let range: SQLQueryString = "\(Self.after(after)) AND \(upTo)"
         switch database.engine {
         case .sqlite:
@@ -125,5 +112,15 @@ public struct SQLReplayStore: ReplayStore {
 
     private static func after(_ name: Name?) -> SQLQueryString {
         name.map { "(scope, entry_key) > (\(bind: $0.scope), \(bind: $0.key))" } ?? "TRUE"
+    }
+}
+
+extension SQLReplayStore.Name {
+    init(_ entry: ReplayEntry) {
+        self.init(scope: entry.scope, key: entry.key)
+    }
+
+    init(row: any SQLRow) throws {
+        self.init(scope: try row.decode(column: "scope", as: String.self), key: try row.decode(column: "entry_key", as: String.self))
     }
 }
