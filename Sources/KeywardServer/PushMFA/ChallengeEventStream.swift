@@ -48,7 +48,7 @@ struct ChallengeEventStream: Sendable {
         guard PushMFAService.watchSecretMatches(secret, first) else { return oneShot("FORBIDDEN") }
         guard kind == .enrollment || first.kind == .authentication else { return oneShot("BAD_TYPE") }
         guard connections.acquire(limit: options.maxConnections) else {
-            let payload = Self.payload(first, kind: kind, at: Date(), retryAfter: options.reconnectDelayMillis, status: "TOO_MANY_CONNECTIONS")
+            let payload = Self.payload(first, kind: kind, retryAfter: options.reconnectDelayMillis, status: "TOO_MANY_CONNECTIONS")
             connections.release()
             return Response(status: .ok, headers: Self.headers, body: .init(byteBuffer: ByteBuffer(string: "retry: \(options.reconnectDelayMillis)\n" + payload)))
         }
@@ -72,8 +72,8 @@ struct ChallengeEventStream: Sendable {
         let started = clock.now
         var lastOutput = started
         var current = first
-        var sent = current.effectiveStatus(at: Date())
-        try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, at: Date(), status: sent.rawValue)))
+        var sent = current.effectiveStatus(at: service.clock.now())
+        try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, status: sent.rawValue)))
         guard sent == .pending else { return }
         var rereadFailed = false
         for await change in changes {
@@ -107,11 +107,11 @@ struct ChallengeEventStream: Sendable {
             if status != sent {
                 sent = status
                 lastOutput = clock.now
-                try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, at: Date(), status: status.rawValue)))
+                try await writer.write(ByteBuffer(string: Self.payload(current, kind: kind, status: status.rawValue)))
                 if status != .pending { return }
             }
             if clock.now - started >= options.maxLifetime || Task.isShuttingDownGracefully {
-                let payload = Self.payload(current, kind: kind, at: Date(), retryAfter: options.reconnectDelayMillis, status: sent.rawValue)
+                let payload = Self.payload(current, kind: kind, retryAfter: options.reconnectDelayMillis, status: sent.rawValue)
                 try await writer.write(ByteBuffer(string: "retry: \(options.reconnectDelayMillis)\n" + payload))
                 return
             }
@@ -127,7 +127,7 @@ struct ChallengeEventStream: Sendable {
     }
 
     /// `event: status` + one `data:` line of JSON. `expiresAt` is an ISO-8601 instant like Java's `Instant.toString`.
-    static func payload(_ challenge: PushChallenge, kind: PushChallenge.Kind, at now: Date, retryAfter: Int? = nil, status: String) -> String {
+    static func payload(_ challenge: PushChallenge, kind: PushChallenge.Kind, retryAfter: Int? = nil, status: String) -> String {
         var json = "{\"status\":\"\(status)\",\"challengeId\":\"\(challenge.id)\",\"expiresAt\":\"\(instant(challenge.expiresAt))\""
         if kind == .authentication {
             json += ",\"clientId\":" + (challenge.clientId.map(jsonString) ?? "null")

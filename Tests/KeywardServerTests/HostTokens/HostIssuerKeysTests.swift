@@ -54,6 +54,10 @@ final class HostIssuerKeysTests: XCTestCase {
                 let stale = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
                 XCTAssertEqual(stale.status, .ok, "the last good set is kept: \(stale.json)")
                 try await eventually { jwks.fetches == 2 }
+                // A token whose kid the set lacks waits for the refresh under way, or finds it failed a moment ago:
+                // no new fetch either way. Once it is answered the failed refresh is over, before the clock moves on.
+                let unknown = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now(), kid: "k-unknown"), key: key)
+                XCTAssertEqual(unknown.json["reason"]?.stringValue, "unknown_kid", "\(unknown.json)")
                 let kept = try await client.exchange(server, try HostTokenFixture.token(now: server.clock.now()), key: key)
                 XCTAssertEqual(kept.status, .ok, "\(kept.json)")
                 XCTAssertEqual(jwks.fetches, 2, "no new fetch within 10 s of the failed one")

@@ -231,11 +231,12 @@ extension TestServer {
     }
 
     func waitUntilWatched(_ challengeId: String) async throws {
-        for _ in 0..<400 {
+        // Up to 10 s, as `eventually` waits: a starved 2-core host can hold a new task back for a while.
+        for _ in 0..<2000 {
             if runtime.pushMFA.signals.isWatched(challengeId) { return }
             try await Task.sleep(for: .milliseconds(5))
         }
-        XCTFail("no stream started watching \(challengeId)")
+        XCTFail("no stream started watching \(challengeId) within 10 s")
     }
 }
 

@@ -20,8 +20,10 @@ final class LoginChallengeTests: XCTestCase {
             XCTAssertEqual(item.userId, device.userId)
             XCTAssertEqual(item.username, "test")
             XCTAssertEqual(item.clientId, "test-app")
-            XCTAssertEqual(item.expiresAt, Int64(challenge.expiresAt.timeIntervalSince1970))
-            XCTAssertEqual(item.createdAt, Int64(challenge.createdAt.timeIntervalSince1970))
+            // The list reads the times back from the database, which keeps whole milliseconds.
+            let stored = { (date: Date) in Int64(StorageTime.date(milliseconds: StorageTime.milliseconds(date)).timeIntervalSince1970) }
+            XCTAssertEqual(item.expiresAt, stored(challenge.expiresAt))
+            XCTAssertEqual(item.createdAt, stored(challenge.createdAt))
             XCTAssertEqual(item.userVerification?.type, "number-match")
             let numbers = try XCTUnwrap(item.userVerification?.numbers)
             XCTAssertEqual(Set(numbers).count, 3)
