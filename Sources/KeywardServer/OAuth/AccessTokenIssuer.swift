@@ -38,8 +38,9 @@ public struct AccessTokenIssuer: Sendable {
 
     /// Verifies a token this realm issued: signature by a published key, `typ`, issuer, audience, expiry.
     func verify(_ token: String, realm: Realm, now: Date) async throws -> VerifiedJWT {
-        // The header is read unverified only to pick the key set; JWTVerifier checks everything against it.
-        let kid = try? JWS.parse(token).header["kid"]?.stringValue
+        // Parsed once: the unverified header only picks the key set; JWTVerifier checks everything against it.
+        let parsed = try UnverifiedJWT(token)
+        let kid = parsed.jws.header["kid"]?.stringValue
         let keySet = try await keys.publishedKeys(realm: realm.name, toVerify: kid)
         let issuer = realms.issuer(of: realm.name)
         let policy = JWTVerificationPolicy(
@@ -52,6 +53,6 @@ public struct AccessTokenIssuer: Sendable {
             leeway: Self.verificationLeeway,
             maxLifetime: 86400
         )
-        return try JWTVerifier.verify(token, policy: policy, now: now)
+        return try JWTVerifier.verify(parsed: parsed, policy: policy, now: now)
     }
 }
