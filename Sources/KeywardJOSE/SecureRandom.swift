@@ -3,18 +3,43 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Crypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// Random bytes for secrets, identifiers and nonces, from the crypto library's CSPRNG (BoringSSL's `RAND_bytes`,
-/// seeded by the kernel), one call per value.
+/// Random bytes for secrets, identifiers and nonces, straight from the kernel's CSPRNG through `getentropy`: one
+/// system call per value of up to 256 bytes.
 ///
-/// `SystemRandomNumberGenerator` costs one `getrandom` system call per 8 bytes, and `UInt8.random(in:)` one per
-/// byte: a 32-byte secret drawn byte by byte took 32 system calls, and shuffling 100 numbers for a number match
-/// took 99. Every login creates several secrets, so those calls showed up as a tenth of the server's CPU.
+/// `SystemRandomNumberGenerator` costs one `getrandom` per 8 bytes, and so does swift-crypto's `SymmetricKey(size:)`,
+/// which fills its bytes through it; `UInt8.random(in:)` costs one per byte. A 32-byte secret drawn byte by byte took
+/// 32 system calls, and shuffling 100 numbers for a number match took 99. Every login creates several secrets, so
+/// those calls showed up as a tenth of the server's CPU.
 public enum SecureRandom {
     public static func bytes(_ count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
-        return SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Array($0) }
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            fill(UnsafeMutableRawBufferPointer(buffer))
+            initialized = count
+        }
+    }
+
+    /// Fills `buffer` from the kernel, `getentropy`'s 256 bytes at a time (on Linux one `getrandom` each). Without
+    /// randomness no secret can be made safely, so a failure stops the process, as the standard library's generator
+    /// does, rather than hand out predictable bytes.
+    private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress else { return }
+        var filled = 0
+        while filled < buffer.count {
+            let chunk = min(256, buffer.count - filled)
+            guard getentropy(base + filled, chunk) == 0 else {
+                fatalError("getentropy failed (errno \(errno)): no secure randomness available")
+            }
+            filled += chunk
+        }
     }
 
     /// A random (version 4) UUID, lower-case, without opening `/dev/urandom` as Foundation's `UUID()` does on Linux.

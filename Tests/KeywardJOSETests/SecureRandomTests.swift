@@ -17,6 +17,17 @@ final class SecureRandomTests: XCTestCase {
         }
     }
 
+    /// The kernel hands out at most 256 bytes per call: longer values are filled in pieces, each of them random.
+    func testValuesLongerThanOneSystemCallAreRandomThroughout() {
+        let long = SecureRandom.bytes(1000)
+        XCTAssertEqual(long.count, 1000)
+        let pieces = stride(from: 0, to: 1000, by: 256).map { Array(long[$0..<min($0 + 256, 1000)]) }
+        XCTAssertEqual(Set(pieces).count, pieces.count, "no piece repeats another")
+        // Each piece, the short tail too, is filled: 256 random bytes take about 162 distinct values (σ ≈ 5), and
+        // zeros left in place would take one.
+        for piece in pieces { XCTAssertGreaterThan(Set(piece).count, piece.count / 2, "piece of \(piece.count) bytes looks unfilled") }
+    }
+
     func testUUIDsAreVersion4WithTheRFCVariant() throws {
         let pattern = try NSRegularExpression(pattern: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
         var seen = Set<String>()
