@@ -47,6 +47,8 @@ struct BenchReport: Codable {
     let database: String
     let requestsPerScenario: Int
     let concurrency: Int
+    /// token, protected and host-token were sent in this many alternating turns (1: each whole, one after the other).
+    let rounds: Int
     let generatorNice: Int32
     let ceiling: CryptoCeiling
     let scenarios: [ScenarioResult]
@@ -56,7 +58,7 @@ struct BenchReport: Codable {
     func table() -> String {
         let withPeer = scenarios.contains { $0.peerCPUMilliseconds != nil }
         var lines = [
-            "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario, loopback HTTP/1.1 keep-alive (one blocking client thread per connection, nice \(generatorNice)), no TLS",
+            "keyward-bench — \(cores) cores, \(database), \(concurrency) connections, \(requestsPerScenario) requests per scenario\(rounds > 1 ? " in \(rounds) alternating turns" : ""), loopback HTTP/1.1 keep-alive (one blocking client thread per connection, nice \(generatorNice)), no TLS",
             String(
                 format: "crypto ceiling (1 core): ES256 verify %.0f/s, ES256 sign %.0f/s, RS256 (RSA-2048) verify %.0f/s, RS256 sign %.0f/s, ES384 verify %.0f/s, ES384 sign %.0f/s",
                 ceiling.es256VerifyPerSecond, ceiling.es256SignPerSecond, ceiling.rs256VerifyPerSecond, ceiling.rs256SignPerSecond,

@@ -11,9 +11,7 @@ struct HostTokenScenario: Sendable {
     let baseURL: String
     let port: Int
     let requests: Int
-    let concurrency: Int
     let cli: KeywardCLI
-    let threads: WorkerThreads
     let log: @Sendable (String) -> Void
 
     /// Host tokens name these enrolled users in turn. The server reads the user behind each token with one indexed
@@ -24,7 +22,9 @@ struct HostTokenScenario: Sendable {
     private var tokenPath: String { "/realms/demo/protocol/openid-connect/token" }
     private static let grantType = "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer"
 
-    func run() throws -> ScenarioResult {
+    /// Sets the issuer up, warms the server's key cache and builds every exchange; the JWKS responder keeps serving
+    /// until the load's `finished`.
+    func prepare() throws -> PreparedLoad {
         let tag = KeywardCLI.runTag
         let issuer = "https://auth-\(tag).host.invalid"
         let clientId = "bench-app-\(tag)"
@@ -33,7 +33,8 @@ struct HostTokenScenario: Sendable {
         var jwk = hostKey.publicJWK
         jwk.kid = "k1"
         let responder = try JWKSResponder(jwks: StrictJSON.serialize(JWKSet(keys: [jwk]).jsonObject))
-        defer { responder.stop() }
+        var handedOver = false
+        defer { if !handedOver { responder.stop() } }
 
         log("host token: public client \(clientId), issuer \(issuer) with its JWKS at \(responder.url), \(subjects.count) enterprise ids")
         try cli.run(["clients", "create", "--realm", "demo", "--public", clientId])
@@ -71,10 +72,11 @@ struct HostTokenScenario: Sendable {
         // endpoint's proof window until the run ends.
         let assertions = try mint(requests, what: "host tokens (RS256)") { try hostToken($0) }
         let prepared = try mint(requests, what: "DPoP proofs") { try exchange(assertions[$0]) }
-        log("host token: \(requests) exchanges over \(concurrency) connections")
-        let outcome = LoadRunner(port: port, concurrency: concurrency, threads: threads).run(prepared, expecting: 200)
-        if responder.fetches != 1 { log("host token: the server fetched the JWKS \(responder.fetches) times (expected once: it caches it)") }
-        return ScenarioResult(name: "host token (jwt-bearer + DPoP)", outcome: outcome)
+        handedOver = true
+        return PreparedLoad(name: "host token (jwt-bearer + DPoP)", requests: prepared, expecting: 200) { [log] in
+            if responder.fetches != 1 { log("host token: the server fetched the JWKS \(responder.fetches) times (expected once: it caches it)") }
+            responder.stop()
+        }
     }
 
     /// `count` items made on every core before the measurement (no server work is running then), in index order,

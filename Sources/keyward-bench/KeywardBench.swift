@@ -38,6 +38,9 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Concurrent connections.")
     var concurrency = 32
 
+    @Option(help: "token, protected and host-token in this many alternating turns, each sending the next slice of its requests, so a shared machine's drift slows them alike (1: each scenario whole, one after the other). Every request is built before the first turn, and its DPoP proof must still be inside the server's 120 s window when sent: keep --requests moderate.")
+    var rounds = 1
+
     @Option(help: "Seconds the crypto ceiling is measured for.")
     var cryptoSeconds = 2.0
 
@@ -76,6 +79,9 @@ struct KeywardBench: AsyncParsableCommand {
     func validate() throws {
         guard requests >= 100 else { throw ValidationError("--requests must be at least 100") }
         guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be 1...1024") }
+        guard (1...100).contains(rounds), requests / rounds >= concurrency else {
+            throw ValidationError("--rounds must be 1...100 and leave every turn at least one request per connection (--requests / --rounds ≥ --concurrency)")
+        }
         guard (1...400).contains(logins) else { throw ValidationError("--logins must be 1...400") }
         guard (0...19).contains(generatorNice) else { throw ValidationError("--generator-nice must be 0...19") }
         // Every flow is started before its measurement and its transaction cookie lives 10 minutes.
@@ -112,7 +118,7 @@ struct KeywardBench: AsyncParsableCommand {
 
         let report = BenchReport(
             date: Date(), cores: ProcessInfo.processInfo.activeProcessorCount, database: database.map { $0.hasPrefix("postgres") ? "postgresql" : "sqlite" } ?? "sqlite",
-            requestsPerScenario: requests, concurrency: concurrency, generatorNice: generatorNice, ceiling: ceiling, scenarios: results,
+            requestsPerScenario: requests, concurrency: concurrency, rounds: rounds, generatorNice: generatorNice, ceiling: ceiling, scenarios: results,
             appAttest: appAttest
         )
         print(report.table())
@@ -153,21 +159,36 @@ struct KeywardBench: AsyncParsableCommand {
             throw ValidationError("--url must be http://127.0.0.1:PORT (the load generator speaks plain HTTP on loopback)")
         }
         let threads = WorkerThreads(meter: CPUMeter(serverPID: process?.processIdentifier), nice: generatorNice)
-        let workloads = Scenarios(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, threads: threads, log: log)
-        var results: [ScenarioResult] = []
-        if selected.contains("token") { results.append(try workloads.tokenEndpoint()) }
-        if selected.contains("protected") { results.append(try workloads.protectedResource()) }
-        // validate() refused these with --url, so a server was started here and the CLI can reach its database.
+        let workloads = Scenarios(baseURL: baseURL, port: port, requests: requests, log: log)
+        // validate() refused the CLI's scenarios with --url, so a server was started here and the CLI can reach its database.
         let cli = KeywardCLI(
             binary: server ?? ServerProcess.siblingBinary(named: "keyward"), baseURL: baseURL, database: database,
             dataDirectory: process?.dataDirectory.path
         )
+        let turns = LoadTurns(runner: LoadRunner(port: port, concurrency: concurrency, threads: threads), log: log)
+        var results: [ScenarioResult] = []
+        // The request-per-connection loads: each on its own (built just before it is sent), or built together and
+        // sent in turns.
+        var loads: [() throws -> PreparedLoad] = []
+        if selected.contains("token") { loads.append(workloads.tokenEndpoint) }
+        if selected.contains("protected") { loads.append(workloads.protectedResource) }
+        if selected.contains("host-token") {
+            loads.append(HostTokenScenario(baseURL: baseURL, port: port, requests: requests, cli: cli, log: log).prepare)
+        }
+        if rounds == 1 {
+            for load in loads {
+                let prepared = try load()
+                log("\(prepared.name): \(prepared.requests.count) requests over \(concurrency) connections")
+                results += turns.run([prepared], rounds: 1)
+            }
+        } else {
+            let prepared = try loads.map { try $0() }
+            log("\(prepared.map(\.name).joined(separator: ", ")): \(requests) requests each over \(concurrency) connections, in \(rounds) turns")
+            results += turns.run(prepared, rounds: rounds)
+        }
         if selected.contains("push-login") {
             results += try await PushLoginScenario(baseURL: baseURL, port: port, cli: cli, concurrency: logins, threads: threads, log: log)
                 .run(paces: PushLoginScenario.paces(roundTrips: roundTrips, concurrency: logins, rate: loginRate))
-        }
-        if selected.contains("host-token") {
-            results.append(try HostTokenScenario(baseURL: baseURL, port: port, requests: requests, concurrency: concurrency, cli: cli, threads: threads, log: log).run())
         }
         if selected.contains("social-callback") {
             results += try SocialCallbackScenario(

@@ -14,6 +14,17 @@ struct LoadRunner {
         var firstFailure: String?
         var cpu = CPUMeter.Times()
 
+        /// This outcome and a later run's as one: latencies and failures of both, time and CPU summed (CPU unknown
+        /// when either run's is).
+        func adding(_ later: Outcome) -> Outcome {
+            func sum(_ first: Duration?, _ second: Duration?) -> Duration? { first.flatMap { first in second.map { first + $0 } } }
+            return Outcome(
+                latencies: latencies + later.latencies, failures: failures + later.failures, elapsed: elapsed + later.elapsed,
+                firstFailure: firstFailure ?? later.firstFailure,
+                cpu: CPUMeter.Times(server: sum(cpu.server, later.cpu.server), generator: sum(cpu.generator, later.cpu.generator))
+            )
+        }
+
         /// All workers' outcomes as one.
         static func merged(_ outcomes: [Outcome], elapsed: Duration, cpu: CPUMeter.Times) -> Outcome {
             var merged = Outcome(cpu: cpu)

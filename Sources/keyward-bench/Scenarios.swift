@@ -6,8 +6,6 @@ struct Scenarios {
     let baseURL: String
     let port: Int
     let requests: Int
-    let concurrency: Int
-    let threads: WorkerThreads
     let log: (String) -> Void
 
     private var tokenPath: String { "/realms/demo/protocol/openid-connect/token" }
@@ -23,17 +21,15 @@ struct Scenarios {
     }
 
     /// client_credentials + DPoP: one proof verification, one replay insert, one token signature each.
-    func tokenEndpoint() throws -> ScenarioResult {
+    func tokenEndpoint() throws -> PreparedLoad {
         let key = try SigningKey.generate(.es256)
         log("token endpoint: preparing \(requests) DPoP proofs")
         let prepared = try (0..<requests).map { _ in try tokenRequest(key: key) }
-        log("token endpoint: \(requests) requests over \(concurrency) connections")
-        let outcome = LoadRunner(port: port, concurrency: concurrency, threads: threads).run(prepared, expecting: 200)
-        return ScenarioResult(name: "token (client_credentials + DPoP)", outcome: outcome)
+        return PreparedLoad(name: "token (client_credentials + DPoP)", requests: prepared, expecting: 200)
     }
 
     /// GET /v1/whoami with a DPoP-bound ES256 access token: token check, proof check, replay insert each.
-    func protectedResource() throws -> ScenarioResult {
+    func protectedResource() throws -> PreparedLoad {
         let key = try SigningKey.generate(.es256)
         let answer = try RawHTTPConnection(port: port).send(try tokenRequest(key: key))
         guard answer.status == 200, let token = try? StrictJSON.parseObject(answer.body)["access_token"]?.stringValue else {
@@ -44,8 +40,6 @@ struct Scenarios {
             let proof = try DPoPProof.make(key: key, method: "GET", url: baseURL + whoamiPath, issuedAt: Date(), accessToken: token)
             return RawHTTPConnection.request(method: "GET", path: whoamiPath, port: port, headers: [("Authorization", "DPoP " + token), ("DPoP", proof)])
         }
-        log("protected resource: \(requests) requests over \(concurrency) connections")
-        let outcome = LoadRunner(port: port, concurrency: concurrency, threads: threads).run(prepared, expecting: 200)
-        return ScenarioResult(name: "DPoP-protected GET /v1/whoami", outcome: outcome)
+        return PreparedLoad(name: "DPoP-protected GET /v1/whoami", requests: prepared, expecting: 200)
     }
 }
