@@ -38,7 +38,7 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Concurrent connections.")
     var concurrency = 32
 
-    @Option(help: "token, protected and host-token in this many alternating turns, each sending the next slice of its requests, so a shared machine's drift slows them alike (1: each scenario whole, one after the other). Every request is built before the first turn, and its DPoP proof must still be inside the server's 120 s window when sent: keep --requests moderate.")
+    @Option(help: "token, protected and host-token in this many alternating turns, each sending the next slice of its requests, so a shared machine's drift slows them alike (1: each scenario whole, one after the other). Every request is built before the first turn, and its DPoP proof must still be inside the proof window when sent (60 s at the token endpoint): keep --requests moderate.")
     var rounds = 1
 
     @Option(help: "Seconds the crypto ceiling is measured for.")
