@@ -9,15 +9,17 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
+#else
+#error("SecureRandom needs a kernel random source: getentropy (glibc, musl) or arc4random_buf (Apple platforms)")
 #endif
 
-/// Random bytes for secrets, identifiers and nonces, straight from the kernel's CSPRNG through `getentropy`: one
-/// system call per value of up to 256 bytes.
+/// Random bytes for secrets, identifiers and nonces, from the kernel's CSPRNG: on Linux one `getentropy` (that is,
+/// `getrandom`) system call per value of up to 256 bytes, on Apple platforms `arc4random_buf`.
 ///
-/// `SystemRandomNumberGenerator` costs one `getrandom` per 8 bytes, and so does swift-crypto's `SymmetricKey(size:)`,
-/// which fills its bytes through it; `UInt8.random(in:)` costs one per byte. A 32-byte secret drawn byte by byte took
-/// 32 system calls, and shuffling 100 numbers for a number match took 99. Every login creates several secrets, so
-/// those calls showed up as a tenth of the server's CPU.
+/// On Linux `SystemRandomNumberGenerator` costs one `getrandom` per 8 bytes, and so does swift-crypto's
+/// `SymmetricKey(size:)`, which fills its bytes through it; `UInt8.random(in:)` costs one per byte. A 32-byte secret
+/// drawn byte by byte took 32 system calls, and shuffling 100 numbers for a number match took 99. Every login creates
+/// several secrets, so those calls showed up as a tenth of the server's CPU.
 public enum SecureRandom {
     public static func bytes(_ count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
@@ -27,19 +29,25 @@ public enum SecureRandom {
         }
     }
 
-    /// Fills `buffer` from the kernel, `getentropy`'s 256 bytes at a time (on Linux one `getrandom` each). Without
-    /// randomness no secret can be made safely, so a failure stops the process, as the standard library's generator
-    /// does, rather than hand out predictable bytes.
+    /// Fills `buffer` from the kernel. Where `getentropy` is refused (a sandbox without `getrandom`), the standard
+    /// library's generator takes over: it reads `/dev/urandom` instead, and stops the process if there is no
+    /// randomness at all rather than hand out predictable bytes.
     private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress else { return }
+        #if canImport(Darwin)
+        arc4random_buf(base, buffer.count)
+        #else
         var filled = 0
         while filled < buffer.count {
-            let chunk = min(256, buffer.count - filled)
+            let chunk = min(256, buffer.count - filled)  // getentropy's limit per call
             guard getentropy(base + filled, chunk) == 0 else {
-                fatalError("getentropy failed (errno \(errno)): no secure randomness available")
+                var generator = SystemRandomNumberGenerator()
+                for index in filled..<buffer.count { buffer[index] = generator.next() }
+                return
             }
             filled += chunk
         }
+        #endif
     }
 
     /// A random (version 4) UUID, lower-case, without opening `/dev/urandom` as Foundation's `UUID()` does on Linux.

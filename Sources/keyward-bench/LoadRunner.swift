@@ -14,35 +14,40 @@ struct LoadRunner {
         var firstFailure: String?
         var cpu = CPUMeter.Times()
 
-        /// This outcome and a later run's as one: latencies and failures of both, time and CPU summed (CPU unknown
-        /// when either run's is).
-        func adding(_ later: Outcome) -> Outcome {
-            func sum(_ first: Duration?, _ second: Duration?) -> Duration? { first.flatMap { first in second.map { first + $0 } } }
-            return Outcome(
-                latencies: latencies + later.latencies, failures: failures + later.failures, elapsed: elapsed + later.elapsed,
-                firstFailure: firstFailure ?? later.firstFailure,
-                cpu: CPUMeter.Times(server: sum(cpu.server, later.cpu.server), generator: sum(cpu.generator, later.cpu.generator))
-            )
+        /// Another outcome's requests (latencies, failures, first failure) added to this one's.
+        private mutating func addRequests(of other: Outcome) {
+            latencies += other.latencies
+            failures += other.failures
+            firstFailure = firstFailure ?? other.firstFailure
         }
 
-        /// All workers' outcomes as one.
+        /// This outcome and a later run's as one: time and CPU summed (CPU unknown when either run's is).
+        func adding(_ later: Outcome) -> Outcome {
+            func sum(_ first: Duration?, _ second: Duration?) -> Duration? { first.flatMap { first in second.map { first + $0 } } }
+            var total = self
+            total.addRequests(of: later)
+            total.elapsed += later.elapsed
+            total.cpu = CPUMeter.Times(server: sum(cpu.server, later.cpu.server), generator: sum(cpu.generator, later.cpu.generator))
+            return total
+        }
+
+        /// Concurrent workers' outcomes as one, over the time and CPU they shared.
         static func merged(_ outcomes: [Outcome], elapsed: Duration, cpu: CPUMeter.Times) -> Outcome {
-            var merged = Outcome(cpu: cpu)
-            for outcome in outcomes {
-                merged.latencies += outcome.latencies
-                merged.failures += outcome.failures
-                merged.firstFailure = merged.firstFailure ?? outcome.firstFailure
-            }
-            merged.elapsed = elapsed
+            var merged = Outcome(elapsed: elapsed, cpu: cpu)
+            for outcome in outcomes { merged.addRequests(of: outcome) }
             return merged
         }
     }
 
+    /// The `part`th of `parts` consecutive, nearly equal shares of `count` items (sizes differ by one at most).
+    static func share(of count: Int, part: Int, parts: Int) -> Range<Int> {
+        (count * part / parts)..<(count * (part + 1) / parts)
+    }
+
     func run(_ requests: [[UInt8]], expecting status: Int) -> Outcome {
         let clock = ContinuousClock()
-        let perWorker = (requests.count + concurrency - 1) / concurrency
         let workers = (0..<concurrency).map { worker -> @Sendable () -> Outcome in
-            let slice = Array(requests[min(worker * perWorker, requests.count)..<min((worker + 1) * perWorker, requests.count)])
+            let slice = Array(requests[Self.share(of: requests.count, part: worker, parts: concurrency)])
             return { [port] in
                 var outcome = Outcome()
                 outcome.latencies.reserveCapacity(slice.count)

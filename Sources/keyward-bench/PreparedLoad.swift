@@ -16,12 +16,14 @@ struct LoadTurns {
 
     /// `rounds` 1: each load whole, one after the other. More: each load's requests are cut into `rounds` slices in
     /// order and the loads take turns slice by slice, so a shared machine whose speed drifts during the run slows
-    /// them alike and their rates stay comparable; a load's figures are the sum of its slices.
+    /// them alike and their rates stay comparable; a load's figures are the sum of its slices. Each turn opens its
+    /// connections and ends with its slowest connection, as a whole run does once: keep turns to a second or more,
+    /// and compare `rounds` figures with each other rather than with whole runs.
     func run(_ loads: [PreparedLoad], rounds: Int) -> [ScenarioResult] {
         var outcomes: [LoadRunner.Outcome?] = loads.map { _ in nil }
         for round in 0..<rounds {
             for (index, load) in loads.enumerated() {
-                let slice = Self.slice(load.requests.count, round: round, of: rounds)
+                let slice = LoadRunner.share(of: load.requests.count, part: round, parts: rounds)
                 if rounds > 1 { log("\(load.name): turn \(round + 1)/\(rounds), requests \(slice.lowerBound + 1)–\(slice.upperBound)") }
                 let outcome = runner.run(Array(load.requests[slice]), expecting: load.expecting)
                 outcomes[index] = outcomes[index].map { $0.adding(outcome) } ?? outcome
@@ -29,10 +31,5 @@ struct LoadTurns {
         }
         for load in loads { load.finished() }
         return zip(loads, outcomes).map { ScenarioResult(name: $0.name, outcome: $1 ?? LoadRunner.Outcome()) }
-    }
-
-    /// The `round`th of `rounds` consecutive, nearly equal slices of `count` requests.
-    static func slice(_ count: Int, round: Int, of rounds: Int) -> Range<Int> {
-        (count * round / rounds)..<(count * (round + 1) / rounds)
     }
 }

@@ -17,7 +17,7 @@ final class SecureRandomTests: XCTestCase {
         }
     }
 
-    /// The kernel hands out at most 256 bytes per call: longer values are filled in pieces, each of them random.
+    /// `getentropy` hands out at most 256 bytes per call: longer values are filled in pieces, each of them random.
     func testValuesLongerThanOneSystemCallAreRandomThroughout() {
         let long = SecureRandom.bytes(1000)
         XCTAssertEqual(long.count, 1000)

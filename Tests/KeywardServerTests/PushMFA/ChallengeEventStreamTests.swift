@@ -230,13 +230,9 @@ extension TestServer {
         return try row?.decode(column: "n", as: Int.self) ?? 0
     }
 
-    func waitUntilWatched(_ challengeId: String) async throws {
-        // Up to 10 s, as `eventually` waits: a starved 2-core host can hold a new task back for a while.
-        for _ in 0..<2000 {
-            if runtime.pushMFA.signals.isWatched(challengeId) { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        XCTFail("no stream started watching \(challengeId) within 10 s")
+    func waitUntilWatched(_ challengeId: String, file: StaticString = #filePath, line: UInt = #line) async throws {
+        // 10 s: a starved 2-core host can hold a new task back for a while.
+        try await eventually({ [runtime] in runtime.pushMFA.signals.isWatched(challengeId) }, file: file, line: line)
     }
 }
 

@@ -9,7 +9,8 @@ import XCTest
 /// password checks wait for the password thread, a DPoP-protected GET is still answered.
 final class PasswordLoadTests: XCTestCase {
     func testFiftyConcurrentSignInsDoNotHoldUpADPoPRequest() async throws {
-        try await TestServer.forEachEngine(configure: { $0.bcryptCost = 10; $0.passwordThreads = 1 }) { server, client in
+        // Room for the fifty checks and the holder below in the password queue.
+        try await TestServer.forEachEngine(configure: { $0.bcryptCost = 10; $0.passwordThreads = 1; $0.maxConcurrentPasswordChecks = 64 }) { server, client in
             let count = 50
             for index in 0..<count {
                 _ = try await server.runtime.accounts.users.createUser(realm: "demo", username: "load-\(index)", password: "password-\(index)")
@@ -20,8 +21,12 @@ final class PasswordLoadTests: XCTestCase {
             // The one password thread is held, so the order is fixed rather than raced: every sign-in is waiting
             // for it when the GET is sent, and none can finish before the GET is answered.
             let release = DispatchSemaphore(value: 0)
+            // Whatever goes wrong (a GET that waits for the password thread after all), the thread is let go within a
+            // minute, so the test fails instead of hanging. A dispatch timer, not a task: it must fire even if the
+            // cooperative threads are stuck. Signals beyond the first are harmless.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 60) { release.signal() }
             let holder = Task { try await passwords.run { release.wait() } }
-            while passwords.load < 1 { await Task.yield() }
+            try await eventually { passwords.load >= 1 }
             let finished = Counter()
 
             let (get, signIns) = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
@@ -36,15 +41,12 @@ final class PasswordLoadTests: XCTestCase {
                         return answer.status
                     }
                 }
-                // Whatever fails below, the held thread is let go, or the group would wait for its sign-ins forever.
+                // If the GET throws, the held thread is let go at once, or the group would wait for its sign-ins.
                 defer { release.signal() }
-                // Every sign-in is in the password queue, off the request threads, before the GET is sent (within a
-                // minute: a sign-in that failed early ends the test with its own failure instead of a hang).
-                var waited = 0
-                while passwords.load < count + 1, waited < 60_000 {
-                    try await Task.sleep(for: .milliseconds(1))
-                    waited += 1
-                }
+                // Every sign-in is in the password queue, off the request threads, before the GET is sent (waited for
+                // 30 s at most: a sign-in that failed early ends the test with its own failure).
+                let deadline = ContinuousClock.now + .seconds(30)
+                while passwords.load < count + 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
                 let queued = passwords.load - 1
                 let answer = try await client.whoami(authorization: ["DPoP " + token], proofs: [try server.resourceProof(key, token: token)])
                 let finishedBeforeRelease = finished.value
