@@ -212,22 +212,26 @@ extension TestServer {
         XCTFail("streams did not fail to re-read \(count) times")
     }
 
-    /// Polls PostgreSQL until one more connection than `baseline` has LISTENed on the challenge channel.
-    func waitUntilListening(beyond baseline: Int) async throws {
-        for _ in 0..<1000 {
-            if try await listeningConnections() > baseline { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        XCTFail("no connection started listening for challenge notifications")
+    /// PostgreSQL's clock, to tell the LISTENs that come after it from those of servers before this test.
+    func databaseClock() async throws -> String {
+        let row = try await runtime.database.sql.raw("SELECT clock_timestamp()::text AS now").first()
+        return try XCTUnwrap(row?.decode(column: "now", as: String.self))
     }
 
-    /// Connections whose last statement was a LISTEN on the challenge channel.
-    func listeningConnections() async throws -> Int {
-        let row = try await runtime.database.sql.raw("""
-            SELECT COUNT(*) AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND query ILIKE \(bind: "LISTEN%" + ChallengeNotificationListener.channel + "%")
-            """).first()
-        return try row?.decode(column: "n", as: Int.self) ?? 0
+    /// Polls PostgreSQL (10 s at most) until a connection has run a LISTEN on the challenge channel since `since`.
+    /// Counting all listening connections against a baseline could miss it: another test's listener may close
+    /// meanwhile, and the database and channel are shared by every test's server.
+    func waitUntilListening(since: String, file: StaticString = #filePath, line: UInt = #line) async throws {
+        for _ in 0..<1000 {
+            let row = try await runtime.database.sql.raw("""
+                SELECT COUNT(*) AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND state_change >= \(bind: since)::timestamptz
+                  AND query ILIKE \(bind: "LISTEN%" + ChallengeNotificationListener.channel + "%")
+                """).first()
+            if try (row?.decode(column: "n", as: Int.self) ?? 0) > 0 { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTFail("no connection started listening for challenge notifications", file: file, line: line)
     }
 
     func waitUntilWatched(_ challengeId: String, file: StaticString = #filePath, line: UInt = #line) async throws {
@@ -245,12 +249,12 @@ final class CrossNodeEventTests: XCTestCase {
         try await TestServer.forEachEngine(engines: [.postgres], configure: { $0.ssePollMillis = 60000; $0.sseMaxConnectionLifetimeSeconds = 15 }) { server, client in
             let (device, token) = try await server.enrolledDevice(client)
             let (challenge, secret) = try await server.createdChallenge()
-            let baseline = try await server.listeningConnections()
+            let before = try await server.databaseClock()
             let listener = Task { try await server.runtime.challengeListener.run() }
             defer { listener.cancel() }
             try await server.withSecondNode { _, clientB in
                 // A stream that starts before LISTEN is registered must not depend on it: wait until it is.
-                try await server.waitUntilListening(beyond: baseline)
+                try await server.waitUntilListening(since: before)
                 let stream = Task { try await client.events("/login/challenges/\(challenge.id)/events?secret=\(secret)") }
                 try await server.waitUntilWatched(challenge.id)
                 let approved = try await device.respond(clientB, token: token, challengeId: challenge.id)
@@ -266,7 +270,7 @@ final class CrossNodeEventTests: XCTestCase {
         try XCTSkipIf(TestDatabase.postgresURL == nil, "notifications are PostgreSQL's (KEYWARD_TEST_POSTGRES_URL)")
         try await TestServer.forEachEngine(engines: [.postgres]) { server, client in
             try await server.settings { $0.maxPendingChallenges = 5 }
-            let baseline = try await server.listeningConnections()
+            let before = try await server.databaseClock()
             let (device, token) = try await server.enrolledDevice(client)
             let received = Mutex<[String]>([])
             let listening = Task {
@@ -275,7 +279,7 @@ final class CrossNodeEventTests: XCTestCase {
                 }
             }
             defer { listening.cancel() }
-            try await server.waitUntilListening(beyond: baseline)
+            try await server.waitUntilListening(since: before)
             let (approved, _) = try await server.createdChallenge(session: "a")
             let (replaced, _) = try await server.createdChallenge(session: "b")
             let response = try await device.respond(client, token: token, challengeId: approved.id)
