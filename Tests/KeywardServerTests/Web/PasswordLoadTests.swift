@@ -53,12 +53,12 @@ final class PasswordLoadTests: XCTestCase {
                 release.signal()
                 var signIns: [HTTPResponse.Status] = []
                 for try await status in group { signIns.append(status) }
-                return ((answer.status, finishedBeforeRelease, queued), signIns)
+                return ((status: answer.status, finishedBeforeRelease: finishedBeforeRelease, queued: queued), signIns)
             }
             try await holder.value
-            XCTAssertEqual(get.2, count, "every sign-in was waiting for the password thread when the GET was sent")
-            XCTAssertEqual(get.0, .ok, "the GET was answered while fifty sign-ins waited for the password thread")
-            XCTAssertEqual(get.1, 0, "no sign-in finished while the password thread was held")
+            XCTAssertEqual(get.queued, count, "every sign-in was waiting for the password thread when the GET was sent")
+            XCTAssertEqual(get.status, .ok, "the GET was answered while fifty sign-ins waited for the password thread")
+            XCTAssertEqual(get.finishedBeforeRelease, 0, "no sign-in finished while the password thread was held")
             XCTAssertEqual(signIns.filter { $0 == .seeOther }.count, count, "every sign-in went through: \(signIns)")
             let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
             // The fifty hashes and the holder.
