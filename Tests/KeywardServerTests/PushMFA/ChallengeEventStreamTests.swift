@@ -222,21 +222,19 @@ extension TestServer {
     /// Counting all listening connections against a baseline could miss it: another test's listener may close
     /// meanwhile, and the database and channel are shared by every test's server.
     func waitUntilListening(since: String, file: StaticString = #filePath, line: UInt = #line) async throws {
-        for _ in 0..<1000 {
+        try await eventually("no connection started listening for challenge notifications", file: file, line: line) { [runtime] in
             let row = try await runtime.database.sql.raw("""
                 SELECT COUNT(*) AS n FROM pg_stat_activity
                 WHERE datname = current_database() AND state_change >= \(bind: since)::timestamptz
                   AND query ILIKE \(bind: "LISTEN%" + ChallengeNotificationListener.channel + "%")
                 """).first()
-            if try (row?.decode(column: "n", as: Int.self) ?? 0) > 0 { return }
-            try await Task.sleep(for: .milliseconds(10))
+            return try (row?.decode(column: "n", as: Int.self) ?? 0) > 0
         }
-        XCTFail("no connection started listening for challenge notifications", file: file, line: line)
     }
 
     func waitUntilWatched(_ challengeId: String, file: StaticString = #filePath, line: UInt = #line) async throws {
         // 10 s: a starved 2-core host can hold a new task back for a while.
-        try await eventually({ [runtime] in runtime.pushMFA.signals.isWatched(challengeId) }, file: file, line: line)
+        try await eventually(file: file, line: line) { [runtime] in runtime.pushMFA.signals.isWatched(challengeId) }
     }
 }
 

@@ -1,11 +1,15 @@
 import XCTest
 
-/// Waits for a background effect (a refresh behind a stale key set, a stream that starts watching) by polling every
-/// 10 ms; fails after 10 s.
-func eventually(_ condition: @Sendable () -> Bool, file: StaticString = #filePath, line: UInt = #line) async throws {
+/// Waits for a background effect (a refresh behind a stale key set, a stream that starts watching, a LISTEN) by
+/// polling every 10 ms; fails with `failure` after 1,000 polls (10 s plus the time the checks take).
+func eventually(
+    _ failure: @autoclosure () -> String = "condition not met within 10 s",
+    file: StaticString = #filePath, line: UInt = #line,
+    _ condition: @Sendable () async throws -> Bool
+) async throws {
     for _ in 0..<1000 {
-        if condition() { return }
+        if try await condition() { return }
         try await Task.sleep(for: .milliseconds(10))
     }
-    XCTFail("condition not met within 10 s", file: file, line: line)
+    XCTFail(failure(), file: file, line: line)
 }
