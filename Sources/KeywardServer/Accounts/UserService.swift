@@ -157,6 +157,7 @@ public final class UserService: Sendable {
 
     /// The user unlinks one of their provider identities (the account page), never the last way they sign in.
     public func unlinkProvider(realm: String, userId: String, issuer: String, subject: String) async throws -> ProviderUnlink {
+        guard Self.canNameIdentity(issuer, subject) else { return .notFound }
         let outcome = try await identities.unlinkProviderIdentity(realm: realm, userId: userId, issuer: issuer, subject: subject)
         if outcome == .unlinked {
             await audit.record(.externalIdentityUnlinked, realm: realm, userId: userId, details: ["kind": "provider", "issuer": issuer])
@@ -213,7 +214,14 @@ public final class UserService: Sendable {
 
     /// The user an identity at another issuer names, with the identity.
     public func user(realm: String, issuer: String, subject: String) async throws -> (identity: ExternalIdentity, user: User)? {
-        try await identities.user(realm: realm, issuer: issuer, subject: subject)
+        guard Self.canNameIdentity(issuer, subject) else { return nil }
+        return try await identities.user(realm: realm, issuer: issuer, subject: subject)
+    }
+
+    /// An issuer or subject with a NUL names no identity: PostgreSQL text cannot hold one and refuses it even in a
+    /// lookup, so it is answered as unknown here, alike on both engines, instead of failing as the store.
+    private static func canNameIdentity(_ issuer: String, _ subject: String) -> Bool {
+        !issuer.utf8.contains(0) && !subject.utf8.contains(0)
     }
 
     /// The identities at other issuers linked to a user (the account page's "Signed in with").

@@ -63,6 +63,28 @@ final class ProviderLinkTests: XCTestCase {
         }
     }
 
+    /// An account page's unlink form is the user's to fill: a NUL names no identity (PostgreSQL text cannot hold one)
+    /// and is answered as any unknown identity is, on both engines, never as a store failure.
+    func testANulInTheIdentityNamesNoneToUnlink() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            try await Self.addProviders(server)
+            let user = try await users.createUser(realm: "demo", username: "nina", password: "nina-password-1")
+            try await users.linkProvider(
+                realm: "demo", userId: user.id, issuer: Self.corp, subject: "n-1", details: .init(alias: "corp", email: nil, emailVerified: nil, name: nil),
+                trustEmail: false
+            )
+            let bySubject = try await users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.corp, subject: "n-1\u{0}")
+            XCTAssertEqual(bySubject, .notFound)
+            let byIssuer = try await users.unlinkProvider(realm: "demo", userId: user.id, issuer: Self.corp + "\u{0}", subject: "n-1")
+            XCTAssertEqual(byIssuer, .notFound)
+            let lookup = try await users.user(realm: "demo", issuer: Self.corp, subject: "n-1\u{0}")
+            XCTAssertNil(lookup)
+            let identities = try await users.identities(realm: "demo", userId: user.id)
+            XCTAssertEqual(identities.map(\.subject), ["n-1"], "the linked identity stays")
+        }
+    }
+
     func testTwoUnlinksAtOnceLeaveOneWayIn() async throws {
         try await TestServer.forEachEngine { server, _ in
             let users = server.runtime.accounts.users
