@@ -114,9 +114,7 @@ public struct BrowserSessionService: Sendable {
     /// Constant-time comparison of a submitted CSRF token.
     public static func csrfMatches(_ submitted: String?, _ session: BrowserSession) -> Bool {
         guard let submitted else { return false }
-        let given = Array(submitted.utf8)
-        let expected = Array(session.csrfToken.utf8)
-        return given.count == expected.count && zip(given, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        return ConstantTime.equal(submitted, session.csrfToken)
     }
 
     static func randomToken() -> String {

@@ -46,8 +46,7 @@ struct DeviceChallenge: Sendable, Equatable {
         }
         let body = Array(bytes.prefix(encodedLength - macLength))
         let expected = mac(body, realm: realm, appId: appId, key: key)
-        // Constant-time comparison of the truncated tags.
-        guard zip(expected, bytes.suffix(macLength)).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else { throw .invalid }
+        guard ConstantTime.equal(expected, bytes.suffix(macLength)) else { throw .invalid }
         let seconds = body[17..<25].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let challenge = DeviceChallenge(
             realm: realm, appId: appId, nonce: Array(body[1..<17]), expiresAt: Date(timeIntervalSince1970: TimeInterval(seconds))

@@ -69,7 +69,7 @@ public final class ClientService: Sendable {
         let salt = client?.secretSalt ?? Self.decoySalt
         let candidate = Self.digest(secret: secret, salt: salt)
         guard let client, !client.isPublic else { return nil }
-        return Self.constantTimeEqual(candidate, client.secretHash) ? client : nil
+        return ConstantTime.equal(candidate, client.secretHash) ? client : nil
     }
 
     public func listClients(realm: String) async throws -> [OAuthClient] { try await store.listClients(realm: realm) }
@@ -88,13 +88,6 @@ public final class ClientService: Sendable {
         hasher.update(data: salt)
         hasher.update(data: Array(secret.utf8))
         return Array(hasher.finalize())
-    }
-
-    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        var difference: UInt8 = 0
-        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
-        return difference == 0
     }
 
     private static let decoySalt = SecureRandom.bytes(16)

@@ -19,7 +19,7 @@ struct DPoPNonces: Sendable {
     func isValid(_ nonce: String, now: Date) -> Bool {
         let index = stepIndex(now)
         let candidate = Array(nonce.utf8)
-        return [index, index - 1].contains { ClientService.constantTimeEqual(Array(self.nonce(forStep: $0).utf8), candidate) }
+        return [index, index - 1].contains { ConstantTime.equal(Array(self.nonce(forStep: $0).utf8), candidate) }
     }
 
     private func stepIndex(_ now: Date) -> Int64 { Int64((now.timeIntervalSince1970 / step).rounded(.down)) }

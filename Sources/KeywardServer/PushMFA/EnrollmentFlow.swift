@@ -103,7 +103,7 @@ extension PushMFAService {
             guard now.timeIntervalSince1970 <= seconds else { throw PushMFAError.badRequest("enrollment token expired") }
         }
         let nonce = try PushMFAInput.required(claims, "nonce", maxLength: PushMFALimits.nonceLength)
-        guard Array(nonce.utf8) == Array(challenge.nonce.utf8) else { throw PushMFAError.forbidden("Nonce mismatch") }
+        guard ConstantTime.equal(nonce, challenge.nonce) else { throw PushMFAError.forbidden("Nonce mismatch") }
         let key = try DeviceKeyInput.enrollmentKey(claims, algorithm: algorithm)
 
         let deviceType = try PushMFAInput.required(claims, "deviceType", maxLength: PushMFALimits.deviceTypeLength)

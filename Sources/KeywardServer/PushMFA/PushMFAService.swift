@@ -59,9 +59,7 @@ public struct PushMFAService: Sendable {
 
     /// Does `secret` open the SSE stream of `challenge`? Constant time over the hashes.
     public static func watchSecretMatches(_ secret: String, _ challenge: PushChallenge) -> Bool {
-        let given = Array(PushMFATokens.secretHash(secret).utf8)
-        let stored = Array(challenge.watchSecretHash.utf8)
-        return given.count == stored.count && zip(given, stored).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        ConstantTime.equal(PushMFATokens.secretHash(secret), challenge.watchSecretHash)
     }
 
     func realm(named name: String) async throws(PushMFAError) -> Realm {

@@ -78,10 +78,7 @@ public enum UserVerification: Sendable, Equatable {
     /// Constant-time comparison of a trimmed answer with the expected value.
     public func accepts(_ answer: String) -> Bool {
         guard let expected = expectedValue else { return true }
-        let given = Array(answer.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
-        let wanted = Array(expected.utf8)
-        guard given.count == wanted.count else { return false }
-        return zip(given, wanted).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        return ConstantTime.equal(answer.trimmingCharacters(in: .whitespacesAndNewlines), expected)
     }
 
     // Storage form: mode, value, comma-joined options (the original stores options the same way).

@@ -1,0 +1,18 @@
+/// The one comparison of secrets in Keyward: client secrets, CSRF tokens, watch secrets, enrollment nonces, MACs,
+/// verification codes. Its time depends on the lengths only, never on where the values first differ, so an
+/// attacker timing answers learns nothing of a secret byte by byte.
+public enum ConstantTime {
+    /// True when `lhs` and `rhs` hold the same bytes. Values of different lengths are unequal at once: every caller
+    /// compares values whose length is public (a hash, a MAC, a fixed-size token).
+    public static func equal(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for (left, right) in zip(lhs, rhs) { difference |= left ^ right }
+        return difference == 0
+    }
+
+    /// The same for text, compared as its UTF-8 bytes.
+    public static func equal(_ lhs: String, _ rhs: String) -> Bool {
+        equal(Array(lhs.utf8), Array(rhs.utf8))
+    }
+}
