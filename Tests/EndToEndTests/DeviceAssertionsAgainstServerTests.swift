@@ -207,7 +207,7 @@ final class DeviceAssertionsAgainstServerTests: XCTestCase {
         )
         let router = Router(context: KeywardRequestContext.self)
         router.add(middleware: ErrorMiddleware())
-        DeviceRoutes(service: service, realms: runtime.oauth.realms, maxBodySize: configuration.maxBodySize).register(on: router)
+        DeviceRoutes(service: service, realms: runtime.oauth.realms, maxBodySize: configuration.maxBodySize, clients: configuration.clientNetworks).register(on: router)
         let ports = AsyncStream<Int>.makeStream()
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),

@@ -21,7 +21,8 @@ public enum PlayIntegritySource: String, Sendable, Encodable {
 }
 
 /// What any decoder checks before decoding: a token within the size limit, written in the compact
-/// serialization's characters, so that nothing else is ever sent to Google or decoded.
+/// serialization's characters and shaped as the JWE integrity tokens are, so that nothing else is ever sent to
+/// Google or decoded.
 public enum PlayIntegrityToken {
     /// Real tokens are a few kilobytes; the JWE reader's limit.
     public static let maxSize = JWE.defaultMaxSize
@@ -42,5 +43,12 @@ public enum PlayIntegrityToken {
             }
         }
         guard allowed else { throw AttestationFailure(.malformed, "the integrity token has characters outside base64url and '.'") }
+        // Integrity tokens, classic and standard, are A256KW/A256GCM JWEs: anything else is refused here, before a
+        // call to Google is spent on it (second security review M1).
+        do throws(JOSEError) {
+            try JWE.checkStructure(token, maxSize: maxSize)
+        } catch {
+            throw AttestationFailure(.malformed, "the integrity token is not an A256KW/A256GCM JWE: \(error.message)")
+        }
     }
 }

@@ -48,6 +48,7 @@ public struct AuditEvent: Sendable, Equatable {
         case deviceAppUpdated = "DeviceAppUpdated"
         case deviceRegistered = "DeviceRegistered"
         case deviceRegistrationRefused = "DeviceRegistrationRefused"
+        case deviceRequestRefused = "DeviceRequestRefused"
         case deviceKeyRotated = "DeviceKeyRotated"
         case deviceApproved = "DeviceApproved"
         case deviceRejected = "DeviceRejected"

@@ -19,6 +19,7 @@ public final class KeywardMetrics: Sendable {
     private static var pushesDropped: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "push_dropped", unitName: "total", helpText: "Login pushes not sent because push.maxConcurrentSends were in flight and as many queued") }
     private static var passwordChecks: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "password_checks", unitName: "total", helpText: "Sign-in password checks run on the password threads (checked) or refused because accounts.maxConcurrentPasswordChecks were under way (busy)") }
     private static var deviceRegistrations: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "device_registrations", unitName: "total", helpText: "Device registrations by outcome: a status stored, or the stable code of the refusal") }
+    private static var playIntegrityGoogleRefusals: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "play_integrity_google_refused", unitName: "total", helpText: "Play Integrity tokens not sent to Google's decodeIntegrityToken: malformed, or over a client address's or an app's hourly budget") }
     private static var devModeRefusals: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "device_dev_mode_refusals", unitName: "total", helpText: "Development traffic refused for apps without the development bypass") }
     private static var hostTokens: MetricNameDescriptor { MetricNameDescriptor(namespace: "keyward", metricName: "host_token_checks", unitName: "total", helpText: "Host-signed tokens presented to the jwt-bearer grant, verified or refused by reason") }
     private static let latencyBuckets: [Duration] = [
@@ -98,6 +99,11 @@ public final class KeywardMetrics: Sendable {
     /// `outcome`: a device status or an `ErrorCode` raw value, both closed sets.
     func deviceRegistration(outcome: String) {
         registry.makeCounter(descriptor: Self.deviceRegistrations, labels: [("outcome", outcome)]).increment()
+    }
+
+    /// `reason`: `malformed`, `address_limit` or `app_limit` (`GoogleDecodeBudget`).
+    func playIntegrityGoogleRefused(reason: String) {
+        registry.makeCounter(descriptor: Self.playIntegrityGoogleRefusals, labels: [("reason", reason)]).increment()
     }
 
     func devModeRefused() {

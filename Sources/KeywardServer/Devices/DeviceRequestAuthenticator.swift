@@ -9,6 +9,9 @@ struct DeviceRequestAuthenticator: Sendable {
     let store: any DeviceStore
     let replayStore: any ReplayStore
     let clock: any KeywardClock
+    /// Where a refused assertion's detail goes (the audit log): the client is told the reason only, since the detail
+    /// names the app's `TEAMID.bundle.id` and the stored counter (security review L2).
+    let recordRefusal: @Sendable (_ device: Device, _ failure: AttestationFailure) async -> Void
 
     /// Accepted distance between a request's timestamp and the server's clock, either way.
     static let window: TimeInterval = 300
@@ -99,7 +102,8 @@ struct DeviceRequestAuthenticator: Sendable {
                 request.signature, clientData: .data(request.message), publicKey: key, previousCounter: UInt32(clamping: counter)
             )
         } catch {
-            throw DeviceError(.unauthorized, .invalidSignature, "the App Attest assertion was refused: \(error.detail)", reason: error.reason.rawValue)
+            await recordRefusal(device, error)
+            throw DeviceError(.unauthorized, .invalidSignature, "the App Attest assertion was refused (\(error.reason.rawValue))", reason: error.reason.rawValue)
         }
         let advanced: Bool
         do {

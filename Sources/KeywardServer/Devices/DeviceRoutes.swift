@@ -9,6 +9,7 @@ struct DeviceRoutes {
     let service: DeviceService
     let realms: RealmService
     let maxBodySize: Int
+    let clients: ClientNetworks
 
     /// Headers that mark development traffic: Keyward's own, and the one Synheart's SDKs send from debug builds.
     static let developmentHeaders = [HTTPField.Name("X-Keyward-Dev-Mode")!, HTTPField.Name("X-Synheart-Dev-Mode")!]
@@ -34,7 +35,7 @@ struct DeviceRoutes {
                 let realm = try await realmName(context)
                 let registration = try await service.register(
                     realm: realm, request: try RegistrationRequest(json: try await jsonBody(request)),
-                    developmentTraffic: Self.isDevelopmentTraffic(request.headers)
+                    developmentTraffic: Self.isDevelopmentTraffic(request.headers), clientAddress: clients.client(request, context)
                 )
                 let device = registration.device
                 let answer = DeviceRegistrationResponse(

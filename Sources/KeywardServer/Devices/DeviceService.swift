@@ -19,6 +19,7 @@ public final class DeviceService: Sendable {
     let challengeLifetime: TimeInterval
     /// Refusals cost their sender nothing: one audit row per app and reason a minute (security review H2).
     private let refusalAudit = RefusalAuditSampler()
+    private let googleDecodes: GoogleDecodeBudget
 
     let limits: Limits
 
@@ -33,6 +34,11 @@ public final class DeviceService: Sendable {
         public var pendingLifetime: TimeInterval
         /// Registrations of one app within an hour that no verified attestation vouches for.
         public var unattestedPerHour: Int
+        /// Calls to Google's decodeIntegrityToken one client address may cause within an hour (security review M1).
+        public var googleDecodesPerAddressPerHour: Int = 10
+        /// Calls to Google's decodeIntegrityToken for one app within an hour, on this node: Google's default quota is
+        /// 10,000 a day per project.
+        public var googleDecodesPerAppPerHour: Int = 400
 
         public static let `default` = Limits(pendingPerApp: 10_000, pendingLifetime: 7 * 86400, unattestedPerHour: 10_000)
     }
@@ -43,6 +49,7 @@ public final class DeviceService: Sendable {
         limits: Limits = .default
     ) {
         self.limits = limits
+        googleDecodes = GoogleDecodeBudget(perAddress: limits.googleDecodesPerAddressPerHour, perApp: limits.googleDecodesPerAppPerHour)
         self.store = store
         self.replayStore = replayStore
         self.challengeKey = challengeKey
@@ -73,9 +80,11 @@ public final class DeviceService: Sendable {
 
     /// Registers the key in `request`. Checks run cheapest first, and the challenge is spent only once the proof
     /// of possession holds, so a garbage request cannot burn an installation's challenge.
-    func register(realm: String, request: RegistrationRequest, developmentTraffic: Bool) async throws(DeviceError) -> Registration {
+    func register(
+        realm: String, request: RegistrationRequest, developmentTraffic: Bool, clientAddress: String = ClientAddress.unknown
+    ) async throws(DeviceError) -> Registration {
         do {
-            let registration = try await registerChecked(realm: realm, request: request, developmentTraffic: developmentTraffic)
+            let registration = try await registerChecked(realm: realm, request: request, developmentTraffic: developmentTraffic, clientAddress: clientAddress)
             metrics.deviceRegistration(outcome: registration.alreadyRegistered ? "already_registered" : registration.device.status.rawValue)
             return registration
         } catch {
@@ -84,7 +93,9 @@ public final class DeviceService: Sendable {
         }
     }
 
-    private func registerChecked(realm: String, request: RegistrationRequest, developmentTraffic: Bool) async throws(DeviceError) -> Registration {
+    private func registerChecked(
+        realm: String, request: RegistrationRequest, developmentTraffic: Bool, clientAddress: String
+    ) async throws(DeviceError) -> Registration {
         let now = clock.now()
         let app = try await app(realm: realm, appId: request.appId)
         guard request.platform == app.platform else {
@@ -112,7 +123,7 @@ public final class DeviceService: Sendable {
         }
 
         let judged = try await judge(request, app: app, binding: BindingNonce(challenge: request.challenge, publicKey: request.publicKeyText),
-                                     developmentTraffic: developmentTraffic, now: now)
+                                     developmentTraffic: developmentTraffic, clientAddress: clientAddress, now: now)
         if judged.verified == nil { try await checkUnattestedLimits(app: app, status: judged.status, now: now) }
         let device = Device(
             realm: realm, appId: app.appId, deviceId: request.deviceId ?? UUID().uuidString.lowercased(), publicKey: request.publicKey,
@@ -138,7 +149,11 @@ public final class DeviceService: Sendable {
 
     /// The registered device that signed this request (see `SignedRequest`).
     func authenticate(realm: String, request: SignedRequest, deviceKeyOnly: Bool = false) async throws(DeviceError) -> Device {
-        try await DeviceRequestAuthenticator(store: store, replayStore: replayStore, clock: clock).authenticate(request, realm: realm, deviceKeyOnly: deviceKeyOnly)
+        try await DeviceRequestAuthenticator(store: store, replayStore: replayStore, clock: clock) { device, failure in
+            await self.recordRefusal(.deviceRequestRefused, realm: device.realm, appId: device.appId, reason: failure.reason.rawValue, details: [
+                "device_id": device.deviceId, "detail": failure.detail,
+            ])
+        }.authenticate(request, realm: realm, deviceKeyOnly: deviceKeyOnly)
     }
 
     /// Replaces an authenticated device's key: the request is signed by the old key over a fresh challenge and
@@ -150,13 +165,13 @@ public final class DeviceService: Sendable {
         let key = try Self.verifyProof(publicKey: rotation.newPublicKey, proof: rotation.proof, challenge: rotation.challenge)
         let thumbprint = try Self.thumbprint(key)
         guard thumbprint != device.keyThumbprint else { throw .invalidRequest("new_public_key is the device's current key") }
-        try await checkRotationAttestation(device: device, rotation: rotation, now: now)
+        let summary = try await rotatedSummary(device: device, rotation: rotation, now: now)
         try await spend(challenge, now: now)
         let replaced: Bool
         do {
             replaced = try await store.replaceKey(
                 realm: device.realm, appId: device.appId, deviceId: device.deviceId, previousThumbprint: device.keyThumbprint,
-                publicKey: rotation.newPublicKey, thumbprint: thumbprint, at: now
+                publicKey: rotation.newPublicKey, thumbprint: thumbprint, attestation: summary, at: now
             )
         } catch StoreError.conflict {
             throw DeviceError(.conflict, .keyAlreadyRegistered, "the new key is registered already for this app")
@@ -166,25 +181,37 @@ public final class DeviceService: Sendable {
         guard replaced else { throw DeviceError(.conflict, .registrationInProgress, "the device's key changed meanwhile; sign with its current key") }
         await audit.record(.deviceKeyRotated, realm: device.realm, userId: nil, details: ["app_id": device.appId, "device_id": device.deviceId])
         var rotated = device
-        (rotated.publicKey, rotated.keyThumbprint, rotated.keyRotatedAt) = (rotation.newPublicKey, thumbprint, now)
+        (rotated.publicKey, rotated.keyThumbprint, rotated.attestation, rotated.keyRotatedAt) = (rotation.newPublicKey, thumbprint, summary, now)
         return rotated
     }
 
-    /// A key Android Key Attestation certified may only be replaced by another it certifies: otherwise code running
-    /// once inside the app could swap in a key it can export, and the hardware guarantee would be gone for good
-    /// (security review M2). App Attest devices keep their attested key for assertions, so theirs is not asked again.
-    private func checkRotationAttestation(device: Device, rotation: KeyRotationRequest, now: Date) async throws(DeviceError) {
-        let summary = (try? StrictJSON.parseObject(Array(device.attestation.utf8))) ?? [:]
-        guard summary["type"]?.stringValue == "android-key", summary["failed"] == nil, summary["unreadable"] == nil else { return }
-        guard let attestation = rotation.attestation else {
-            throw DeviceError(.badRequest, .attestationUnavailable, "this device's key is hardware-attested: rotate to a key with its own Android Key Attestation")
+    /// The attestation summary the device has once its key is `rotation`'s. A key Android Key Attestation certified
+    /// may only be replaced by another it certifies — not a plain key, nor one a Play Integrity token stands beside,
+    /// which vouches for the app and not for any key: otherwise code running once inside the app could swap in a key
+    /// it can export, and the hardware guarantee would be gone for good (security review M2, second review M2). The
+    /// summary then describes the new key. Other devices rotate without an attestation, and their summary says the
+    /// key in use is not the one their registration vouched for. App Attest devices keep their attested App Attest
+    /// key for assertions, so theirs is not asked again.
+    private func rotatedSummary(device: Device, rotation: KeyRotationRequest, now: Date) async throws(DeviceError) -> String {
+        var summary = (try? StrictJSON.parseObject(Array(device.attestation.utf8))) ?? [:]
+        let keyAttested = summary["type"]?.stringValue == "android-key" && summary["failed"] == nil && summary["unreadable"] == nil
+        guard keyAttested else {
+            if let type = summary["type"]?.stringValue, type != "none", type != "app-attest" {
+                summary["key_rotated_unattested"] = .bool(true)
+            }
+            return String(decoding: StrictJSON.serialize(summary), as: UTF8.self)
+        }
+        guard let attestation = rotation.attestation, case .androidKey = attestation else {
+            let sent = rotation.attestation.map { " (a \($0.typeName) attestation vouches for the app, not for the key)" } ?? ""
+            throw DeviceError(.badRequest, .attestationUnavailable, "this device's key is hardware-attested: rotate to a key with its own Android Key Attestation\(sent)")
         }
         let app = try await app(realm: device.realm, appId: device.appId)
         do throws(AttestationFailure) {
-            _ = try await attestations.verify(
+            let verified = try await attestations.verify(
                 attestation, app: app, binding: BindingNonce(challenge: rotation.challenge, publicKey: rotation.newPublicKeyText),
                 publicKey: rotation.newPublicKey, now: now
             )
+            return String(decoding: StrictJSON.serialize(verified.summary), as: UTF8.self)
         } catch {
             await recordRefusal(.deviceRegistrationRefused, app: app, reason: error.reason.rawValue, details: ["attestation": "rotation", "detail": error.detail])
             throw .invalidAttestation(error)
@@ -199,9 +226,10 @@ public final class DeviceService: Sendable {
 
     /// The attestation (or its absence) judged by the app's policy.
     private func judge(
-        _ request: RegistrationRequest, app: DeviceApp, binding: BindingNonce, developmentTraffic: Bool, now: Date
+        _ request: RegistrationRequest, app: DeviceApp, binding: BindingNonce, developmentTraffic: Bool, clientAddress: String, now: Date
     ) async throws(DeviceError) -> Judgement {
         guard let attestation = request.attestation else { return try missing(app, developmentTraffic: developmentTraffic, summary: ["type": .string("none")]) }
+        try await spendGoogleDecode(attestation, app: app, clientAddress: clientAddress, now: now)
         do throws(AttestationFailure) {
             let verified = try await attestations.verify(attestation, app: app, binding: binding, publicKey: request.publicKey, now: now)
             return Judgement(status: .registered, summary: verified.summary, verified: verified)
@@ -234,6 +262,25 @@ public final class DeviceService: Sendable {
         }
     }
 
+    /// A Play Integrity token for an app Google decodes for costs a call on the app's quota: one only a well-formed
+    /// token may spend (a malformed one fails in the decoder, before the call, and is counted here), and only within
+    /// the client address's and the app's hourly budget (second security review M1).
+    private func spendGoogleDecode(_ attestation: RegistrationRequest.Attestation, app: DeviceApp, clientAddress: String, now: Date) async throws(DeviceError) {
+        guard app.playIntegrityGoogle, case .playIntegrity(let token) = attestation else { return }
+        do throws(AttestationFailure) {
+            try PlayIntegrityToken.checkShape(token)
+        } catch {
+            metrics.playIntegrityGoogleRefused(reason: "malformed")
+            return
+        }
+        guard let refusal = googleDecodes.take(address: clientAddress, app: "\(app.realm)/\(app.appId)", now: now) else { return }
+        metrics.playIntegrityGoogleRefused(reason: refusal.rawValue)
+        let setting = refusal == .addressLimit ? "devices.playIntegrity.googleCallsPerAddressPerHour" : "devices.playIntegrity.googleCallsPerAppPerHour"
+        await recordRefusal(.deviceRegistrationRefused, app: app, reason: ErrorCode.tooManyRegistrations.rawValue, details: ["limit": setting])
+        let whose = refusal == .addressLimit ? "this client address" : "app '\(displayable(app.appId))'"
+        throw DeviceError(.tooManyRequests, .tooManyRegistrations, "\(whose) has used its Play Integrity checks for the hour; retry later")
+    }
+
     /// Whoever knows an app id can register a key nothing vouches for where the app's policy keeps those; the
     /// limits bound the rows that costs (security review M1). Counted before the insert, so requests racing past a
     /// full count can overshoot a limit by at most their number.
@@ -261,12 +308,16 @@ public final class DeviceService: Sendable {
 
     /// Keys are an existing app and a reason from a closed set, so the sampler's map stays small.
     private func recordRefusal(_ type: AuditEvent.EventType, app: DeviceApp, reason: String, details: [String: String]) async {
-        guard let folded = refusalAudit.admit(.init(realm: app.realm, reason: "\(type.rawValue):\(app.appId):\(reason)"), now: clock.now()) else { return }
+        await recordRefusal(type, realm: app.realm, appId: app.appId, reason: reason, details: details)
+    }
+
+    private func recordRefusal(_ type: AuditEvent.EventType, realm: String, appId: String, reason: String, details: [String: String]) async {
+        guard let folded = refusalAudit.admit(.init(realm: realm, reason: "\(type.rawValue):\(appId):\(reason)"), now: clock.now()) else { return }
         var details = details
-        details["app_id"] = app.appId
+        details["app_id"] = appId
         details["reason"] = reason
         if folded > 0 { details["suppressed"] = String(folded) }
-        await audit.record(type, realm: app.realm, userId: nil, details: details)
+        await audit.record(type, realm: realm, userId: nil, details: details)
     }
 
     /// No usable attestation: the app's missing policy (or the development bypass) decides.

@@ -22,7 +22,9 @@ struct DeviceSettings: Sendable {
         challengeLifetime = TimeInterval(configuration.devicesChallengeLifetime)
         limits = DeviceService.Limits(
             pendingPerApp: configuration.devicesPendingLimit, pendingLifetime: TimeInterval(configuration.devicesPendingLifetimeDays) * 86400,
-            unattestedPerHour: configuration.devicesUnattestedPerHour
+            unattestedPerHour: configuration.devicesUnattestedPerHour,
+            googleDecodesPerAddressPerHour: configuration.playIntegrityGoogleCallsPerAddressPerHour,
+            googleDecodesPerAppPerHour: configuration.playIntegrityGoogleCallsPerAppPerHour
         )
         androidRoots = .googleHardwareAttestation
         playIntegrityURL = configuration.playIntegrityURL

@@ -34,6 +34,7 @@ public protocol DeviceStore: Sendable {
     /// Replaces the device's key, if it still is `previousThumbprint` (compare-and-set against a concurrent rotation).
     /// `StoreError.conflict` when the new key is registered already for the app.
     func replaceKey(
-        realm: String, appId: String, deviceId: String, previousThumbprint: String, publicKey: [UInt8], thumbprint: String, at: Date
+        realm: String, appId: String, deviceId: String, previousThumbprint: String, publicKey: [UInt8], thumbprint: String, attestation: String,
+        at: Date
     ) async throws -> Bool
 }

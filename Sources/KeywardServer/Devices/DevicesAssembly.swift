@@ -43,8 +43,8 @@ public struct DevicesAssembly: Sendable {
         )
     }
 
-    func register(on router: Router<KeywardRequestContext>, realms: RealmService, maxBodySize: Int) {
-        DeviceRoutes(service: service, realms: realms, maxBodySize: maxBodySize).register(on: router)
+    func register(on router: Router<KeywardRequestContext>, realms: RealmService, maxBodySize: Int, clients: ClientNetworks) {
+        DeviceRoutes(service: service, realms: realms, maxBodySize: maxBodySize, clients: clients).register(on: router)
     }
 
     /// Checks the revocation list file for a change every minute; nil when none is configured.

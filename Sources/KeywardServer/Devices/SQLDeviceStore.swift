@@ -160,12 +160,13 @@ public struct SQLDeviceStore: DeviceStore {
     }
 
     public func replaceKey(
-        realm: String, appId: String, deviceId: String, previousThumbprint: String, publicKey: [UInt8], thumbprint: String, at: Date
+        realm: String, appId: String, deviceId: String, previousThumbprint: String, publicKey: [UInt8], thumbprint: String, attestation: String,
+        at: Date
     ) async throws -> Bool {
         try await StoreErrorMapping.mapping("replaceKey", conflict: "the new key is registered already for app '\(appId)'") {
             try await database.sql.countingRows("""
                 UPDATE devices SET public_key = \(bind: Base64URL.encode(publicKey)), key_thumbprint = \(bind: thumbprint),
-                    key_rotated_at = \(bind: StorageTime.milliseconds(at))
+                    attestation = \(bind: attestation), key_rotated_at = \(bind: StorageTime.milliseconds(at))
                 WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId)
                     AND key_thumbprint = \(bind: previousThumbprint)
                 RETURNING 1 AS replaced

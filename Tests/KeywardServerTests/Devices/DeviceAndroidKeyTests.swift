@@ -164,4 +164,81 @@ final class DeviceAndroidKeyTests: XCTestCase {
             XCTAssertEqual(rotated.publicKey, Array(new.key.publicKey.x963Representation))
         }
     }
+
+    /// Security review M2: a Play Integrity token vouches for the app, not for a key, so it does not replace a key
+    /// Android Key Attestation certified; and after an attested rotation the device's summary is the new key's, not
+    /// the old one's (a StrongBox key rotated to a TEE key says TEE).
+    func testAHardwareAttestedKeyDoesNotRotateOnAPlayIntegrityToken() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let runtime = server.runtime
+            let masterKey = MasterKey.generate()
+            let playKeys = PlayIntegrityTestKeys()
+            let package = "com.google.android.attestation"
+            _ = try await DeviceAppService(store: SQLDeviceStore(database: runtime.database), masterKey: masterKey, audit: runtime.audit, clock: server.clock)
+                .add(DeviceAppService.Registration(
+                    realm: "demo", appId: "android-app", platform: .android, environment: .production, packages: [package],
+                    signingCertDigests: [Self.signingDigest],
+                    playIntegrityKeys: try PlayIntegrityKeys(decryptionKey: playKeys.decryptionKeyBase64, verificationKey: playKeys.verificationKeyBase64)
+                ))
+            let now = server.clock.now()
+            let forged = try ForgedAndroidAttestation(time: now)
+            var verifier = PlatformAttestationVerifier(androidRoots: PinnedRoots([forged.root]))
+            verifier.masterKey = masterKey
+            let service = DeviceService(
+                store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore, challengeKey: SymmetricKey(size: .bits256),
+                attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
+            )
+            let challenge = try await service.challenge(realm: "demo", appId: "android-app").challenge
+            let device = try await service.register(realm: "demo", request: try Self.registration(
+                TestInstallation(), appId: "android-app", challenge: challenge, forged: forged, vector: "caiman/sdk36/SB_EC_RKP", time: now
+            ), developmentTraffic: false).device
+            XCTAssertEqual(try StrictJSON.parseObject(Array(device.attestation.utf8))["security_level"]?.stringValue, "STRONG_BOX")
+
+            // A valid Play Integrity verdict, bound to this rotation's challenge and new key.
+            let new = TestInstallation()
+            let rotationChallenge = try await service.challenge(realm: "demo", appId: "android-app").challenge
+            let verdict: JSONObject = [
+                "requestDetails": .object([
+                    "requestPackageName": .string(package),
+                    "nonce": .string(BindingNonce(challenge: rotationChallenge, publicKey: new.publicKeyText).playIntegrityNonce),
+                    "timestampMillis": .string(String(Int64(now.timeIntervalSince1970 * 1000))),
+                ]),
+                "appIntegrity": .object([
+                    "appRecognitionVerdict": "PLAY_RECOGNIZED", "packageName": .string(package), "versionCode": "42",
+                    "certificateSha256Digest": .array([.string(Base64URL.encode(HexDigit.bytes(Self.signingDigest) ?? []))]),
+                ]),
+                "deviceIntegrity": .object(["deviceRecognitionVerdict": ["MEETS_DEVICE_INTEGRITY"]]),
+            ]
+            let onPlayIntegrity = try KeyRotationRequest(json: [
+                "challenge": .string(rotationChallenge), "new_public_key": .string(new.publicKeyText),
+                "proof": .string(Data(try new.key.signature(for: Array(rotationChallenge.utf8)).derRepresentation).base64EncodedString()),
+                "attestation": .object(["type": "play-integrity", "token": .string(try playKeys.token(verdict))]),
+            ])
+            do {
+                let rotated = try await service.rotateKey(device: device, rotation: onPlayIntegrity)
+                XCTFail("a hardware-attested key rotated to a key only Play Integrity vouched for: \(rotated.attestation)")
+            } catch let error as DeviceError {
+                XCTAssertEqual(error.code, .attestationUnavailable, "\(error)")
+                XCTAssertTrue(error.message.contains("Android Key Attestation"), "\(error)")
+            }
+
+            // Rotated to a TEE key with its own attestation: the summary says so.
+            let teeKey = TestInstallation()
+            let teeChallenge = try await service.challenge(realm: "demo", appId: "android-app").challenge
+            let keyDescription = try ForgedAndroidAttestation.replacingChallenge(
+                of: try Self.realKeyDescription("caiman/sdk36/TEE_EC_RKP"), with: BindingNonce(challenge: teeChallenge, publicKey: teeKey.publicKeyText).digest
+            )
+            let chain = try forged.chain(certifying: teeKey.key.publicKey, keyDescription: keyDescription, time: now)
+            let toTEE = try KeyRotationRequest(json: [
+                "challenge": .string(teeChallenge), "new_public_key": .string(teeKey.publicKeyText),
+                "proof": .string(Data(try teeKey.key.signature(for: Array(teeChallenge.utf8)).derRepresentation).base64EncodedString()),
+                "attestation": .object(["type": "android-key", "chain": .array(chain.map { .string(Data($0).base64EncodedString()) })]),
+            ])
+            _ = try await service.rotateKey(device: device, rotation: toTEE)
+            let stored = try await XCTUnwrapAsync(try await SQLDeviceStore(database: runtime.database).device(realm: "demo", appId: "android-app", deviceId: device.deviceId))
+            let summary = try StrictJSON.parseObject(Array(stored.attestation.utf8))
+            XCTAssertEqual(summary["type"]?.stringValue, "android-key")
+            XCTAssertEqual(summary["security_level"]?.stringValue, "TRUSTED_ENVIRONMENT", "the summary is the new key's: \(summary)")
+        }
+    }
 }

@@ -154,6 +154,44 @@ final class DeviceAppAttestTests: XCTestCase {
         }
     }
 
+    /// Security review L2: a refused assertion is answered with its reason code only; the verifier's detail (the app's
+    /// `TEAMID.bundle.id`, the stored counter) goes to the audit log, not to whoever sent the request.
+    func testARefusedAssertionAnswersItsReasonAndLogsTheDetail() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await Self.addApp(server, DeviceFixture.iosApp)
+            var forged = try ForgedAppAttestation(time: server.clock.now())
+            let service = Self.service(server, pinning: forged)
+            let challenge = try await service.challenge(realm: "demo", appId: DeviceFixture.iosApp).challenge
+            let request = try Self.registration(TestInstallation(), appId: DeviceFixture.iosApp, challenge: challenge, forged: &forged)
+            let deviceId = try await service.register(realm: "demo", request: request, developmentTraffic: false).device.deviceId
+            let now = Int64(server.clock.now().timeIntervalSince1970)
+            let accepted = try await client.deviceStatus(headers: try Self.assertionHeaders(forged, deviceId: deviceId, counter: 41, timestamp: now))
+            XCTAssertEqual(accepted.status, .ok, "\(accepted.json)")
+
+            var otherApp = forged
+            otherApp.appID = "ABCDE12345.com.example.other"
+            let refusals: [(String, String, HTTPFields)] = [
+                ("a counter that does not grow", "COUNTER_NOT_INCREASING", try Self.assertionHeaders(forged, deviceId: deviceId, counter: 41, timestamp: now)),
+                ("another app's rpIdHash", "RP_ID_MISMATCH", try Self.assertionHeaders(otherApp, deviceId: deviceId, counter: 50, timestamp: now)),
+            ]
+            for (name, reason, headers) in refusals {
+                let refused = try await client.deviceStatus(headers: headers)
+                XCTAssertEqual(refused.status, .unauthorized, name)
+                XCTAssertEqual(refused.json["reason"]?.stringValue, reason, "\(name): \(refused.json)")
+                let body = String(decoding: StrictJSON.serialize(refused.json), as: UTF8.self)
+                for secret in [Self.teamId, Self.bundleId, "ABCDE12345"] {
+                    XCTAssertFalse(body.contains(secret), "\(name): the answer names '\(secret)': \(body)")
+                }
+                let message = try XCTUnwrap(refused.json["message"]?.stringValue, "\(refused.json)")
+                XCTAssertFalse(message.contains("41"), "\(name): the answer names the stored counter: \(message)")
+            }
+            let logged = try await server.runtime.audit.events(realm: "demo").filter { $0.type == .deviceRequestRefused }
+            let details = try logged.map { try StrictJSON.parseObject(Array($0.detailsJSON.utf8)) }
+            XCTAssertEqual(Set(details.compactMap { $0["reason"]?.stringValue }), ["COUNTER_NOT_INCREASING", "RP_ID_MISMATCH"], "\(logged)")
+            XCTAssertTrue(details.contains { $0["detail"]?.stringValue?.contains("41") ?? false }, "the stored counter is in the audit detail: \(logged)")
+        }
+    }
+
     /// A device registered through App Attest proves the genuine app with every request: a request signed with the
     /// plain device key (version 1) is refused; rotating the device key is still signed by that key.
     func testADeviceRegisteredWithAppAttestSignsWithAssertions() async throws {

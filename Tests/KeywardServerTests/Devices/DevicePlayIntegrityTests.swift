@@ -121,7 +121,7 @@ final class DevicePlayIntegrityTests: XCTestCase {
                     let challenge = try await service.challenge(realm: "demo", appId: "google-app").challenge
                     let nonce = Base64URL.encode(SHA256.hash(data: Array((challenge + installation.publicKeyText).utf8)))
                     let body = try installation.registration(appId: "google-app", challenge: challenge, platform: "android", extra: [
-                        "attestation": .object(["type": "play-integrity", "token": "aaa.bbb.ccc.ddd.eee"]),
+                        "attestation": .object(["type": "play-integrity", "token": .string(GooglePlayIntegrityDecoderTests.token)]),
                     ])
                     return (try RegistrationRequest(json: body), nonce)
                 }
@@ -151,6 +151,76 @@ final class DevicePlayIntegrityTests: XCTestCase {
             // The operator reads why in the audit log; the client only learns to retry.
             let refusals = try await server.runtime.audit.events(realm: "demo").filter { $0.type == .deviceRegistrationRefused }
             XCTAssertTrue(refusals.contains { $0.detailsJSON.contains("devices.playIntegrity.serviceAccountFile") }, "\(refusals)")
+        }
+    }
+
+    /// Security review M1: each registration of an app set to Google's decodeIntegrityToken was one outbound call,
+    /// made before any limit, so a flood of junk tokens could spend the app's daily Google quota. A token that is not a
+    /// Play Integrity JWE is refused without a call, and calls are limited per client address and per app within the
+    /// hour; every refusal is counted.
+    func testGoogleIsCalledOnlyForWellFormedTokensAndWithinItsLimits() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
+                realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [Self.package], signingCertDigests: Self.digestHex, playIntegrityGoogle: true
+            ))
+            try await FakeGoogle().run { google in
+                var verifier = PlatformAttestationVerifier()
+                let endpoint = google.endpoint
+                verifier.googlePlayIntegrity = { (package: String) throws(AttestationFailure) -> any PlayIntegrityDecoder in
+                    try GooglePlayIntegrityDecoder(packageName: package, endpoint: endpoint, accessToken: { "ya29.service-account" })
+                }
+                var limits = DeviceService.Limits.default
+                limits.googleDecodesPerAddressPerHour = 3
+                limits.googleDecodesPerAppPerHour = 5
+                let runtime = server.runtime
+                let service = DeviceService(
+                    store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore, challengeKey: SymmetricKey(size: .bits256),
+                    attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock, limits: limits
+                )
+                google.answer(.badRequest, ["error": .object(["message": "Integrity token cannot be decoded"])])
+                let wellFormed = try PlayIntegrityTestKeys().token(Self.verdict(nonce: "n", requestedAt: server.clock.now()))
+                func register(_ token: String, from address: String) async throws -> DeviceError {
+                    let installation = TestInstallation()
+                    let challenge = try await service.challenge(realm: "demo", appId: "google-app").challenge
+                    let request = try RegistrationRequest(json: try installation.registration(appId: "google-app", challenge: challenge, platform: "android", extra: [
+                        "attestation": .object(["type": "play-integrity", "token": .string(token)]),
+                    ]))
+                    do {
+                        let registered = try await service.register(realm: "demo", request: request, developmentTraffic: false, clientAddress: address)
+                        XCTFail("registered: \(registered.device)")
+                        return DeviceError.unavailable
+                    } catch let error as DeviceError {
+                        return error
+                    }
+                }
+
+                for junk in ["aaa.bbb.ccc.ddd.eee", "x", String(repeating: "A", count: 200), wellFormed + "." + "AAAA"] {
+                    let refused = try await register(junk, from: "198.51.100.1")
+                    XCTAssertEqual(refused.code, .attestationUnavailable, "a malformed token is no attestation (the app's missing policy refuses): \(refused)")
+                }
+                XCTAssertEqual(google.requests.count, 0, "malformed tokens were sent to Google")
+
+                var outcomes: [String] = []
+                for address in Array(repeating: "198.51.100.1", count: 5) + ["198.51.100.2", "198.51.100.3", "198.51.100.4"] {
+                    let refused = try await register(wellFormed, from: address)
+                    outcomes.append(refused.reason ?? refused.code.rawValue)
+                }
+                XCTAssertEqual(outcomes, [
+                    "UNDECRYPTABLE", "UNDECRYPTABLE", "UNDECRYPTABLE", "TOO_MANY_REGISTRATIONS", "TOO_MANY_REGISTRATIONS",
+                    "UNDECRYPTABLE", "UNDECRYPTABLE", "TOO_MANY_REGISTRATIONS",
+                ], "three calls per address, five per app within the hour")
+                XCTAssertEqual(google.requests.count, 5)
+
+                server.clock.advance(by: 3601)
+                let nextHour = try await register(wellFormed, from: "198.51.100.1")
+                XCTAssertEqual(nextHour.reason, "UNDECRYPTABLE", "the next hour has a budget of its own")
+                XCTAssertEqual(google.requests.count, 6)
+
+                let exposition = runtime.metrics.render()
+                XCTAssertTrue(exposition.contains("keyward_play_integrity_google_refused_total{reason=\"malformed\"} 4"), exposition)
+                XCTAssertTrue(exposition.contains("keyward_play_integrity_google_refused_total{reason=\"address_limit\"} 2"), exposition)
+                XCTAssertTrue(exposition.contains("keyward_play_integrity_google_refused_total{reason=\"app_limit\"} 1"), exposition)
+            }
         }
     }
 

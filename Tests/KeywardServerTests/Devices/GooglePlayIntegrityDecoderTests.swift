@@ -15,8 +15,9 @@ final class GooglePlayIntegrityDecoderTests: XCTestCase {
     private static let package = "com.example.keyward"
     private static let nonce = Base64URL.encode(Array(repeating: 0xAB, count: 32))
     private static let time = Date(timeIntervalSince1970: 1_795_000_000)
-    /// Google decodes the token; to the decoder it is opaque text of the compact serialization's characters.
-    private static let token = "eyJhbGciOiJBMjU2S1ciLCJlbmMiOiJBMjU2R0NNIn0.d3JhcHBlZA.aXY.Y2lwaGVydGV4dA.dGFn"
+    /// Google decodes the token; the decoder only checks that it is shaped as an A256KW/A256GCM JWE (a 40-byte wrapped
+    /// key, a 12-byte IV, a 16-byte tag).
+    static let token = "eyJhbGciOiJBMjU2S1ciLCJlbmMiOiJBMjU2R0NNIn0.d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3dw.aWlpaWlpaWlpaWlp.Y2lwaGVydGV4dA.dHR0dHR0dHR0dHR0dHR0dA"
 
     private static func verdict(nonce: String = nonce) -> JSONObject {
         [

@@ -1,0 +1,75 @@
+import Foundation
+import Synchronization
+
+/// How many calls to Google's decodeIntegrityToken registrations may cause (second security review M1): each
+/// registration of an app set to `--play-integrity-google` is one outbound call, made before Keyward knows anything
+/// about the sender, and Google's quota (10,000 a day per project by default) is the app's, for everyone. Calls are
+/// counted per client address and per app in fixed one-hour windows, before the call is made.
+///
+/// Per node and in memory, as `ProviderCallbackLimiter` is: the cost to stop is each node's outbound call. At most
+/// `maxKeys` windows are kept per kind; when full, ended windows go first, then the oldest.
+final class GoogleDecodeBudget: Sendable {
+    enum Refusal: String, Sendable {
+        case addressLimit = "address_limit"
+        case appLimit = "app_limit"
+    }
+
+    let perAddress: Int
+    let perApp: Int
+    let window: TimeInterval
+    let maxKeys: Int
+
+    private struct Window {
+        var start: Date
+        var calls: Int
+    }
+
+    private struct Windows {
+        var byAddress: [String: Window] = [:]
+        var byApp: [String: Window] = [:]
+    }
+
+    private let windows = Mutex(Windows())
+
+    init(perAddress: Int, perApp: Int, window: TimeInterval = 3600, maxKeys: Int = 10_000) {
+        self.perAddress = perAddress
+        self.perApp = perApp
+        self.window = window
+        self.maxKeys = maxKeys
+    }
+
+    /// Takes one call from both the address's and the app's budget, or neither: nil when the call may be made,
+    /// otherwise which budget is spent. An unknown address (no socket) is counted against the app only.
+    func take(address: String, app: String, now: Date) -> Refusal? {
+        windows.withLock { windows in
+            var byApp = current(windows.byApp[app], now: now)
+            let counted = address == ClientAddress.unknown ? nil : address
+            var byAddress = counted.map { current(windows.byAddress[$0], now: now) }
+            if let byAddress, byAddress.calls >= perAddress { return .addressLimit }
+            guard byApp.calls < perApp else { return .appLimit }
+            byApp.calls += 1
+            store(byApp, for: app, in: &windows.byApp, now: now)
+            if let counted, var spent = byAddress {
+                spent.calls += 1
+                byAddress = spent
+                store(spent, for: counted, in: &windows.byAddress, now: now)
+            }
+            return nil
+        }
+    }
+
+    private func current(_ stored: Window?, now: Date) -> Window {
+        guard let stored, now.timeIntervalSince(stored.start) < window else { return Window(start: now, calls: 0) }
+        return stored
+    }
+
+    private func store(_ value: Window, for key: String, in map: inout [String: Window], now: Date) {
+        if map[key] == nil, map.count >= maxKeys {
+            map = map.filter { now.timeIntervalSince($0.value.start) < window }
+            if map.count >= maxKeys, let oldest = map.min(by: { $0.value.start < $1.value.start })?.key {
+                map.removeValue(forKey: oldest)
+            }
+        }
+        map[key] = value
+    }
+}
