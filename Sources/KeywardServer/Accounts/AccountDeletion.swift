@@ -39,7 +39,7 @@ struct AccountDeletion: Sendable {
     }
 
     private func signInAgain(_ realm: String) -> Response {
-        renderer.redirect(to: PageURLs.login(realm) + "?reauth=1&return_to=" + PageURLs.account(realm) + "/delete")
+        renderer.signInAgain(realm, then: PageURLs.account(realm) + "/delete")
     }
 
     private func signedIn(_ request: Request, realm: String) async throws -> (BrowserSession, User)? {

@@ -12,6 +12,7 @@ struct AccountIdentities: Sendable {
     let users: UserService
     let providers: IdentityProviderService
     let appleRevocation: AppleTokenRevocation
+    let clock: any KeywardClock
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.post("/realms/:realm/account/identities/unlink") { request, context in try await unlink(request, context) }
@@ -52,6 +53,8 @@ struct AccountIdentities: Sendable {
         else {
             return renderer.formExpired(realm: realm, backToAccount: true)
         }
+        // Unlinking changes how the account is reached, as linking does: only soon after a sign-in.
+        guard session.signedInRecently(now: clock.now()) else { return renderer.signInAgain(realm) }
         // Read before it goes: an Apple identity's token is revoked at Apple once it is unlinked.
         let identity = try await users.identities(realm: realm, userId: userId).first { $0.issuer == issuer && $0.subject == subject }
         switch try await users.unlinkProvider(realm: realm, userId: userId, issuer: issuer, subject: subject) {

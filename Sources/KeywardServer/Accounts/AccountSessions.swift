@@ -4,12 +4,15 @@ import Hummingbird
 
 /// The account page's browser sessions: the list (browser, how the user signed in, when it began and was last
 /// used), ending one, and signing out everywhere. Sessions are server-side rows, so an ended session stops at once
-/// on every node — the ADR's stateless tokens could not be revoked.
+/// on every node — the ADR's stateless tokens could not be revoked. Ending another browser's session asks for a
+/// recent sign-in (`BrowserSession.recentSignIn`), as linking a provider does: a stolen session must not be able to
+/// end its owner's.
 struct AccountSessions: Sendable {
     let renderer: PageRenderer
     let browser: BrowserRequests
     let realms: RealmService
     let audit: AuditLog
+    let clock: any KeywardClock
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.post("/realms/:realm/account/sessions/:id/end") { request, context in try await endOne(request, context) }
@@ -35,6 +38,7 @@ struct AccountSessions: Sendable {
         guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return expiredForm(realm) }
         let target = context.parameters.get("id") ?? ""
+        guard target == session.idHash || session.signedInRecently(now: clock.now()) else { return renderer.signInAgain(realm) }
         guard try await browser.sessions.end(realm: realm, userId: userId, idHash: target) else {
             return renderer.redirect(to: PageURLs.account(realm) + "?notice=session-gone")
         }
@@ -49,6 +53,7 @@ struct AccountSessions: Sendable {
         let realm = try await realms.pathRealm(context)
         guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return expiredForm(realm) }
+        guard session.signedInRecently(now: clock.now()) else { return renderer.signInAgain(realm) }
         let ended = try await browser.sessions.endAll(realm: realm, userId: userId)
         await audit.record(.sessionsEndedEverywhere, realm: realm, userId: userId, details: ["sessions": String(ended)])
         return renderer.redirect(to: PageURLs.login(realm) + "?notice=logged-out", headers: browser.clearCookie)

@@ -41,6 +41,15 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `http.trustedProxies`: networks (CIDR, comma-separated) of the proxies in front of Keyward; only from them
     /// are `Forwarded` / `X-Forwarded-For` believed when telling who a client is. Empty: the socket peer is the client.
     public var trustedProxies = TrustedProxies.none
+    /// `http.clientPrefixV4` / `http.clientPrefixV6`: how many leading bits of an address name one client for
+    /// per-client limits (default 32, each IPv4 address, and 64, an IPv6 host's usual subnet; see `ClientNetworks`).
+    public var clientPrefixV4 = ClientNetworks.defaultPrefixV4
+    public var clientPrefixV6 = ClientNetworks.defaultPrefixV6
+
+    /// Who a request's client is, from the three settings above.
+    public var clientNetworks: ClientNetworks {
+        ClientNetworks(trustedProxies: trustedProxies, prefixV4: clientPrefixV4, prefixV6: clientPrefixV6)
+    }
     /// `accounts.passwordThreads`: threads that run bcrypt for sign-ins, apart from the request threads.
     public var passwordThreads = System.coreCount
     /// `accounts.maxConcurrentPasswordChecks`: sign-in password checks running or waiting at once; beyond this a
@@ -110,6 +119,12 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `devices.playIntegrity.serviceAccountFile`: a Google service account allowed to call `decodeIntegrityToken`,
     /// for apps added with `--play-integrity-google`.
     public var playIntegrityServiceAccountFile: String?
+    /// `devices.playIntegrity.googleCallsPerAddressPerHour`: calls to Google's decodeIntegrityToken one client address
+    /// may cause in an hour (registrations of apps added with `--play-integrity-google`); beyond it, 429.
+    public var playIntegrityGoogleCallsPerAddressPerHour = DeviceService.Limits.default.googleDecodesPerAddressPerHour
+    /// `devices.playIntegrity.googleCallsPerAppPerHour`: such calls for one app in an hour, per node; Google's default
+    /// quota is 10,000 a day per project, so raise this with the quota.
+    public var playIntegrityGoogleCallsPerAppPerHour = DeviceService.Limits.default.googleDecodesPerAppPerHour
     /// `devices.appsFile`: device apps declared in a JSON file, added or updated when `keyward serve` starts.
     public var devicesAppsFile: String?
     /// `devices.playIntegrity.url`: Google's Play Integrity API (a local stand-in in tests).
@@ -277,6 +292,8 @@ private struct SettingReader {
                 throw ConfigurationError(setting: "http.trustedProxies", problem: error.description)
             }
         }
+        configuration.clientPrefixV4 = try integer("http.clientPrefixV4", in: 8...32) ?? configuration.clientPrefixV4
+        configuration.clientPrefixV6 = try integer("http.clientPrefixV6", in: 16...128) ?? configuration.clientPrefixV6
         configuration.passwordThreads = try integer("accounts.passwordThreads", in: 1...256) ?? configuration.passwordThreads
         configuration.maxConcurrentPasswordChecks = try integer("accounts.maxConcurrentPasswordChecks", in: 1...100_000) ?? configuration.maxConcurrentPasswordChecks
         configuration.loginAttemptsPerAddress = try integer("accounts.loginAttemptsPerAddress", in: 1...100_000) ?? configuration.loginAttemptsPerAddress
@@ -310,6 +327,10 @@ private struct SettingReader {
         configuration.androidExtraRootsFile = try string("devices.android.extraRootsFile")
         configuration.androidRevocationListFile = try string("devices.android.revocationListFile")
         configuration.playIntegrityServiceAccountFile = try string("devices.playIntegrity.serviceAccountFile")
+        configuration.playIntegrityGoogleCallsPerAddressPerHour = try integer("devices.playIntegrity.googleCallsPerAddressPerHour", in: 1...1_000_000)
+            ?? configuration.playIntegrityGoogleCallsPerAddressPerHour
+        configuration.playIntegrityGoogleCallsPerAppPerHour = try integer("devices.playIntegrity.googleCallsPerAppPerHour", in: 1...10_000_000)
+            ?? configuration.playIntegrityGoogleCallsPerAppPerHour
         configuration.devicesAppsFile = try string("devices.appsFile")
         configuration.playIntegrityURL = try string("devices.playIntegrity.url") ?? configuration.playIntegrityURL
         try configuration.validate()

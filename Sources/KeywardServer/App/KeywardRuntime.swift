@@ -108,24 +108,24 @@ public final class KeywardRuntime: Sendable {
         OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping() }).register(on: router)
         oauth.register(on: router, grants: [hostTokens.grant])
         pushMFA.registerAPI(on: router, renderer: pageRenderer)
-        devices.register(on: router, realms: oauth.realms, maxBodySize: configuration.maxBodySize)
+        devices.register(on: router, realms: oauth.realms, maxBodySize: configuration.maxBodySize, clients: configuration.clientNetworks)
         let browser = BrowserRequests(
             sessions: accounts.browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
-            maxBodySize: configuration.maxBodySize, trustedProxies: configuration.trustedProxies
+            maxBodySize: configuration.maxBodySize, clients: configuration.clientNetworks
         )
         SessionRoutes(browser: browser, realms: oauth.realms, users: accounts.users).register(on: router)
         // Pages answer errors with an HTML page and the request id; the JSON APIs above keep ErrorMiddleware's bodies.
         let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))
         let (realms, users, throttle, service) = (oauth.realms, accounts.users, accounts.loginThrottle, pushMFA.service)
         let signIn = SignInCompletion(sessions: accounts.browserSessions, pushMFA: service, audit: audit)
-        let accountSessions = AccountSessions(renderer: pageRenderer, browser: browser, realms: realms, audit: audit)
+        let accountSessions = AccountSessions(renderer: pageRenderer, browser: browser, realms: realms, audit: audit, clock: clock)
         accountSessions.register(on: pages)
         AccountDeletion(
             renderer: pageRenderer, browser: browser, realms: realms, users: users, removal: userRemoval, clock: clock
         ).register(on: pages)
         let accountIdentities = AccountIdentities(
             renderer: pageRenderer, browser: browser, realms: realms, users: users, providers: accounts.providers,
-            appleRevocation: identityProviders.appleRevocation
+            appleRevocation: identityProviders.appleRevocation, clock: clock
         )
         accountIdentities.register(on: pages)
         LoginPages(

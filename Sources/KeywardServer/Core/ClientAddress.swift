@@ -1,4 +1,5 @@
 import HTTPTypes
+import Hummingbird
 import NIOCore
 
 /// Networks whose requests are relayed for someone else (`http.trustedProxies`): a load balancer or TLS proxy
@@ -105,7 +106,71 @@ public enum ClientAddress {
         }
     }
 
+    /// The text form of 4 or 16 address bytes; IPv6 as RFC 5952 §4 writes it (lowercase, the longest run of two or
+    /// more zero groups, the first of equals, as `::`).
+    static func text(of bytes: [UInt8]) -> String? {
+        switch bytes.count {
+        case 4:
+            return bytes.map(String.init).joined(separator: ".")
+        case 16:
+            let groups = stride(from: 0, to: 16, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
+            var longest = (start: -1, length: 1)
+            var run = (start: 0, length: 0)
+            for (index, group) in groups.enumerated() {
+                run = group == 0 ? (run.length == 0 ? index : run.start, run.length + 1) : (index + 1, 0)
+                if run.length > longest.length { longest = run }
+            }
+            let hex = groups.map { String($0, radix: 16) }
+            guard longest.start >= 0 else { return hex.joined(separator: ":") }
+            let head = hex[..<longest.start].joined(separator: ":")
+            let tail = hex[(longest.start + longest.length)...].joined(separator: ":")
+            return head + "::" + tail
+        default:
+            return nil
+        }
+    }
+
     private static func normalized(_ text: String) -> String? {
         (try? SocketAddress(ipAddress: text, port: 0))?.ipAddress
+    }
+}
+
+/// Who a request's client is, for per-client limits (sign-in attempts, provider callbacks, Play Integrity checks): the
+/// address `ClientAddress.resolve` finds, widened to the network one client holds. A host is commonly given a whole
+/// IPv6 /64, so counting its addresses apart would give it 2^64 budgets (second security review L1).
+public struct ClientNetworks: Sendable, Equatable {
+    /// `http.trustedProxies`.
+    public var trustedProxies: TrustedProxies
+    /// `http.clientPrefixV4`: the leading bits of an IPv4 address that name one client (32: each address).
+    public var prefixV4: Int
+    /// `http.clientPrefixV6`: the leading bits of an IPv6 address that name one client (64: a host's usual subnet).
+    public var prefixV6: Int
+
+    public static let defaultPrefixV4 = 32
+    public static let defaultPrefixV6 = 64
+
+    public init(trustedProxies: TrustedProxies = .none, prefixV4: Int = Self.defaultPrefixV4, prefixV6: Int = Self.defaultPrefixV6) {
+        self.trustedProxies = trustedProxies
+        self.prefixV4 = prefixV4
+        self.prefixV6 = prefixV6
+    }
+
+    /// The client's network for `request`, e.g. `198.51.100.7` or `2001:db8:1:2::/64`; `ClientAddress.unknown` when
+    /// the request came over no socket.
+    func client(_ request: Request, _ context: KeywardRequestContext) -> String {
+        network(of: ClientAddress.resolve(peer: context.remoteAddress, headers: request.headers, trusted: trustedProxies))
+    }
+
+    /// `address` with the bits past its family's prefix cleared, written with the prefix length unless that is the
+    /// whole address; text that is no IP address is returned as it is.
+    func network(of address: String) -> String {
+        guard var bytes = ClientAddress.bytes(of: address) else { return address }
+        let prefix = bytes.count == 4 ? prefixV4 : prefixV6
+        guard prefix < bytes.count * 8 else { return address }
+        for index in bytes.indices {
+            let kept = min(8, max(0, prefix - index * 8))
+            bytes[index] &= kept == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))
+        }
+        return (ClientAddress.text(of: bytes) ?? address) + "/\(prefix)"
     }
 }

@@ -8,7 +8,7 @@ struct BrowserRequests: Sendable {
     let sessions: BrowserSessionService
     let secureCookies: Bool
     let maxBodySize: Int
-    let trustedProxies: TrustedProxies
+    let clients: ClientNetworks
 
     /// `__Host-` pins the cookie to this origin, but browsers accept it only with `Secure`, i.e. over https.
     var cookieName: String { secureCookies ? "__Host-keyward-session" : "keyward-session" }
@@ -76,9 +76,9 @@ struct BrowserRequests: Sendable {
         return sessions.preLogin(cookie: cookie, realm: realm)
     }
 
-    /// Who sent the request (`ClientAddress`), for per-client limits.
+    /// Who sent the request (`ClientNetworks`), for per-client limits.
     func clientAddress(_ request: Request, _ context: KeywardRequestContext) -> String {
-        ClientAddress.resolve(peer: context.remoteAddress, headers: request.headers, trusted: trustedProxies)
+        clients.client(request, context)
     }
 
     func setCookie(_ value: String) -> HTTPFields {

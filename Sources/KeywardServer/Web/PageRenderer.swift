@@ -71,6 +71,12 @@ struct PageRenderer: Sendable {
         ], status: .forbidden)
     }
 
+    /// What needs a recent sign-in (`BrowserSession.recentSignIn`) from a session that is older: sign in again, then
+    /// back to the account page.
+    func signInAgain(_ realm: String, then returnTo: String? = nil) -> Response {
+        redirect(to: PageURLs.login(realm) + "?reauth=1&return_to=" + (returnTo ?? PageURLs.account(realm)))
+    }
+
     private static func nonce() -> String {
         Data(SecureRandom.bytes(16)).base64EncodedString()
     }

@@ -49,4 +49,34 @@ final class ClientAddressTests: XCTestCase {
             XCTAssertThrowsError(try TrustedProxies(parsing: bad), bad)
         }
     }
+
+    /// Second security review L1: a client is an IPv6 /64 (a host's usual subnet) and an IPv4 address, unless the
+    /// operator says otherwise; the key is the network in RFC 5952 text, so every address of it is one client.
+    func testLimitsCountAnIPv6ClientPerSlash64ByDefault() {
+        let defaults = ClientNetworks()
+        XCTAssertEqual(defaults.network(of: "2001:db8:1:2::1"), "2001:db8:1:2::/64")
+        XCTAssertEqual(defaults.network(of: "2001:DB8:1:2:ffff:ffff:ffff:fffe"), "2001:db8:1:2::/64")
+        XCTAssertEqual(defaults.network(of: "2001:db8:0:0:1::"), "2001:db8::/64")
+        XCTAssertEqual(defaults.network(of: "fe80::1:0:0:1"), "fe80::/64")
+        XCTAssertEqual(defaults.network(of: "198.51.100.7"), "198.51.100.7", "IPv4: each address")
+        XCTAssertEqual(defaults.network(of: ClientAddress.unknown), ClientAddress.unknown)
+
+        let wide = ClientNetworks(prefixV4: 24, prefixV6: 48)
+        XCTAssertEqual(wide.network(of: "198.51.100.7"), "198.51.100.0/24")
+        XCTAssertEqual(wide.network(of: "2001:db8:1:2::1"), "2001:db8:1::/48")
+        XCTAssertEqual(ClientNetworks(prefixV6: 128).network(of: "2001:db8::7"), "2001:db8::7")
+        XCTAssertEqual(ClientNetworks(prefixV4: 20).network(of: "198.51.127.255"), "198.51.112.0/20", "a prefix inside a byte")
+        XCTAssertEqual(ClientNetworks(prefixV6: 60).network(of: "2001:db8:1:2ff::"), "2001:db8:1:2f0::/60")
+    }
+
+    func testIPv6TextIsRFC5952() {
+        XCTAssertEqual(ClientAddress.text(of: [UInt8](repeating: 0, count: 16)), "::")
+        XCTAssertEqual(ClientAddress.text(of: [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1]), "2001:db8::1")
+        // Two runs of zero groups: the longer is compressed; of equals, the first; a single zero group is not.
+        XCTAssertEqual(ClientAddress.text(of: [0x20, 0x01, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0]), "2001:0:1::1:0")
+        XCTAssertEqual(ClientAddress.text(of: [0x20, 0x01, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1]), "2001::1:0:0:1:1")
+        XCTAssertEqual(ClientAddress.text(of: [0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]), "2001:db8:1:1:1:1:1:1")
+        XCTAssertEqual(ClientAddress.text(of: [198, 51, 100, 7]), "198.51.100.7")
+        XCTAssertNil(ClientAddress.text(of: [1, 2, 3]))
+    }
 }

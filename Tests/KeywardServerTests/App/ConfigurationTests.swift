@@ -38,6 +38,9 @@ final class ConfigurationTests: XCTestCase {
             (["KEYWARD_HOST": " "], "KEYWARD_HOST"),
             (["KEYWARD_DPOP_REQUIRE_NONCE": "sometimes"], "KEYWARD_DPOP_REQUIRE_NONCE"),
             (["KEYWARD_ACCOUNTS_BCRYPT_COST": "3"], "KEYWARD_ACCOUNTS_BCRYPT_COST"),
+            (["KEYWARD_HTTP_CLIENT_PREFIX_V4": "33"], "KEYWARD_HTTP_CLIENT_PREFIX_V4"),
+            (["KEYWARD_HTTP_CLIENT_PREFIX_V6": "8"], "KEYWARD_HTTP_CLIENT_PREFIX_V6"),
+            (["KEYWARD_DEVICES_PLAY_INTEGRITY_GOOGLE_CALLS_PER_APP_PER_HOUR": "0"], "KEYWARD_DEVICES_PLAY_INTEGRITY_GOOGLE_CALLS_PER_APP_PER_HOUR"),
         ]
         for (environment, variable) in cases {
             do {
@@ -47,6 +50,19 @@ final class ConfigurationTests: XCTestCase {
                 XCTAssertTrue(error.description.contains(variable), "\(error.description) should name \(variable)")
             }
         }
+    }
+
+    func testClientPrefixesAndGoogleCallBudgetsAreRead() async throws {
+        let configuration = try await KeywardConfiguration.load(environment: [
+            "KEYWARD_HTTP_CLIENT_PREFIX_V4": "24", "KEYWARD_HTTP_CLIENT_PREFIX_V6": "56",
+            "KEYWARD_DEVICES_PLAY_INTEGRITY_GOOGLE_CALLS_PER_ADDRESS_PER_HOUR": "5",
+            "KEYWARD_DEVICES_PLAY_INTEGRITY_GOOGLE_CALLS_PER_APP_PER_HOUR": "2000",
+        ])
+        XCTAssertEqual(configuration.clientNetworks, ClientNetworks(prefixV4: 24, prefixV6: 56))
+        XCTAssertEqual(configuration.playIntegrityGoogleCallsPerAddressPerHour, 5)
+        XCTAssertEqual(configuration.playIntegrityGoogleCallsPerAppPerHour, 2000)
+        let defaults = try await KeywardConfiguration.load(environment: [:])
+        XCTAssertEqual(defaults.clientNetworks, ClientNetworks(prefixV4: 32, prefixV6: 64))
     }
 
     func testMissingConfigFileIsAnError() async throws {

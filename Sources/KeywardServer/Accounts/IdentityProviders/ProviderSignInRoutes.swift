@@ -59,7 +59,7 @@ struct ProviderSignInRoutes: Sendable {
             return renderer.formExpired(realm: realm, backToAccount: true)
         }
         guard session.signedInRecently(now: clock.now()) else {
-            return renderer.redirect(to: PageURLs.login(realm) + "?reauth=1&return_to=" + PageURLs.account(realm) + "?notice=link-again")
+            return renderer.signInAgain(realm, then: PageURLs.account(realm) + "?notice=link-again")
         }
         do throws(SignInFailure) {
             return toProvider(try await signIn.start(realm: realm, alias: alias, returnTo: PageURLs.account(realm), linkUserId: userId), request)

@@ -1,0 +1,53 @@
+import Foundation
+@testable import KeywardServer
+import XCTest
+
+/// What changes how an account is reached asks for a sign-in within `BrowserSession.recentSignIn`, as linking a
+/// provider and deleting the account do: ending other browsers' sessions and unlinking a provider (security review
+/// two). A stale session is sent to sign in again and nothing changes.
+final class RecentSignInTests: XCTestCase {
+    func testEndingOtherSessionsAndUnlinkingAskForARecentSignIn() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let users = server.runtime.accounts.users
+            let test = try await XCTUnwrapAsync(try await users.user(realm: "demo", username: "test"))
+            let details = ExternalIdentity.ProviderDetails(alias: "corp", email: "test@example.test", emailVerified: true, name: "Test")
+            try await users.linkProvider(realm: "demo", userId: test.id, issuer: "https://corp.example.test", subject: "t-1", details: details, trustEmail: false)
+
+            let laptop = TestBrowser(client)
+            let phone = TestBrowser(client)
+            _ = try await laptop.signIn()
+            _ = try await phone.signIn()
+            let account = try await laptop.get("/realms/demo/account")
+            let csrf = try XCTUnwrap(account.field("csrf"))
+            let endPhone = try XCTUnwrap(account.capture(#"action="(/realms/demo/account/sessions/[^"]+/end)""#))
+            server.clock.advance(by: BrowserSession.recentSignIn + 60)
+
+            let reauth = "/realms/demo/login?reauth=1&return_to=/realms/demo/account"
+            let ended = try await laptop.post(endPhone, ["csrf": csrf])
+            XCTAssertEqual(ended.location, reauth, "ending another browser's session")
+            let everywhere = try await laptop.post("/realms/demo/account/sessions/end-all", ["csrf": csrf])
+            XCTAssertEqual(everywhere.location, reauth, "signing out everywhere")
+            let unlinked = try await laptop.post("/realms/demo/account/identities/unlink", [
+                "csrf": csrf, "issuer": "https://corp.example.test", "subject": "t-1",
+            ])
+            XCTAssertEqual(unlinked.location, reauth, "unlinking a provider")
+            let phoneStill = try await phone.get("/realms/demo/account")
+            XCTAssertEqual(phoneStill.status, .ok, "the phone's session is still there")
+            let identities = try await users.identities(realm: "demo", userId: test.id).filter { $0.kind == .provider }
+            XCTAssertEqual(identities.count, 1, "the provider is still linked")
+
+            let again = try await laptop.signIn(query: "?reauth=1&return_to=/realms/demo/account")
+            XCTAssertEqual(again.location, "/realms/demo/account")
+            let fresh = try await laptop.get("/realms/demo/account")
+            let freshCSRF = try XCTUnwrap(fresh.field("csrf"))
+            let nowUnlinked = try await laptop.post("/realms/demo/account/identities/unlink", [
+                "csrf": freshCSRF, "issuer": "https://corp.example.test", "subject": "t-1",
+            ])
+            XCTAssertEqual(nowUnlinked.location, "/realms/demo/account?notice=unlinked", "after signing in again")
+            let nowEnded = try await laptop.post("/realms/demo/account/sessions/end-all", ["csrf": freshCSRF])
+            XCTAssertEqual(nowEnded.location, "/realms/demo/login?notice=logged-out")
+            let phoneAfter = try await phone.get("/realms/demo/account")
+            XCTAssertEqual(phoneAfter.status, .seeOther, "the phone's session ended")
+        }
+    }
+}
