@@ -201,7 +201,7 @@ final class DeviceAssertionsAgainstServerTests: XCTestCase {
         _ = try await runtime.seedDemo()
         let device = try ForgedAppAttestDevice(time: runtime.clock.now(), appID: teamId + "." + bundleId)
         let service = DeviceService(
-            store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore, challengeKey: SymmetricKey(size: .bits256),
+            store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse, challengeKey: SymmetricKey(size: .bits256),
             attestations: PlatformAttestationVerifier(appleRoots: PinnedRoots([device.forged.ca])),
             audit: runtime.audit, metrics: runtime.metrics, clock: runtime.clock
         )

@@ -14,6 +14,8 @@ public final class KeywardRuntime: Sendable {
     public let clock: any KeywardClock
     public let metrics: KeywardMetrics
     public let audit: AuditLog
+    /// Core's single-use records (`SingleUseStore`), shared by every part.
+    public let singleUse: any SingleUseStore
     public let oauth: OAuthAssembly
     public let accounts: AccountsAssembly
     public let pushMFA: PushMFAAssembly
@@ -64,8 +66,11 @@ public final class KeywardRuntime: Sendable {
         self.metrics = metrics
         let audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics, writer: database.writerExecutor)
         self.audit = audit
+        let singleUse = GroupedSingleUseStore(base: SQLSingleUseStore(database: database), writer: database.writerExecutor)
+        self.singleUse = singleUse
         let core = CoreServices(
-            configuration: configuration, database: database, masterKey: masterKey, clock: clock, metrics: metrics, audit: audit, logger: logger
+            configuration: configuration, database: database, masterKey: masterKey, clock: clock, metrics: metrics, audit: audit,
+            singleUse: singleUse, logger: logger
         )
         oauth = OAuthAssembly(core)
         accounts = AccountsAssembly(core)
@@ -146,7 +151,7 @@ public final class KeywardRuntime: Sendable {
     /// Deletes what has expired, every `sweep.interval`.
     var sweeper: ExpiredRowSweeper {
         ExpiredRowSweeper(
-            replayStore: oauth.replayStore, signingKeyStore: oauth.signingKeyStore, challengeStore: pushMFA.challengeStore,
+            singleUse: singleUse, signingKeyStore: oauth.signingKeyStore, challengeStore: pushMFA.challengeStore,
             browserSessionStore: accounts.sessionStore, loginAttemptStore: accounts.loginAttemptStore, auditStore: audit.store,
             auditRetention: TimeInterval(configuration.auditRetentionDays) * 86400, deviceStore: devices.store,
             pendingDeviceLifetime: TimeInterval(configuration.devicesPendingLifetimeDays) * 86400, clock: clock,

@@ -1,5 +1,5 @@
 // What every part is assembled from: the configuration, the database, the master key, the clock, metrics, the
-// audit log and the logger.
+// audit log, the single-use records and the logger.
 import Logging
 
 struct CoreServices: Sendable {
@@ -9,5 +9,6 @@ struct CoreServices: Sendable {
     let clock: any KeywardClock
     let metrics: KeywardMetrics
     let audit: AuditLog
+    let singleUse: any SingleUseStore
     let logger: Logger
 }

@@ -7,7 +7,7 @@ import KeywardJOSE
 /// its key (or its App Attest key's assertion, counter advanced atomically), and single use of the signed message.
 struct DeviceRequestAuthenticator: Sendable {
     let store: any DeviceStore
-    let replayStore: any ReplayStore
+    let singleUse: any SingleUseStore
     let clock: any KeywardClock
     /// Where a refused assertion's detail goes (the audit log): the client is told the reason only, since the detail
     /// names the app's `TEAMID.bundle.id` and the stored counter (security review L2).
@@ -63,7 +63,7 @@ struct DeviceRequestAuthenticator: Sendable {
         // same message.
         let fresh: Bool
         do {
-            fresh = try await replayStore.recordOnce(
+            fresh = try await singleUse.recordOnce(
                 scope: "device-request:\(realm):\(device.appId):\(device.deviceId)", key: Base64URL.encode(SHA256.hash(data: request.message)),
                 expiresAt: Date(timeIntervalSince1970: TimeInterval(request.timestamp) + Self.window + 60), now: now
             )

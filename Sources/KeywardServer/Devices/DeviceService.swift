@@ -10,7 +10,7 @@ import Logging
 /// device. Routes only translate HTTP to these calls.
 public final class DeviceService: Sendable {
     private let store: any DeviceStore
-    private let replayStore: any ReplayStore
+    private let singleUse: any SingleUseStore
     private let challengeKey: SymmetricKey
     private let attestations: any DeviceAttestationVerifier
     private let audit: AuditLog
@@ -44,14 +44,14 @@ public final class DeviceService: Sendable {
     }
 
     init(
-        store: any DeviceStore, replayStore: any ReplayStore, challengeKey: SymmetricKey, attestations: any DeviceAttestationVerifier,
+        store: any DeviceStore, singleUse: any SingleUseStore, challengeKey: SymmetricKey, attestations: any DeviceAttestationVerifier,
         audit: AuditLog, metrics: KeywardMetrics, clock: any KeywardClock, challengeLifetime: TimeInterval = DeviceService.defaultChallengeLifetime,
         limits: Limits = .default
     ) {
         self.limits = limits
         googleDecodes = GoogleDecodeBudget(perAddress: limits.googleDecodesPerAddressPerHour, perApp: limits.googleDecodesPerAppPerHour)
         self.store = store
-        self.replayStore = replayStore
+        self.singleUse = singleUse
         self.challengeKey = challengeKey
         self.attestations = attestations
         self.audit = audit
@@ -149,7 +149,7 @@ public final class DeviceService: Sendable {
 
     /// The registered device that signed this request (see `SignedRequest`).
     func authenticate(realm: String, request: SignedRequest, deviceKeyOnly: Bool = false) async throws(DeviceError) -> Device {
-        try await DeviceRequestAuthenticator(store: store, replayStore: replayStore, clock: clock) { device, failure in
+        try await DeviceRequestAuthenticator(store: store, singleUse: singleUse, clock: clock) { device, failure in
             await self.recordRefusal(.deviceRequestRefused, realm: device.realm, appId: device.appId, reason: failure.reason.rawValue, details: [
                 "device_id": device.deviceId, "detail": failure.detail,
             ])
@@ -365,7 +365,7 @@ public final class DeviceService: Sendable {
     private func spend(_ challenge: DeviceChallenge, now: Date) async throws(DeviceError) {
         let spent: Bool
         do {
-            spent = try await replayStore.recordOnce(
+            spent = try await singleUse.recordOnce(
                 scope: "device-challenge:" + challenge.realm, key: Base64URL.encode(challenge.nonce),
                 expiresAt: challenge.expiresAt.addingTimeInterval(60), now: now
             )

@@ -37,7 +37,7 @@ public struct DevicesAssembly: Sendable {
             googleClient = nil
         }
         service = DeviceService(
-            store: store, replayStore: oauth.replayStore, challengeKey: core.masterKey.derivedKey(purpose: DeviceChallenge.keyPurpose),
+            store: store, singleUse: core.singleUse, challengeKey: core.masterKey.derivedKey(purpose: DeviceChallenge.keyPurpose),
             attestations: verifier, audit: core.audit, metrics: core.metrics, clock: core.clock, challengeLifetime: settings.challengeLifetime,
             limits: settings.limits
         )

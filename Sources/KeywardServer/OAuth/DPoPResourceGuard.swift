@@ -86,14 +86,14 @@ public final class DPoPResourceGuard: Sendable {
     }
 
     private let issuer: AccessTokenIssuer
-    private let replayStore: any ReplayStore
+    private let singleUse: any SingleUseStore
     public let options: Options
     private let clock: any KeywardClock
     private let metrics: KeywardMetrics
 
-    public init(issuer: AccessTokenIssuer, replayStore: any ReplayStore, options: Options, clock: any KeywardClock, metrics: KeywardMetrics) {
+    public init(issuer: AccessTokenIssuer, singleUse: any SingleUseStore, options: Options, clock: any KeywardClock, metrics: KeywardMetrics) {
         self.issuer = issuer
-        self.replayStore = replayStore
+        self.singleUse = singleUse
         self.options = options
         self.clock = clock
         self.metrics = metrics
@@ -147,7 +147,7 @@ public final class DPoPResourceGuard: Sendable {
         }
 
         let verifier = DPoPVerifier(
-            options: options.proof, replayCache: DPoPReplayAdapter(store: replayStore, scope: options.replayScope + ":" + request.realm.name)
+            options: options.proof, replayCache: DPoPReplayAdapter(store: singleUse, scope: options.replayScope + ":" + request.realm.name)
         )
         let checksAth = options.requiresAth || proofClaims["ath"] != nil
         do throws(DPoPError) {

@@ -10,35 +10,34 @@ public struct OAuthAssembly: Sendable {
     public let tokens: TokenService
     public let resourceGuard: DPoPResourceGuard
     let accessTokens: AccessTokenIssuer
-    let replayStore: any ReplayStore
     let signingKeyStore: any SigningKeyStore
     private let core: CoreServices
 
     init(_ core: CoreServices) {
         self.core = core
         let configuration = core.configuration
-        replayStore = GroupedReplayStore(base: SQLReplayStore(database: core.database), writer: core.database.writerExecutor)
+        let singleUse = core.singleUse
         signingKeyStore = SQLSigningKeyStore(database: core.database)
         keys = RealmKeyService(store: signingKeyStore, masterKey: core.masterKey, clock: core.clock)
         realms = RealmService(store: SQLRealmStore(database: core.database), keys: keys, clock: core.clock, publicURL: configuration.resolvedPublicURL)
         clients = ClientService(store: SQLClientStore(database: core.database), clock: core.clock)
         accessTokens = AccessTokenIssuer(realms: realms, keys: keys)
         tokens = TokenService(
-            realms: realms, clients: clients, issuer: accessTokens, replayStore: replayStore,
+            realms: realms, clients: clients, issuer: accessTokens, singleUse: singleUse,
             dpopOptions: Self.dpopOptions(maxAge: configuration.dpopTokenEndpointMaxAge, futureSkew: configuration.dpopTokenEndpointFutureSkew),
             nonces: configuration.dpopRequireNonce ? DPoPNonces(masterKey: core.masterKey) : nil,
             clock: core.clock, metrics: core.metrics
         )
         resourceGuard = DPoPResourceGuard(
-            issuer: accessTokens, replayStore: replayStore,
+            issuer: accessTokens, singleUse: singleUse,
             options: .init(proof: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew)),
             clock: core.clock, metrics: core.metrics
         )
     }
 
-    /// A gate for another part's resources with options of its own, on this part's tokens and replay cache.
+    /// A gate for another part's resources with options of its own, on this part's tokens and Core's single-use records.
     func gate(_ options: DPoPResourceGuard.Options) -> DPoPResourceGuard {
-        DPoPResourceGuard(issuer: accessTokens, replayStore: replayStore, options: options, clock: core.clock, metrics: core.metrics)
+        DPoPResourceGuard(issuer: accessTokens, singleUse: core.singleUse, options: options, clock: core.clock, metrics: core.metrics)
     }
 
     /// `grants`: the extension grants of parts assembled later, answered at the same token endpoint.

@@ -29,28 +29,3 @@ public protocol ClientStore: Sendable {
     func deleteClient(realm: String, clientId: String) async throws
 }
 
-/// One single-use value for `ReplayStore`: `key` under `scope`, remembered until `expiresAt`.
-public struct ReplayEntry: Sendable, Equatable {
-    public var scope: String
-    public var key: String
-    public var expiresAt: Date
-
-    public init(scope: String, key: String, expiresAt: Date) {
-        self.scope = scope
-        self.key = key
-        self.expiresAt = expiresAt
-    }
-}
-
-/// A replay cache: a table with a unique key and an expiry, swept periodically.
-public protocol ReplayStore: Sendable {
-    /// Records `key` under `scope` until `expiresAt`. Returns false (and writes nothing) when the pair
-    /// is already recorded and not yet expired. One atomic statement; never read-then-write.
-    func recordOnce(scope: String, key: String, expiresAt: Date, now: Date) async throws -> Bool
-    /// `recordOnce` for several entries in one statement: for each, whether this call recorded it. Each entry is
-    /// recorded or refused on its own, as separate calls in order would: a pair repeated in `entries` is recorded
-    /// at most for its first occurrence.
-    func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool]
-    /// Deletes entries that expired at or before `now`; returns how many were removed.
-    func deleteExpired(now: Date) async throws -> Int
-}

@@ -29,7 +29,7 @@ public final class TokenService: Sendable {
     private let realms: RealmService
     private let clients: ClientService
     private let issuer: AccessTokenIssuer
-    private let replayStore: any ReplayStore
+    private let singleUse: any SingleUseStore
     private let dpopOptions: DPoPVerifier.Options
     private let clock: any KeywardClock
     private let metrics: KeywardMetrics
@@ -45,7 +45,7 @@ public final class TokenService: Sendable {
     }
 
     init(
-        realms: RealmService, clients: ClientService, issuer: AccessTokenIssuer, replayStore: any ReplayStore,
+        realms: RealmService, clients: ClientService, issuer: AccessTokenIssuer, singleUse: any SingleUseStore,
         dpopOptions: DPoPVerifier.Options, nonces: DPoPNonces?, clock: any KeywardClock, metrics: KeywardMetrics,
         grants: [any TokenGrant] = []
     ) {
@@ -54,7 +54,7 @@ public final class TokenService: Sendable {
         self.realms = realms
         self.clients = clients
         self.issuer = issuer
-        self.replayStore = replayStore
+        self.singleUse = singleUse
         self.dpopOptions = dpopOptions
         self.clock = clock
         self.metrics = metrics
@@ -63,7 +63,7 @@ public final class TokenService: Sendable {
     /// The same endpoint with more extension grants (the parts assembled after the OAuth core add theirs).
     func adding(_ more: [any TokenGrant]) -> TokenService {
         TokenService(
-            realms: realms, clients: clients, issuer: issuer, replayStore: replayStore, dpopOptions: dpopOptions, nonces: nonces,
+            realms: realms, clients: clients, issuer: issuer, singleUse: singleUse, dpopOptions: dpopOptions, nonces: nonces,
             clock: clock, metrics: metrics, grants: Array(grants.values) + more
         )
     }
@@ -120,7 +120,7 @@ public final class TokenService: Sendable {
                 )
             }
         case 1:
-            let replayCache: any DPoPReplayCache = deferredReplay ?? DPoPReplayAdapter(store: replayStore, scope: "dpop:" + realm.name)
+            let replayCache: any DPoPReplayCache = deferredReplay ?? DPoPReplayAdapter(store: singleUse, scope: "dpop:" + realm.name)
             let verifier = DPoPVerifier(options: dpopOptions, replayCache: replayCache)
             let proof: DPoPVerifier.Verified
             do throws(DPoPError) {
@@ -141,8 +141,8 @@ public final class TokenService: Sendable {
         }
         if let once = decision.singleUse {
             let proofEntry = deferredReplay?.entry
-            let entries = [proofEntry, ReplayEntry(scope: once.scope, key: once.key, expiresAt: once.expiresAt)].compactMap { $0 }
-            let fresh = try await replayStore.recordEachOnce(entries, now: now)
+            let entries = [proofEntry, SingleUseEntry(scope: once.scope, key: once.key, expiresAt: once.expiresAt)].compactMap { $0 }
+            let fresh = try await singleUse.recordEachOnce(entries, now: now)
             if proofEntry != nil, fresh.first != true {
                 throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "DPoP proof jti has already been used", dpopReason: .proof(.replayed))
             }

@@ -27,7 +27,7 @@ public struct ExpiredRowSweeper: Service {
     /// Longer than any login-throttle window, so a sweep never cuts one short.
     public static let loginAttemptRetention: TimeInterval = 86400
 
-    let replayStore: any ReplayStore
+    let singleUse: any SingleUseStore
     let signingKeyStore: any SigningKeyStore
     let challengeStore: (any PushChallengeStore)?
     let browserSessionStore: (any BrowserSessionStore)?
@@ -43,14 +43,14 @@ public struct ExpiredRowSweeper: Service {
     let logger: Logger
 
     public init(
-        replayStore: any ReplayStore, signingKeyStore: any SigningKeyStore, challengeStore: (any PushChallengeStore)? = nil,
+        singleUse: any SingleUseStore, signingKeyStore: any SigningKeyStore, challengeStore: (any PushChallengeStore)? = nil,
         browserSessionStore: (any BrowserSessionStore)? = nil, loginAttemptStore: (any LoginAttemptStore)? = nil,
         auditStore: (any AuditStore)? = nil, auditRetention: TimeInterval = 90 * 86400, deviceStore: (any DeviceStore)? = nil,
         pendingDeviceLifetime: TimeInterval = DeviceService.Limits.default.pendingLifetime, clock: any KeywardClock,
         interval: Duration = .seconds(60), logger: Logger
     ) {
         precondition(interval > .zero, "the sweep interval must be positive")
-        self.replayStore = replayStore
+        self.singleUse = singleUse
         self.signingKeyStore = signingKeyStore
         self.challengeStore = challengeStore
         self.browserSessionStore = browserSessionStore
@@ -81,7 +81,7 @@ public struct ExpiredRowSweeper: Service {
     @discardableResult
     public func sweepOnce() async throws -> Counts {
         let now = clock.now()
-        let replayEntries = try await replayStore.deleteExpired(now: now)
+        let replayEntries = try await singleUse.deleteExpired(now: now)
         let signingKeys = try await signingKeyStore.deleteUnpublishedKeys(now: now)
         var counts = Counts(replayEntries: replayEntries, signingKeys: signingKeys)
         if let challengeStore {

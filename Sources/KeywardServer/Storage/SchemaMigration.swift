@@ -31,7 +31,7 @@ public struct SchemaMigration: Sendable, Equatable {
         IdentityProviderSchemaMigration.migration,
         AppleRevocationSchemaMigration.migration,
         NewAccountSchemaMigration.migration,
-        ReplaySweepSchemaMigration.migration,
+        SingleUseSweepSchemaMigration.migration,
     ]
 }
 

@@ -87,10 +87,10 @@ final class GroupCommitTests: XCTestCase {
 /// The grouped replay writer when the table cannot be written: every request of the group gets the failure, and
 /// the next group writes again.
 final class GroupedReplayStoreFailureTests: XCTestCase {
-    private final class FailingOnce: ReplayStore, Sendable {
+    private final class FailingOnce: SingleUseStore, Sendable {
         let calls = Mutex(0)
         func recordOnce(scope: String, key: String, expiresAt: Date, now: Date) async throws -> Bool { true }
-        func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] {
+        func recordEachOnce(_ entries: [SingleUseEntry], now: Date) async throws -> [Bool] {
             let call = calls.withLock { $0 += 1; return $0 }
             if call == 1 { throw StoreError.unavailable("simulated outage") }
             return entries.map { _ in true }
@@ -100,8 +100,8 @@ final class GroupedReplayStoreFailureTests: XCTestCase {
 
     func testAFailedWriteFailsItsRequestsOnly() async throws {
         let base = FailingOnce()
-        let store = GroupedReplayStore(base: base)
-        let entry = ReplayEntry(scope: "s", key: "k", expiresAt: Date().addingTimeInterval(60))
+        let store = GroupedSingleUseStore(base: base)
+        let entry = SingleUseEntry(scope: "s", key: "k", expiresAt: Date().addingTimeInterval(60))
         do {
             _ = try await store.recordEachOnce([entry], now: Date())
             XCTFail("the outage was not reported")

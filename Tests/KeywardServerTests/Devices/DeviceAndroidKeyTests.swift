@@ -25,7 +25,7 @@ final class DeviceAndroidKeyTests: XCTestCase {
     static func service(_ server: TestServer, pinning forged: ForgedAndroidAttestation) -> DeviceService {
         let runtime = server.runtime
         return DeviceService(
-            store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore,
+            store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse,
             challengeKey: SymmetricKey(size: .bits256), attestations: PlatformAttestationVerifier(androidRoots: PinnedRoots([forged.root])),
             audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
         )
@@ -185,7 +185,7 @@ final class DeviceAndroidKeyTests: XCTestCase {
             var verifier = PlatformAttestationVerifier(androidRoots: PinnedRoots([forged.root]))
             verifier.masterKey = masterKey
             let service = DeviceService(
-                store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore, challengeKey: SymmetricKey(size: .bits256),
+                store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse, challengeKey: SymmetricKey(size: .bits256),
                 attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
             )
             let challenge = try await service.challenge(realm: "demo", appId: "android-app").challenge

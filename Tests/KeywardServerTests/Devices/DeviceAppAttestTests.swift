@@ -18,7 +18,7 @@ final class DeviceAppAttestTests: XCTestCase {
     static func service(_ server: TestServer, pinning forged: ForgedAppAttestation, limits: DeviceService.Limits = .default) -> DeviceService {
         let runtime = server.runtime
         return DeviceService(
-            store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore,
+            store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse,
             challengeKey: SymmetricKey(size: .bits256),
             attestations: PlatformAttestationVerifier(appleRoots: PinnedRoots([forged.ca])),
             audit: runtime.audit, metrics: runtime.metrics, clock: server.clock, limits: limits

@@ -113,7 +113,7 @@ final class DevicePlayIntegrityTests: XCTestCase {
                 }
                 let runtime = server.runtime
                 let service = DeviceService(
-                    store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore, challengeKey: SymmetricKey(size: .bits256),
+                    store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse, challengeKey: SymmetricKey(size: .bits256),
                     attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
                 )
                 func request() async throws -> (RegistrationRequest, String) {
@@ -174,7 +174,7 @@ final class DevicePlayIntegrityTests: XCTestCase {
                 limits.googleDecodesPerAppPerHour = 5
                 let runtime = server.runtime
                 let service = DeviceService(
-                    store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore, challengeKey: SymmetricKey(size: .bits256),
+                    store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse, challengeKey: SymmetricKey(size: .bits256),
                     attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock, limits: limits
                 )
                 google.answer(.badRequest, ["error": .object(["message": "Integrity token cannot be decoded"])])

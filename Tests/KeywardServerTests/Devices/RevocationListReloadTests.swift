@@ -73,7 +73,7 @@ final class RevocationListReloadTests: XCTestCase {
             let file = try RevocationListFile(path: path, logger: Logger(label: "test"))
             let runtime = server.runtime
             let service = DeviceService(
-                store: SQLDeviceStore(database: runtime.database), replayStore: runtime.oauth.replayStore, challengeKey: SymmetricKey(size: .bits256),
+                store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse, challengeKey: SymmetricKey(size: .bits256),
                 attestations: PlatformAttestationVerifier(androidRoots: PinnedRoots([forged.root]), androidRevocations: file),
                 audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
             )

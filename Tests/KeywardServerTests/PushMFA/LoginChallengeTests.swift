@@ -291,7 +291,7 @@ final class LoginChallengeTests: XCTestCase {
             _ = try await server.enrolledDevice(client)
             let (challenge, _) = try await server.createdChallenge()
             let sweeper = ExpiredRowSweeper(
-                replayStore: server.runtime.oauth.replayStore, signingKeyStore: server.runtime.oauth.signingKeyStore,
+                singleUse: server.runtime.singleUse, signingKeyStore: server.runtime.oauth.signingKeyStore,
                 challengeStore: server.runtime.pushMFA.challengeStore, clock: server.clock, logger: .init(label: "test")
             )
             server.clock.advance(by: 241)

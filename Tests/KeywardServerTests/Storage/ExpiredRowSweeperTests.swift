@@ -9,7 +9,7 @@ final class ExpiredRowSweeperTests: XCTestCase {
     func testKeepsSweepingAfterErrorsAndStopsWhenCancelled() async throws {
         let replay = CountingReplayStore(failFirst: 2)
         let sweeper = ExpiredRowSweeper(
-            replayStore: replay, signingKeyStore: CountingKeyStore(), clock: TestClock(StorageFixtures.t0),
+            singleUse: replay, signingKeyStore: CountingKeyStore(), clock: TestClock(StorageFixtures.t0),
             interval: .milliseconds(10), logger: Logger(label: "sweeper-test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         let task = Task { try await sweeper.run() }
@@ -21,7 +21,7 @@ final class ExpiredRowSweeperTests: XCTestCase {
     }
 }
 
-private final class CountingReplayStore: ReplayStore, @unchecked Sendable {
+private final class CountingReplayStore: SingleUseStore, @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
     private let failFirst: Int
@@ -32,7 +32,7 @@ private final class CountingReplayStore: ReplayStore, @unchecked Sendable {
 
     func recordOnce(scope: String, key: String, expiresAt: Date, now: Date) async throws -> Bool { true }
 
-    func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] { entries.map { _ in true } }
+    func recordEachOnce(_ entries: [SingleUseEntry], now: Date) async throws -> [Bool] { entries.map { _ in true } }
 
     func deleteExpired(now: Date) async throws -> Int {
         let call = lock.withLock { count += 1; return count }

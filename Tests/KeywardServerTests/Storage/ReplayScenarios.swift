@@ -9,16 +9,16 @@ enum ReplayScenarios {
     static let t0 = StorageFixtures.t0
 
     static func recordOnceLifecycle(_ database: KeywardDatabase) async throws {
-        try await recordOnceLifecycle(SQLReplayStore(database: database))
+        try await recordOnceLifecycle(SQLSingleUseStore(database: database))
     }
 
     /// The same answers through the grouped writer the servers use.
     static func groupedStoreAnswersAsTheTableDoes(_ database: KeywardDatabase) async throws {
-        try await recordOnceLifecycle(GroupedReplayStore(base: SQLReplayStore(database: database)))
-        try await recordEachOnceDecidesPerEntry(GroupedReplayStore(base: SQLReplayStore(database: database)), scopes: "grouped")
+        try await recordOnceLifecycle(GroupedSingleUseStore(base: SQLSingleUseStore(database: database)))
+        try await recordEachOnceDecidesPerEntry(GroupedSingleUseStore(base: SQLSingleUseStore(database: database)), scopes: "grouped")
     }
 
-    static func recordOnceLifecycle(_ store: any ReplayStore) async throws {
+    static func recordOnceLifecycle(_ store: any SingleUseStore) async throws {
         let expiry = t0.storageShifted(60)
 
         try await StorageAssert.isTrue(await store.recordOnce(scope: "dpop", key: "jti-1", expiresAt: expiry, now: t0))
@@ -36,28 +36,28 @@ enum ReplayScenarios {
 
     /// Several entries in one statement: each recorded or refused on its own, as separate calls would.
     static func recordEachOnceDecidesPerEntry(_ database: KeywardDatabase) async throws {
-        try await recordEachOnceDecidesPerEntry(SQLReplayStore(database: database), scopes: "")
+        try await recordEachOnceDecidesPerEntry(SQLSingleUseStore(database: database), scopes: "")
     }
 
-    static func recordEachOnceDecidesPerEntry(_ store: any ReplayStore, scopes prefix: String) async throws {
+    static func recordEachOnceDecidesPerEntry(_ store: any SingleUseStore, scopes prefix: String) async throws {
         let expiry = t0.storageShifted(60)
-        let proof = ReplayEntry(scope: prefix + "dpop:r", key: "k:j1", expiresAt: expiry)
-        let host = ReplayEntry(scope: prefix + "host-jti:r:i", key: "j1", expiresAt: expiry)
+        let proof = SingleUseEntry(scope: prefix + "dpop:r", key: "k:j1", expiresAt: expiry)
+        let host = SingleUseEntry(scope: prefix + "host-jti:r:i", key: "j1", expiresAt: expiry)
         try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: t0), [true, true])
         try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: t0.storageShifted(1)), [false, false])
-        let fresh = ReplayEntry(scope: prefix + "dpop:r", key: "k:j2", expiresAt: expiry)
+        let fresh = SingleUseEntry(scope: prefix + "dpop:r", key: "k:j2", expiresAt: expiry)
         try await StorageAssert.equal(await store.recordEachOnce([fresh, host], now: t0.storageShifted(1)), [true, false])
         try await StorageAssert.isFalse(await store.recordOnce(scope: prefix + "dpop:r", key: "k:j2", expiresAt: expiry, now: t0.storageShifted(2)))
         // Expired entries may be taken again.
         try await StorageAssert.equal(await store.recordEachOnce([proof, host], now: expiry), [true, true])
         try await StorageAssert.equal(await store.recordEachOnce([], now: t0), [])
         // One key twice in one call: the first occurrence is recorded, the second is its replay.
-        let twice = ReplayEntry(scope: prefix + "dpop:r", key: "k:j3", expiresAt: expiry)
+        let twice = SingleUseEntry(scope: prefix + "dpop:r", key: "k:j3", expiresAt: expiry)
         try await StorageAssert.equal(await store.recordEachOnce([twice, fresh, twice], now: t0.storageShifted(3)), [true, false, false])
     }
 
     static func concurrentRecordOnceHasOneWinner(_ database: KeywardDatabase) async throws {
-        let store = SQLReplayStore(database: database)
+        let store = SQLSingleUseStore(database: database)
         let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<50 {
                 group.addTask { try await store.recordOnce(scope: "dpop", key: "same-jti", expiresAt: t0.storageShifted(60), now: t0) }
@@ -70,13 +70,13 @@ enum ReplayScenarios {
     /// Requests racing through the grouped writer, several bringing the same keys in one group: each key is won
     /// once, by one request, and every request that brought a fresh key of its own gets it.
     static func groupedRequestsRacingKeepOneWinnerPerKey(_ database: KeywardDatabase) async throws {
-        let store = GroupedReplayStore(base: SQLReplayStore(database: database))
+        let store = GroupedSingleUseStore(base: SQLSingleUseStore(database: database))
         let expiry = t0.storageShifted(60)
         let answers = try await withThrowingTaskGroup(of: (Int, [Bool]).self) { group in
             for request in 0..<120 {
                 group.addTask {
-                    let shared = ReplayEntry(scope: "host-jti:r:i", key: "jti-\(request % 10)", expiresAt: expiry)
-                    let own = ReplayEntry(scope: "dpop:r", key: "proof-\(request)", expiresAt: expiry)
+                    let shared = SingleUseEntry(scope: "host-jti:r:i", key: "jti-\(request % 10)", expiresAt: expiry)
+                    let own = SingleUseEntry(scope: "dpop:r", key: "proof-\(request)", expiresAt: expiry)
                     return (request, try await store.recordEachOnce([own, shared], now: t0))
                 }
             }
@@ -94,14 +94,14 @@ enum ReplayScenarios {
     /// scopes that share keys, live and expired ones alternating irregularly (a live row on a chunk boundary,
     /// expired rows in a tail shorter than a chunk): every expired row goes and every live one stays.
     static func sweepInChunksReachesEveryRow(_ database: KeywardDatabase) async throws {
-        let replay = SQLReplayStore(database: database)
+        let replay = SQLSingleUseStore(database: database)
         let now = t0.storageShifted(100)
         for chunk in [1, 4, 5, 7, 24, 25, 26] {
-            var expired: [ReplayEntry] = []
-            var live: [ReplayEntry] = []
+            var expired: [SingleUseEntry] = []
+            var live: [SingleUseEntry] = []
             for index in 0..<25 {
                 let isLive = index % 4 == 0 || index % 7 == 3
-                let entry = ReplayEntry(
+                let entry = SingleUseEntry(
                     scope: ["dpop:r", "host-jti:r:i", "nonce"][index % 3], key: "c\(chunk)-k\(index / 3)",
                     expiresAt: isLive ? now.storageShifted(60) : now.storageShifted(-Double(index))
                 )
@@ -120,7 +120,7 @@ enum ReplayScenarios {
 
     static func sweeperRemovesExpiredRowsOnly(_ database: KeywardDatabase) async throws {
         try await SQLRealmStore(database: database).createRealm(StorageFixtures.realm("r1"))
-        let replay = SQLReplayStore(database: database)
+        let replay = SQLSingleUseStore(database: database)
         let keys = SQLSigningKeyStore(database: database)
         let now = t0.storageShifted(100)
         for (key, expires) in [("old", now.storageShifted(-10)), ("edge", now), ("fresh", now.storageShifted(10))] {
@@ -131,7 +131,7 @@ enum ReplayScenarios {
         try await keys.insertKey(StorageFixtures.key(realm: "r1", kid: "published", status: .retired, publishUntil: now.storageShifted(1)))
 
         let sweeper = ExpiredRowSweeper(
-            replayStore: replay, signingKeyStore: keys, clock: TestClock(now), logger: StorageTestHarness.logger
+            singleUse: replay, signingKeyStore: keys, clock: TestClock(now), logger: StorageTestHarness.logger
         )
         try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(replayEntries: 2, signingKeys: 1))
         try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(replayEntries: 0, signingKeys: 0))

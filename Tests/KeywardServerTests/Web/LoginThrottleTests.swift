@@ -62,7 +62,7 @@ final class LoginThrottleTests: XCTestCase {
             XCTAssertNotNil(sixth, "success cleared the count, so five more were allowed, and no more")
 
             let sweeper = ExpiredRowSweeper(
-                replayStore: server.runtime.oauth.replayStore, signingKeyStore: server.runtime.oauth.signingKeyStore,
+                singleUse: server.runtime.singleUse, signingKeyStore: server.runtime.oauth.signingKeyStore,
                 loginAttemptStore: server.runtime.accounts.loginAttemptStore, clock: server.clock, logger: .init(label: "test")
             )
             let kept = try await sweeper.sweepOnce()

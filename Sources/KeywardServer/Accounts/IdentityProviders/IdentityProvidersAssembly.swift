@@ -19,7 +19,7 @@ struct IdentityProvidersAssembly: Sendable {
             providers: accounts.providers, metadata: IdentityProviderMetadataCache(fetcher: fetcher, clock: core.clock, logger: core.logger),
             jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), tokens: tokens,
             appleSecrets: appleSecrets, users: accounts.users,
-            replayStore: oauth.replayStore, keys: TransactionKeys(masterKey: core.masterKey), clock: core.clock,
+            singleUse: core.singleUse, keys: TransactionKeys(masterKey: core.masterKey), clock: core.clock,
             publicURL: core.configuration.resolvedPublicURL, audit: core.audit, logger: core.logger
         )
     }

@@ -15,7 +15,7 @@ final class ProviderSignIn: Sendable {
     private let tokens: ProviderTokenClient
     private let appleSecrets: AppleClientSecrets
     private let users: UserService
-    private let replayStore: any ReplayStore
+    private let singleUse: any SingleUseStore
     let keys: TransactionKeys
     private let clock: any KeywardClock
     private let publicURL: String
@@ -26,7 +26,7 @@ final class ProviderSignIn: Sendable {
 
     init(
         providers: IdentityProviderService, metadata: IdentityProviderMetadataCache, jwks: JWKSCache, tokens: ProviderTokenClient,
-        appleSecrets: AppleClientSecrets, users: UserService, replayStore: any ReplayStore, keys: TransactionKeys, clock: any KeywardClock, publicURL: String,
+        appleSecrets: AppleClientSecrets, users: UserService, singleUse: any SingleUseStore, keys: TransactionKeys, clock: any KeywardClock, publicURL: String,
         audit: AuditLog, logger: Logger
     ) {
         self.providers = providers
@@ -35,7 +35,7 @@ final class ProviderSignIn: Sendable {
         self.tokens = tokens
         self.appleSecrets = appleSecrets
         self.users = users
-        self.replayStore = replayStore
+        self.singleUse = singleUse
         self.keys = keys
         self.clock = clock
         self.publicURL = publicURL
@@ -265,7 +265,7 @@ final class ProviderSignIn: Sendable {
     private func spend(_ transaction: SignInTransaction) async throws(SignInFailure) {
         let fresh: Bool
         do {
-            fresh = try await replayStore.recordOnce(
+            fresh = try await singleUse.recordOnce(
                 scope: "signin:\(transaction.realm)", key: transaction.state,
                 expiresAt: transaction.startedAt.addingTimeInterval(SignInTransaction.lifetime + 60), now: clock.now()
             )

@@ -5,21 +5,21 @@ import Foundation
 /// request writes one or two keys; on SQLite, whose commits are one at a time, a statement and a commit per
 /// request were the largest cost left after the signatures. A request alone is written at once, and each one
 /// returns only once its keys are stored, with its own answer: the grouping changes the cost, never the result.
-struct GroupedReplayStore: ReplayStore {
-    private let base: any ReplayStore
+struct GroupedSingleUseStore: SingleUseStore {
+    private let base: any SingleUseStore
     private let writes: GroupCommit<Submission, Result<[Bool], any Error>>
 
     /// One request's keys. Grouped statements stay well inside both engines' bind-parameter limits: at most
     /// `maxGroup` requests of a few keys each, three parameters per key.
     private struct Submission: Sendable {
-        let entries: [ReplayEntry]
+        let entries: [SingleUseEntry]
         let now: Date
     }
 
     static let maxGroup = 64
 
     /// `writer`: where the group writes run (`KeywardDatabase.writerExecutor`).
-    init(base: any ReplayStore, writer: (any TaskExecutor)? = nil) {
+    init(base: any SingleUseStore, writer: (any TaskExecutor)? = nil) {
         self.base = base
         writes = GroupCommit(maxGroup: Self.maxGroup, executor: writer) { submissions in
             await Self.write(submissions, to: base)
@@ -27,10 +27,10 @@ struct GroupedReplayStore: ReplayStore {
     }
 
     func recordOnce(scope: String, key: String, expiresAt: Date, now: Date) async throws -> Bool {
-        try await recordEachOnce([ReplayEntry(scope: scope, key: key, expiresAt: expiresAt)], now: now)[0]
+        try await recordEachOnce([SingleUseEntry(scope: scope, key: key, expiresAt: expiresAt)], now: now)[0]
     }
 
-    func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] {
+    func recordEachOnce(_ entries: [SingleUseEntry], now: Date) async throws -> [Bool] {
         guard !entries.isEmpty else { return [] }
         return try await writes.submit(Submission(entries: entries, now: now)).get()
     }
@@ -43,7 +43,7 @@ struct GroupedReplayStore: ReplayStore {
     /// recorded for the first of them only (the store's rule for a repeated key), as if they had come one after the
     /// other; the earliest `now` of the group decides which old rows have expired, so no request sees a row expire
     /// earlier than its own clock says.
-    private static func write(_ submissions: [Submission], to base: any ReplayStore) async -> [Result<[Bool], any Error>] {
+    private static func write(_ submissions: [Submission], to base: any SingleUseStore) async -> [Result<[Bool], any Error>] {
         let now = submissions.map(\.now).min() ?? Date()
         do {
             var recorded = try await base.recordEachOnce(submissions.flatMap(\.entries), now: now)[...]

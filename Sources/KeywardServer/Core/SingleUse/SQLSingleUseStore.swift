@@ -1,8 +1,9 @@
-// The replay_entries table: single-use keys (DPoP jti, nonces) with an expiry, recorded atomically.
+// Core's single-use records in the replay_entries table (its name since migration 1): a (scope, key) with an expiry,
+// recorded atomically and swept in key order.
 import Foundation
 import SQLKit
 
-public struct SQLReplayStore: ReplayStore {
+public struct SQLSingleUseStore: SingleUseStore {
     let database: KeywardDatabase
 
     public init(database: KeywardDatabase) {
@@ -26,9 +27,9 @@ public struct SQLReplayStore: ReplayStore {
 
     /// A key that appears twice is sent once and only its first occurrence can be recorded, as with separate calls
     /// (PostgreSQL refuses an upsert that touches one row twice, and SQLite would have answered both as recorded).
-    public func recordEachOnce(_ entries: [ReplayEntry], now: Date) async throws -> [Bool] {
+    public func recordEachOnce(_ entries: [SingleUseEntry], now: Date) async throws -> [Bool] {
         guard !entries.isEmpty else { return [] }
-        var unique: [ReplayEntry] = []
+        var unique: [SingleUseEntry] = []
         var seen: Set<Name> = []
         let isFirst = entries.map { entry in
             guard seen.insert(Name(entry)).inserted else { return false }
@@ -115,8 +116,8 @@ public struct SQLReplayStore: ReplayStore {
     }
 }
 
-extension SQLReplayStore.Name {
-    init(_ entry: ReplayEntry) {
+extension SQLSingleUseStore.Name {
+    init(_ entry: SingleUseEntry) {
         self.init(scope: entry.scope, key: entry.key)
     }
 
