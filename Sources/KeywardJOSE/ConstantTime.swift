@@ -13,6 +13,6 @@ public enum ConstantTime {
 
     /// The same for text, compared as its UTF-8 bytes.
     public static func equal(_ lhs: String, _ rhs: String) -> Bool {
-        equal(Array(lhs.utf8), Array(rhs.utf8))
+        equal(lhs.utf8, rhs.utf8)
     }
 }

@@ -255,7 +255,7 @@ public struct DPoPVerifier: Sendable {
 
         if let accessToken {
             guard let athValue = claims["ath"] else { throw .invalid(.athMissing, "DPoP proof has no \"ath\"") }
-            guard athValue.stringValue == DPoPProof.accessTokenHash(accessToken) else {
+            guard let ath = athValue.stringValue, ConstantTime.equal(ath, DPoPProof.accessTokenHash(accessToken)) else {
                 throw .invalid(.athMismatch, "DPoP proof ath does not match the access token")
             }
         }
@@ -266,7 +266,7 @@ public struct DPoPVerifier: Sendable {
         }
 
         if let expectedNonce {
-            guard let nonce = claims["nonce"]?.stringValue, nonce == expectedNonce else {
+            guard let nonce = claims["nonce"]?.stringValue, ConstantTime.equal(nonce, expectedNonce) else {
                 throw DPoPError(code: .useNonce, reason: .nonce,
                                 message: claims["nonce"] == nil ? "DPoP proof has no \"nonce\"" : "DPoP proof nonce is not current")
             }

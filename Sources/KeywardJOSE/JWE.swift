@@ -49,19 +49,6 @@ public struct JWE: Sendable {
         return try parts.get().open(with: keyEncryptionKey)
     }
 
-    /// Runs every check of `decrypt` that needs no key — size, five parts, strict base64url, the protected header, the
-    /// sizes of the encrypted key, IV and tag — so that a caller can refuse what is no `A256KW`/`A256GCM` JWE before
-    /// handing it on (to a remote decoder whose calls are counted, for one).
-    public static func checkStructure(_ compact: some StringProtocol, maxSize: Int = JWE.defaultMaxSize) throws(JOSEError) {
-        let utf8 = compact.utf8
-        guard utf8.count <= maxSize else {
-            throw JOSEError(.tooLarge, "JWE is \(utf8.count) bytes; the limit is \(maxSize)")
-        }
-        let parts = utf8.withContiguousStorageIfAvailable { parse(buffer: $0) }
-            ?? Array(utf8).withUnsafeBufferPointer { parse(buffer: $0) }
-        _ = try parts.get()
-    }
-
     /// The five parts, decoded and checked for everything that needs no key.
     private struct Parts {
         let header: JSONObject

@@ -32,6 +32,7 @@ struct Serve: AsyncParsableCommand {
               accounts.passwordThreads      KEYWARD_ACCOUNTS_PASSWORD_THREADS        threads running bcrypt for sign-ins (number of cores)
               accounts.maxConcurrentPasswordChecks KEYWARD_ACCOUNTS_MAX_CONCURRENT_PASSWORD_CHECKS checks at once, then 503 (64)
               http.trustedProxies           KEYWARD_HTTP_TRUSTED_PROXIES             CIDRs of proxies whose X-Forwarded-For/Forwarded is believed (none)
+              http.clientPrefixV4 / V6      KEYWARD_HTTP_CLIENT_PREFIX_V4 / _V6      leading address bits naming one client for per-client limits (32 / 64)
               accounts.loginAttemptsPerAddress KEYWARD_ACCOUNTS_LOGIN_ATTEMPTS_PER_ADDRESS sign-in attempts per client address per 15 min (100)
               accounts.providerCallbackFailuresPerAddress KEYWARD_ACCOUNTS_PROVIDER_CALLBACK_FAILURES_PER_ADDRESS refused provider callbacks per client address per 10 min (20)
               http.maxBodySize              KEYWARD_HTTP_MAX_BODY_SIZE               largest accepted request body, bytes (65536)
@@ -40,6 +41,9 @@ struct Serve: AsyncParsableCommand {
               devices.pendingLimit          KEYWARD_DEVICES_PENDING_LIMIT            devices of one app awaiting an operator's decision (10000)
               devices.pendingLifetimeDays   KEYWARD_DEVICES_PENDING_LIFETIME_DAYS    days before an undecided pending device is deleted, 1-365 (7)
               devices.unattestedPerHour     KEYWARD_DEVICES_UNATTESTED_PER_HOUR      registrations of one app per hour with no verified attestation (10000)
+              devices.playIntegrity.googleCallsPerAddressPerHour / …PerAppPerHour
+                                            KEYWARD_DEVICES_PLAY_INTEGRITY_GOOGLE_CALLS_PER_ADDRESS_PER_HOUR / …_PER_APP_PER_HOUR
+                                                                                     Google decodeIntegrityToken calls per client / per app and node an hour (20 / 400)
               devices.android.extraRootsFile KEYWARD_DEVICES_ANDROID_EXTRA_ROOTS_FILE PEM roots trusted besides Google's for Android Key Attestation
               devices.android.revocationListFile KEYWARD_DEVICES_ANDROID_REVOCATION_LIST_FILE Google's attestation status list (JSON), re-read when it changes
               devices.playIntegrity.serviceAccountFile KEYWARD_DEVICES_PLAY_INTEGRITY_SERVICE_ACCOUNT_FILE Google service account for decodeIntegrityToken

@@ -14,6 +14,7 @@ struct LoginPages: Sendable {
     let providers: IdentityProviderService
     let accountSessions: AccountSessions
     let accountIdentities: AccountIdentities
+    let clock: any KeywardClock
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
@@ -211,6 +212,8 @@ struct LoginPages: Sendable {
         let realm = try await realms.pathRealm(context)
         guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
+        // Taking a second factor away changes how the account is reached: only soon after a sign-in.
+        guard session.signedInRecently(now: clock.now()) else { return renderer.signInAgain(realm) }
         do {
             try await pushMFA.removeDevice(realm: realm, userId: userId, credentialId: context.parameters.get("id") ?? "")
         } catch StoreError.notFound {

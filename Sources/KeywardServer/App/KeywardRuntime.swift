@@ -135,14 +135,14 @@ public final class KeywardRuntime: Sendable {
         accountIdentities.register(on: pages)
         LoginPages(
             renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,
-            providers: accounts.providers, accountSessions: accountSessions, accountIdentities: accountIdentities
+            providers: accounts.providers, accountSessions: accountSessions, accountIdentities: accountIdentities, clock: clock
         ).register(on: pages)
         ProviderSignInRoutes(
             signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer, clock: clock,
             limiter: identityProviders.callbackLimiter
         )
             .register(on: pages)
-        PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle).register(on: pages)
+        PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, clock: clock).register(on: pages)
         // Last, so that it wraps only the router's not-found answer.
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes.map { ("\($0.path)", $0.method) }))
         return router

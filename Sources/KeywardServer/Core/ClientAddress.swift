@@ -165,8 +165,11 @@ public struct ClientNetworks: Sendable, Equatable {
     /// whole address; text that is no IP address is returned as it is.
     func network(of address: String) -> String {
         guard var bytes = ClientAddress.bytes(of: address) else { return address }
+        // An IPv4 client seen through a dual-stack socket (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2) is that IPv4 address:
+        // under the IPv6 prefix every IPv4 client would be one client.
+        if bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF { bytes = Array(bytes[12...]) }
         let prefix = bytes.count == 4 ? prefixV4 : prefixV6
-        guard prefix < bytes.count * 8 else { return address }
+        guard prefix < bytes.count * 8 else { return ClientAddress.text(of: bytes) ?? address }
         for index in bytes.indices {
             let kept = min(8, max(0, prefix - index * 8))
             bytes[index] &= kept == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))

@@ -35,7 +35,7 @@ public final class DeviceService: Sendable {
         /// Registrations of one app within an hour that no verified attestation vouches for.
         public var unattestedPerHour: Int
         /// Calls to Google's decodeIntegrityToken one client address may cause within an hour (security review M1).
-        public var googleDecodesPerAddressPerHour: Int = 10
+        public var googleDecodesPerAddressPerHour: Int = 20
         /// Calls to Google's decodeIntegrityToken for one app within an hour, on this node: Google's default quota is
         /// 10,000 a day per project.
         public var googleDecodesPerAppPerHour: Int = 400
@@ -188,8 +188,9 @@ public final class DeviceService: Sendable {
     /// The attestation summary the device has once its key is `rotation`'s. A key Android Key Attestation certified
     /// may only be replaced by another it certifies — not a plain key, nor one a Play Integrity token stands beside,
     /// which vouches for the app and not for any key: otherwise code running once inside the app could swap in a key
-    /// it can export, and the hardware guarantee would be gone for good (security review M2, second review M2). The
-    /// summary then describes the new key. Other devices rotate without an attestation, and their summary says the
+    /// it can export, and the hardware guarantee would be gone for good (security review M2, second review M2); and
+    /// at the device's security level or a higher one (StrongBox does not give way to the TEE). The summary then
+    /// describes the new key. Other devices rotate without an attestation, and their summary says the
     /// key in use is not the one their registration vouched for. App Attest devices keep their attested App Attest
     /// key for assertions, so theirs is not asked again.
     private func rotatedSummary(device: Device, rotation: KeyRotationRequest, now: Date) async throws(DeviceError) -> String {
@@ -202,7 +203,7 @@ public final class DeviceService: Sendable {
             return String(decoding: StrictJSON.serialize(summary), as: UTF8.self)
         }
         guard let attestation = rotation.attestation, case .androidKey = attestation else {
-            let sent = rotation.attestation.map { " (a \($0.typeName) attestation vouches for the app, not for the key)" } ?? ""
+            let sent = rotation.attestation.map { " (an attestation of type \($0.typeName) vouches for the app, not for the key)" } ?? ""
             throw DeviceError(.badRequest, .attestationUnavailable, "this device's key is hardware-attested: rotate to a key with its own Android Key Attestation\(sent)")
         }
         let app = try await app(realm: device.realm, appId: device.appId)
@@ -211,11 +212,20 @@ public final class DeviceService: Sendable {
                 attestation, app: app, binding: BindingNonce(challenge: rotation.challenge, publicKey: rotation.newPublicKeyText),
                 publicKey: rotation.newPublicKey, now: now
             )
+            let (before, after) = (summary["security_level"]?.stringValue, verified.summary["security_level"]?.stringValue)
+            guard Self.securityRank(after) >= Self.securityRank(before) else {
+                throw AttestationFailure(.keyPropertiesRefused, "the new key's security level is \(after ?? "unknown"); the device's key was \(before ?? "unknown")")
+            }
             return String(decoding: StrictJSON.serialize(verified.summary), as: UTF8.self)
         } catch {
             await recordRefusal(.deviceRegistrationRefused, app: app, reason: error.reason.rawValue, details: ["attestation": "rotation", "detail": error.detail])
             throw .invalidAttestation(error)
         }
+    }
+
+    /// Android's security levels, weakest first: a rotation keeps the device's or moves up.
+    private static func securityRank(_ level: String?) -> Int {
+        ["SOFTWARE", "TRUSTED_ENVIRONMENT", "STRONG_BOX"].firstIndex(of: level ?? "") ?? -1
     }
 
     private struct Judgement {

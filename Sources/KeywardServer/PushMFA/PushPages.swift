@@ -12,6 +12,7 @@ struct PushPages: Sendable {
     let users: UserService
     let pushMFA: PushMFAService
     let throttle: LoginThrottle
+    let clock: any KeywardClock
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login/push") { request, context in try await wait(request, context, form: nil) }
@@ -146,6 +147,11 @@ struct PushPages: Sendable {
             session.stage = .authenticated
             try await browser.sessions.save(session)
             return renderer.redirect(to: wasRequired ? (session.returnTo ?? PageURLs.account(realm)) : PageURLs.account(realm))
+        }
+        // Another phone for a signed-in account is another way to approve its sign-ins: only soon after a sign-in, as
+        // linking a provider. (A sign-in that must enroll its first phone has just given its first factor.)
+        if session.stage == .authenticated, !session.signedInRecently(now: clock.now()) {
+            return renderer.signInAgain(realm, then: PageURLs.enroll(realm))
         }
         var error: String?
         if form?["confirm"] != nil { error = "No Push MFA credential found yet. Scan the code with your phone first." }

@@ -50,4 +50,42 @@ final class RecentSignInTests: XCTestCase {
             XCTAssertEqual(phoneAfter.status, .seeOther, "the phone's session ended")
         }
     }
+
+    /// Adding a second factor or taking one away changes how the account is reached too: from the account page, a
+    /// stale session is sent to sign in again before it may enroll another phone or remove one. Ending this browser's
+    /// own session needs no recent sign-in.
+    func testAddingOrRemovingAPhoneAsksForARecentSignInAndSigningOutDoesNot() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let browser = TestBrowser(client)
+            _ = try await browser.signIn()
+            let page = try await browser.get("/realms/demo/account/enroll")
+            XCTAssertEqual(page.status, .ok)
+            let link = try XCTUnwrap(page.capture(#"href="(my-secure://enroll\?token=[^"]+)""#) ?? page.capture(#"(my-secure://enroll\?token=[^"<]+)"#))
+            let token = try XCTUnwrap(link.components(separatedBy: "token=").last?.removingPercentEncoding)
+            let user = try await server.demoUser()
+            let enrolled = try await TestDevice(server: server, userId: user.id).enroll(client, enrollmentToken: token)
+            XCTAssertEqual(enrolled.status, .ok, enrolled.body)
+            let done = try await browser.post("/realms/demo/account/enroll", ["csrf": try XCTUnwrap(page.field("csrf")), "check": "true"])
+            XCTAssertEqual(done.location, "/realms/demo/account")
+            let account = try await browser.get("/realms/demo/account")
+            let csrf = try XCTUnwrap(account.field("csrf"))
+            let removeAction = try XCTUnwrap(account.capture(#"action="(/realms/demo/account/devices/[^"]+/remove)""#))
+
+            server.clock.advance(by: BrowserSession.recentSignIn + 60)
+            let staleEnroll = try await browser.get("/realms/demo/account/enroll")
+            XCTAssertEqual(staleEnroll.location, "/realms/demo/login?reauth=1&return_to=/realms/demo/account/enroll", "enrolling another phone")
+            let staleRemove = try await browser.post(removeAction, ["csrf": csrf])
+            XCTAssertEqual(staleRemove.location, "/realms/demo/login?reauth=1&return_to=/realms/demo/account", "removing a phone")
+            let phones = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id)
+            XCTAssertEqual(phones.count, 1, "the phone is still there")
+
+            // This browser's own session ends without a recent sign-in.
+            let sessions = try await server.runtime.accounts.browserSessions.sessions(realm: "demo", userId: user.id)
+            let own = try XCTUnwrap(sessions.first)
+            let endedOwn = try await browser.post("/realms/demo/account/sessions/\(own.idHash)/end", ["csrf": csrf])
+            XCTAssertEqual(endedOwn.location, "/realms/demo/login?notice=logged-out")
+            let afterwards = try await browser.get("/realms/demo/account")
+            XCTAssertEqual(afterwards.status, .seeOther, "signed out")
+        }
+    }
 }

@@ -60,6 +60,9 @@ final class ClientAddressTests: XCTestCase {
         XCTAssertEqual(defaults.network(of: "fe80::1:0:0:1"), "fe80::/64")
         XCTAssertEqual(defaults.network(of: "198.51.100.7"), "198.51.100.7", "IPv4: each address")
         XCTAssertEqual(defaults.network(of: ClientAddress.unknown), ClientAddress.unknown)
+        XCTAssertEqual(defaults.network(of: "::ffff:198.51.100.7"), "198.51.100.7", "an IPv4 client on a dual-stack socket is its IPv4 address")
+        XCTAssertEqual(defaults.network(of: "::ffff:198.51.100.8"), "198.51.100.8", "not the /64 every such address falls in")
+        XCTAssertEqual(ClientNetworks(prefixV4: 24).network(of: "::ffff:c633:6407"), "198.51.100.0/24")
 
         let wide = ClientNetworks(prefixV4: 24, prefixV6: 48)
         XCTAssertEqual(wide.network(of: "198.51.100.7"), "198.51.100.0/24")

@@ -165,10 +165,10 @@ final class DeviceAndroidKeyTests: XCTestCase {
         }
     }
 
-    /// Security review M2: a Play Integrity token vouches for the app, not for a key, so it does not replace a key
-    /// Android Key Attestation certified; and after an attested rotation the device's summary is the new key's, not
-    /// the old one's (a StrongBox key rotated to a TEE key says TEE).
-    func testAHardwareAttestedKeyDoesNotRotateOnAPlayIntegrityToken() async throws {
+    /// Second security review M2: a Play Integrity token vouches for the app, not for a key, so it does not replace a
+    /// key Android Key Attestation certified; an attested rotation keeps the security level or raises it, and the
+    /// device's summary is then the new key's, not the old one's.
+    func testAHardwareAttestedKeyDoesNotRotateOnAPlayIntegrityTokenNorToAWeakerKey() async throws {
         try await TestServer.forEachEngine { server, _ in
             let runtime = server.runtime
             let masterKey = MasterKey.generate()
@@ -189,31 +189,46 @@ final class DeviceAndroidKeyTests: XCTestCase {
                 attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
             )
             let challenge = try await service.challenge(realm: "demo", appId: "android-app").challenge
-            let device = try await service.register(realm: "demo", request: try Self.registration(
-                TestInstallation(), appId: "android-app", challenge: challenge, forged: forged, vector: "caiman/sdk36/SB_EC_RKP", time: now
+            var device = try await service.register(realm: "demo", request: try Self.registration(
+                TestInstallation(), appId: "android-app", challenge: challenge, forged: forged, vector: "caiman/sdk36/TEE_EC_RKP", time: now
             ), developmentTraffic: false).device
-            XCTAssertEqual(try StrictJSON.parseObject(Array(device.attestation.utf8))["security_level"]?.stringValue, "STRONG_BOX")
+            XCTAssertEqual(try StrictJSON.parseObject(Array(device.attestation.utf8))["security_level"]?.stringValue, "TRUSTED_ENVIRONMENT")
 
-            // A valid Play Integrity verdict, bound to this rotation's challenge and new key.
-            let new = TestInstallation()
-            let rotationChallenge = try await service.challenge(realm: "demo", appId: "android-app").challenge
-            let verdict: JSONObject = [
-                "requestDetails": .object([
-                    "requestPackageName": .string(package),
-                    "nonce": .string(BindingNonce(challenge: rotationChallenge, publicKey: new.publicKeyText).playIntegrityNonce),
-                    "timestampMillis": .string(String(Int64(now.timeIntervalSince1970 * 1000))),
-                ]),
-                "appIntegrity": .object([
-                    "appRecognitionVerdict": "PLAY_RECOGNIZED", "packageName": .string(package), "versionCode": "42",
-                    "certificateSha256Digest": .array([.string(Base64URL.encode(HexDigit.bytes(Self.signingDigest) ?? []))]),
-                ]),
-                "deviceIntegrity": .object(["deviceRecognitionVerdict": ["MEETS_DEVICE_INTEGRITY"]]),
-            ]
-            let onPlayIntegrity = try KeyRotationRequest(json: [
-                "challenge": .string(rotationChallenge), "new_public_key": .string(new.publicKeyText),
-                "proof": .string(Data(try new.key.signature(for: Array(rotationChallenge.utf8)).derRepresentation).base64EncodedString()),
-                "attestation": .object(["type": "play-integrity", "token": .string(try playKeys.token(verdict))]),
-            ])
+            func rotation(attestation: (String, TestInstallation) throws -> JSONObject) async throws -> KeyRotationRequest {
+                let new = TestInstallation()
+                let challenge = try await service.challenge(realm: "demo", appId: "android-app").challenge
+                return try KeyRotationRequest(json: [
+                    "challenge": .string(challenge), "new_public_key": .string(new.publicKeyText),
+                    "proof": .string(Data(try new.key.signature(for: Array(challenge.utf8)).derRepresentation).base64EncodedString()),
+                    "attestation": .object(try attestation(challenge, new)),
+                ])
+            }
+            func androidKey(_ vector: String) -> (String, TestInstallation) throws -> JSONObject {
+                { challenge, new in
+                    let keyDescription = try ForgedAndroidAttestation.replacingChallenge(
+                        of: try Self.realKeyDescription(vector), with: BindingNonce(challenge: challenge, publicKey: new.publicKeyText).digest
+                    )
+                    let chain = try forged.chain(certifying: new.key.publicKey, keyDescription: keyDescription, time: now)
+                    return ["type": "android-key", "chain": .array(chain.map { .string(Data($0).base64EncodedString()) })]
+                }
+            }
+
+            // A valid Play Integrity verdict, bound to the rotation's challenge and new key.
+            let onPlayIntegrity = try await rotation { challenge, new in
+                let verdict: JSONObject = [
+                    "requestDetails": .object([
+                        "requestPackageName": .string(package),
+                        "nonce": .string(BindingNonce(challenge: challenge, publicKey: new.publicKeyText).playIntegrityNonce),
+                        "timestampMillis": .string(String(Int64(now.timeIntervalSince1970 * 1000))),
+                    ]),
+                    "appIntegrity": .object([
+                        "appRecognitionVerdict": "PLAY_RECOGNIZED", "packageName": .string(package), "versionCode": "42",
+                        "certificateSha256Digest": .array([.string(Base64URL.encode(HexDigit.bytes(Self.signingDigest) ?? []))]),
+                    ]),
+                    "deviceIntegrity": .object(["deviceRecognitionVerdict": ["MEETS_DEVICE_INTEGRITY"]]),
+                ]
+                return ["type": "play-integrity", "token": .string(try playKeys.token(verdict))]
+            }
             do {
                 let rotated = try await service.rotateKey(device: device, rotation: onPlayIntegrity)
                 XCTFail("a hardware-attested key rotated to a key only Play Integrity vouched for: \(rotated.attestation)")
@@ -222,23 +237,21 @@ final class DeviceAndroidKeyTests: XCTestCase {
                 XCTAssertTrue(error.message.contains("Android Key Attestation"), "\(error)")
             }
 
-            // Rotated to a TEE key with its own attestation: the summary says so.
-            let teeKey = TestInstallation()
-            let teeChallenge = try await service.challenge(realm: "demo", appId: "android-app").challenge
-            let keyDescription = try ForgedAndroidAttestation.replacingChallenge(
-                of: try Self.realKeyDescription("caiman/sdk36/TEE_EC_RKP"), with: BindingNonce(challenge: teeChallenge, publicKey: teeKey.publicKeyText).digest
-            )
-            let chain = try forged.chain(certifying: teeKey.key.publicKey, keyDescription: keyDescription, time: now)
-            let toTEE = try KeyRotationRequest(json: [
-                "challenge": .string(teeChallenge), "new_public_key": .string(teeKey.publicKeyText),
-                "proof": .string(Data(try teeKey.key.signature(for: Array(teeChallenge.utf8)).derRepresentation).base64EncodedString()),
-                "attestation": .object(["type": "android-key", "chain": .array(chain.map { .string(Data($0).base64EncodedString()) })]),
-            ])
-            _ = try await service.rotateKey(device: device, rotation: toTEE)
+            // Up to StrongBox: the summary says so.
+            device = try await service.rotateKey(device: device, rotation: try await rotation(attestation: androidKey("caiman/sdk36/SB_EC_RKP")))
             let stored = try await XCTUnwrapAsync(try await SQLDeviceStore(database: runtime.database).device(realm: "demo", appId: "android-app", deviceId: device.deviceId))
             let summary = try StrictJSON.parseObject(Array(stored.attestation.utf8))
             XCTAssertEqual(summary["type"]?.stringValue, "android-key")
-            XCTAssertEqual(summary["security_level"]?.stringValue, "TRUSTED_ENVIRONMENT", "the summary is the new key's: \(summary)")
+            XCTAssertEqual(summary["security_level"]?.stringValue, "STRONG_BOX", "the summary is the new key's: \(summary)")
+
+            // And not back down to the TEE.
+            do {
+                _ = try await service.rotateKey(device: device, rotation: try await rotation(attestation: androidKey("caiman/sdk36/TEE_EC_RKP")))
+                XCTFail("a StrongBox key rotated to a TEE key")
+            } catch let error as DeviceError {
+                XCTAssertEqual(error.code, .invalidAttestation, "\(error)")
+                XCTAssertEqual(error.reason, "KEY_PROPERTIES_REFUSED", "\(error)")
+            }
         }
     }
 }

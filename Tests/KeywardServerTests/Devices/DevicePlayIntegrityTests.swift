@@ -194,7 +194,7 @@ final class DevicePlayIntegrityTests: XCTestCase {
                     }
                 }
 
-                for junk in ["aaa.bbb.ccc.ddd.eee", "x", String(repeating: "A", count: 200), wellFormed + "." + "AAAA"] {
+                for junk in ["aaa.bbb.ccc.ddd.eee", "x", String(repeating: "A", count: 301), wellFormed + ".", wellFormed + "+"] {
                     let refused = try await register(junk, from: "198.51.100.1")
                     XCTAssertEqual(refused.code, .attestationUnavailable, "a malformed token is no attestation (the app's missing policy refuses): \(refused)")
                 }
@@ -217,7 +217,7 @@ final class DevicePlayIntegrityTests: XCTestCase {
                 XCTAssertEqual(google.requests.count, 6)
 
                 let exposition = runtime.metrics.render()
-                XCTAssertTrue(exposition.contains("keyward_play_integrity_google_refused_total{reason=\"malformed\"} 4"), exposition)
+                XCTAssertTrue(exposition.contains("keyward_play_integrity_google_refused_total{reason=\"malformed\"} 5"), exposition)
                 XCTAssertTrue(exposition.contains("keyward_play_integrity_google_refused_total{reason=\"address_limit\"} 2"), exposition)
                 XCTAssertTrue(exposition.contains("keyward_play_integrity_google_refused_total{reason=\"app_limit\"} 1"), exposition)
             }

@@ -15,9 +15,8 @@ final class GooglePlayIntegrityDecoderTests: XCTestCase {
     private static let package = "com.example.keyward"
     private static let nonce = Base64URL.encode(Array(repeating: 0xAB, count: 32))
     private static let time = Date(timeIntervalSince1970: 1_795_000_000)
-    /// Google decodes the token; the decoder only checks that it is shaped as an A256KW/A256GCM JWE (a 40-byte wrapped
-    /// key, a 12-byte IV, a 16-byte tag).
-    static let token = "eyJhbGciOiJBMjU2S1ciLCJlbmMiOiJBMjU2R0NNIn0.d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3dw.aWlpaWlpaWlpaWlp.Y2lwaGVydGV4dA.dHR0dHR0dHR0dHR0dHR0dA"
+    /// Google decodes the token; the decoder only checks that it is a token's size and dot-separated base64url.
+    static let token = "eyJhbGciOiJBMjU2S1ciLCJlbmMiOiJBMjU2R0NNIn0.d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3d3dw.aWlpaWlpaWlpaWlp.dGhlIGNpcGhlcnRleHQgb2YgYSB2ZXJkaWN0LCBhcyBsb25nIGFzIGEgc2hvcnQgb25lIHdvdWxkIGJlOiB0aGUgY2lwaGVydGV4dCBvZiBhIHZlcmRpY3QsIGFzIGxvbmcgYXMgYSBzaG9ydCBvbmUgd291bGQgYmU6IHRoZSBjaXBoZXJ0ZXh0IG9mIGEgdmVyZGljdCwgYXMgbG9uZyBhcyBhIHNob3J0IG9uZSB3b3VsZCBiZTogdGhlIGNpcGhlcnRleHQgb2YgYSB2ZXJkaWN0LCBhcyBsb25nIGFzIGEgc2hvcnQgb25lIHdvdWxkIGJlOiA.dHR0dHR0dHR0dHR0dHR0dA"
 
     private static func verdict(nonce: String = nonce) -> JSONObject {
         [

@@ -170,7 +170,7 @@ final class ProviderSignIn: Sendable {
     private func verifiedIdentity(
         realm: String, alias: String, callback: Callback, transaction: SignInTransaction
     ) async throws(SignInFailure) -> (provider: IdentityProvider, identity: ProviderIdentity) {
-        guard transaction.realm == realm, transaction.alias == alias, callback.state == transaction.state else {
+        guard transaction.realm == realm, transaction.alias == alias, let state = callback.state, ConstantTime.equal(state, transaction.state) else {
             throw SignInFailure(.stateMismatch, "this callback does not belong to the sign-in this browser started")
         }
         if let issuer = callback.issuer, issuer != transaction.issuer {
