@@ -1,8 +1,9 @@
 // Accounts, assembled: local users and their password work, identity providers, browser sessions, the sign-in
 // throttle, and the sign-in and account pages.
+import Foundation
 import Hummingbird
 
-public struct AccountsAssembly: Sendable {
+public struct AccountsAssembly: KeywardPart {
     public let users: UserService
     public let browserSessions: BrowserSessionService
     public let loginThrottle: LoginThrottle
@@ -34,5 +35,29 @@ public struct AccountsAssembly: Sendable {
 
     func shutdown() async {
         await users.passwordWork.shutdown()
+    }
+}
+
+extension AccountsAssembly {
+    static let migrations = [
+        UsersSchemaMigration.piece, BrowserSessionSchemaMigration.piece, LoginThrottleSchemaMigration.piece,
+        ExternalIdentitySchemaMigration.piece, NewAccountSchemaMigration.piece,
+    ]
+
+    var sweeps: [ExpiredRowSweep] { [.browserSessions(sessionStore), .loginAttempts(loginAttemptStore)] }
+}
+
+extension ExpiredRowSweep {
+    /// Longer than any login-throttle window, so a sweep never cuts one short.
+    static let loginAttemptRetention: TimeInterval = 86400
+
+    /// Browser sessions past their idle or absolute limit.
+    static func browserSessions(_ store: any BrowserSessionStore) -> ExpiredRowSweep {
+        ExpiredRowSweep("browserSessions") { now in try await store.deleteExpiredSessions(now: now) }
+    }
+
+    /// Login-attempt windows that ended a day or more ago.
+    static func loginAttempts(_ store: any LoginAttemptStore) -> ExpiredRowSweep {
+        ExpiredRowSweep("loginAttempts") { now in try await store.deleteAttempts(windowStartedBefore: now.addingTimeInterval(-loginAttemptRetention)) }
     }
 }

@@ -1,6 +1,6 @@
 /// Migration 3: browser sessions of the login, push-wait, enrollment and account pages.
 enum BrowserSessionSchemaMigration {
-    static let migration = SchemaMigration(version: 3, name: "browser sessions") { _ in
+    static let piece = SchemaMigration.Piece(version: 3, name: "browser sessions") { _ in
         [
             """
             CREATE TABLE browser_sessions (

@@ -1,6 +1,6 @@
 /// Migration 4: sign-in attempt counters shared by every node (the login throttle was per process before).
 enum LoginThrottleSchemaMigration {
-    static let migration = SchemaMigration(version: 4, name: "login attempts") { _ in
+    static let piece = SchemaMigration.Piece(version: 4, name: "login attempts") { _ in
         [
             """
             CREATE TABLE login_attempts (

@@ -17,7 +17,7 @@ enum NewAccountSchemaMigration {
         "last_login_at", "revocation_token",
     ]
 
-    static let migration = SchemaMigration(version: 13, name: "a user and their first identity in one insert") { engine in
+    static let piece = SchemaMigration.Piece(version: 13, name: "a user and their first identity in one insert") { engine in
         let view = """
             CREATE VIEW new_accounts AS
             SELECT u.realm AS realm, u.id AS user_id, u.username AS username, u.password_hash AS password_hash,

@@ -6,9 +6,22 @@ import KeywardJOSE
 import Logging
 import ServiceLifecycle
 
-/// A running Keyward: the core every part shares, and the parts, each assembled in its own folder from what it
-/// needs (`OAuthAssembly`, `AccountsAssembly`, `PushMFAAssembly`, `HostTokensAssembly`).
+/// A running Keyward: the core every part shares, and the parts (`KeywardPart`), each assembled in its own folder
+/// from Core and the services of the parts it needs, in dependency order.
 public final class KeywardRuntime: Sendable {
+    /// Every part, in dependency order: what declares the schema. A new part adds its line here and its
+    /// construction in `init`.
+    static let partTypes: [any KeywardPart.Type] = [
+        OAuthAssembly.self, AccountsAssembly.self, PushMFAAssembly.self, HostTokensAssembly.self, IdentityProvidersAssembly.self,
+        DevicesAssembly.self,
+    ]
+
+    /// Every migration, assembled from Core's pieces and the parts'.
+    static let schemaMigrations = SchemaMigration.assemble(CoreServices.migrations + partTypes.flatMap { $0.migrations })
+
+    /// The parts as built, in the same order.
+    var parts: [any KeywardPart] { [oauth, accounts, pushMFA, hostTokens, identityProviders, devices] }
+
     public let configuration: KeywardConfiguration
     public let database: KeywardDatabase
     public let clock: any KeywardClock
@@ -23,6 +36,7 @@ public final class KeywardRuntime: Sendable {
     let identityProviders: IdentityProvidersAssembly
     public let devices: DevicesAssembly
     let pageRenderer: PageRenderer
+    private let core: CoreServices
     let pushSenders: [any PushSender]
     let logger: Logger
 
@@ -62,22 +76,15 @@ public final class KeywardRuntime: Sendable {
         self.database = database
         self.clock = clock
         self.logger = logger
-        let metrics = KeywardMetrics()
-        self.metrics = metrics
-        let audit = AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics, writer: database.writerExecutor)
-        self.audit = audit
-        let singleUse = GroupedSingleUseStore(base: SQLSingleUseStore(database: database), writer: database.writerExecutor)
-        self.singleUse = singleUse
-        let core = CoreServices(
-            configuration: configuration, database: database, masterKey: masterKey, clock: clock, metrics: metrics, audit: audit,
-            singleUse: singleUse, logger: logger
-        )
+        let core = CoreServices.build(configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger)
+        self.core = core
+        (metrics, audit, singleUse) = (core.metrics, core.audit, core.singleUse)
         oauth = OAuthAssembly(core)
         accounts = AccountsAssembly(core)
         pushMFA = PushMFAAssembly(core, oauth: oauth, accounts: accounts, senders: pushSenders)
         hostTokens = HostTokensAssembly(core, oauth: oauth, accounts: accounts)
         identityProviders = IdentityProvidersAssembly(core, accounts: accounts, oauth: oauth)
-        devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
+        devices = DevicesAssembly(core, settings: deviceSettings)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).
@@ -148,27 +155,16 @@ public final class KeywardRuntime: Sendable {
         return router
     }
 
-    /// Deletes what has expired, every `sweep.interval`.
+    /// Deletes what has expired, every `sweep.interval`: Core's rows and every part's.
     var sweeper: ExpiredRowSweeper {
         ExpiredRowSweeper(
-            singleUse: singleUse, signingKeyStore: oauth.signingKeyStore, challengeStore: pushMFA.challengeStore,
-            browserSessionStore: accounts.sessionStore, loginAttemptStore: accounts.loginAttemptStore, auditStore: audit.store,
-            auditRetention: TimeInterval(configuration.auditRetentionDays) * 86400, deviceStore: devices.store,
-            pendingDeviceLifetime: TimeInterval(configuration.devicesPendingLifetimeDays) * 86400, clock: clock,
-            interval: .seconds(configuration.sweepInterval), logger: logger
+            sweeps: core.sweeps + parts.flatMap(\.sweeps), clock: clock, interval: .seconds(configuration.sweepInterval), logger: logger
         )
     }
 
-    /// Wakes this node's SSE streams when another node changes a challenge (PostgreSQL only).
-    var challengeListener: ChallengeNotificationListener { pushMFA.listener }
-
-    /// The expired-row sweeper always; the challenge listener where there is something to listen to (a service that
-    /// returns ends the whole group); the revocation list reloader when a list is configured.
+    /// The expired-row sweeper and every part's background services (a service that returns ends the whole group).
     var backgroundServices: [any Service] {
-        var services: [any Service] = [sweeper]
-        if database.isShared { services.append(challengeListener) }
-        if let reloader = devices.revocationListReloader(clock: clock) { services.append(reloader) }
-        return services
+        [sweeper] + parts.flatMap(\.backgroundServices)
     }
 
     /// The HTTP application plus background services (the expired-row sweeper, the challenge listener).
@@ -184,10 +180,7 @@ public final class KeywardRuntime: Sendable {
 
     public func shutdown() async throws {
         for sender in pushSenders { await sender.shutdown() }
-        await accounts.shutdown()
-        await hostTokens.shutdown()
-        await identityProviders.shutdown()
-        await devices.shutdown()
+        for part in parts { await part.shutdown() }
         try await database.close()
     }
 }

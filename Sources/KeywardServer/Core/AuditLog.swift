@@ -141,3 +141,10 @@ public struct AuditLog: Sendable {
         try await store.events(realm: realm, userId: userId, limit: limit)
     }
 }
+
+extension ExpiredRowSweep {
+    /// Audit events older than `retention` (`audit.retentionDays`).
+    static func auditEvents(_ store: any AuditStore, retention: TimeInterval) -> ExpiredRowSweep {
+        ExpiredRowSweep("auditEvents") { now in try await store.deleteEvents(before: now.addingTimeInterval(-retention)) }
+    }
+}

@@ -1,5 +1,6 @@
 // What every part is assembled from: the configuration, the database, the master key, the clock, metrics, the
 // audit log, the single-use records and the logger.
+import Foundation
 import Logging
 
 struct CoreServices: Sendable {
@@ -11,4 +12,28 @@ struct CoreServices: Sendable {
     let audit: AuditLog
     let singleUse: any SingleUseStore
     let logger: Logger
+}
+
+extension CoreServices {
+    /// Core's shares of the migrations: the single-use records' table and its sweep, and the audit table.
+    static let migrations = [SingleUseSchemaMigration.piece, AuditSchemaMigration.piece, SingleUseSweepSchemaMigration.piece]
+
+    /// The core on an open database: metrics, the audit log and the single-use records, whose writes run on the
+    /// database's writer.
+    static func build(
+        configuration: KeywardConfiguration, database: KeywardDatabase, masterKey: MasterKey, clock: any KeywardClock, logger: Logger
+    ) -> CoreServices {
+        let metrics = KeywardMetrics()
+        return CoreServices(
+            configuration: configuration, database: database, masterKey: masterKey, clock: clock, metrics: metrics,
+            audit: AuditLog(store: SQLAuditStore(database: database), clock: clock, logger: logger, metrics: metrics, writer: database.writerExecutor),
+            singleUse: GroupedSingleUseStore(base: SQLSingleUseStore(database: database), writer: database.writerExecutor),
+            logger: logger
+        )
+    }
+
+    /// Core's rows that expire: single-use records, and audit events past `audit.retentionDays`.
+    var sweeps: [ExpiredRowSweep] {
+        [.singleUse(singleUse), .auditEvents(audit.store, retention: TimeInterval(configuration.auditRetentionDays) * 86400)]
+    }
 }

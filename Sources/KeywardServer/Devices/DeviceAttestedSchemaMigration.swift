@@ -1,7 +1,7 @@
 /// Migration 10: whether a verified attestation vouched for each device's key, and indexes for the limits on
 /// devices nothing vouched for (security review M1): pending devices per app, unattested registrations per hour.
 enum DeviceAttestedSchemaMigration {
-    static let migration = SchemaMigration(version: 10, name: "devices: attested flag, pending and unattested indexes") { _ in
+    static let piece = SchemaMigration.Piece(version: 10, name: "devices: attested flag, pending and unattested indexes") { _ in
         [
             "ALTER TABLE devices ADD COLUMN attested BOOLEAN NOT NULL DEFAULT FALSE",
             // Rows stored before this migration: the attestation summary is compact JSON with sorted members; the

@@ -1,7 +1,7 @@
 /// Migration 9: the apps whose installations register device keys, and the registered devices. A device is one
 /// installation's hardware-backed key, with what its platform attested about it.
 enum DeviceSchemaMigration {
-    static let migration = SchemaMigration(version: 9, name: "device apps and registered devices") { _ in
+    static let piece = SchemaMigration.Piece(version: 9, name: "device apps and registered devices") { _ in
         [
             """
             CREATE TABLE device_apps (

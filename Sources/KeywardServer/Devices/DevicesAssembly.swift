@@ -3,8 +3,9 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import KeywardAttestation
+import ServiceLifecycle
 
-public struct DevicesAssembly: Sendable {
+public struct DevicesAssembly: KeywardPart {
     public let apps: DeviceAppService
     let service: DeviceService
     let store: any DeviceStore
@@ -13,11 +14,16 @@ public struct DevicesAssembly: Sendable {
     let declaredApps: [DeviceAppService.Registration]
     /// Google's attestation status list, when configured: `revocationListReloader` re-reads it when it changes.
     let revocationList: RevocationListFile?
+    /// How long a pending device waits for a decision (`devices.pendingLifetimeDays`).
+    private let pendingLifetime: TimeInterval
+    private let clock: any KeywardClock
 
-    init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
+    init(_ core: CoreServices, settings: DeviceSettings) {
         let store = SQLDeviceStore(database: core.database)
         self.store = store
         declaredApps = settings.declaredApps
+        pendingLifetime = settings.limits.pendingLifetime
+        clock = core.clock
         apps = DeviceAppService(store: store, masterKey: core.masterKey, audit: core.audit, clock: core.clock)
         var verifier = PlatformAttestationVerifier(
             androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations,
@@ -54,5 +60,21 @@ public struct DevicesAssembly: Sendable {
 
     func shutdown() async {
         try? await googleClient?.shutdown()
+    }
+}
+
+extension DevicesAssembly {
+    static let migrations = [DeviceSchemaMigration.piece, DeviceAttestedSchemaMigration.piece]
+
+    var sweeps: [ExpiredRowSweep] { [.pendingDevices(store, lifetime: pendingLifetime)] }
+
+    /// The revocation list reloader, when a list is configured.
+    var backgroundServices: [any Service] { revocationListReloader(clock: clock).map { [$0] } ?? [] }
+}
+
+extension ExpiredRowSweep {
+    /// Pending devices nobody decided on within `lifetime`.
+    static func pendingDevices(_ store: any DeviceStore, lifetime: TimeInterval) -> ExpiredRowSweep {
+        ExpiredRowSweep("pendingDevices") { now in try await store.deletePendingDevices(registeredBefore: now.addingTimeInterval(-lifetime)) }
     }
 }

@@ -1,8 +1,8 @@
-/// Migration 8: host-token issuers, the external identities of users (written for host-token enrolment and for
-/// the identity providers of social sign-in alike), and public OAuth clients (RFC 6749 §2.1: an app that holds
-/// no secret names itself by `client_id` on the jwt-bearer grant).
+/// Migration 8, host tokens' share (the first piece): the issuers. Accounts declares the external identities of
+/// users (`ExternalIdentitySchemaMigration`) and OAuth public clients (`PublicClientSchemaMigration`) as the later
+/// pieces of the same migration.
 enum HostTokenSchemaMigration {
-    static let migration = SchemaMigration(version: 8, name: "host-token issuers, external identities, public clients") { _ in
+    static let piece = SchemaMigration.Piece(version: 8, name: "host-token issuers, external identities, public clients") { _ in
         [
             """
             CREATE TABLE host_issuers (
@@ -22,20 +22,6 @@ enum HostTokenSchemaMigration {
                 CONSTRAINT host_issuers_one_key_source CHECK ((jwks_url IS NULL) <> (pem_certificates IS NULL))
             )
             """,
-            """
-            CREATE TABLE external_identities (
-                realm TEXT NOT NULL,
-                user_id TEXT NOT NULL,
-                kind TEXT NOT NULL CHECK (kind IN ('host-issuer', 'provider')),
-                issuer TEXT NOT NULL,
-                subject TEXT NOT NULL,
-                created_at BIGINT NOT NULL,
-                PRIMARY KEY (realm, issuer, subject),
-                FOREIGN KEY (realm, user_id) REFERENCES users (realm, id) ON DELETE CASCADE
-            )
-            """,
-            "CREATE INDEX external_identities_user ON external_identities (realm, user_id)",
-            "ALTER TABLE oauth_clients ADD COLUMN public_client BOOLEAN NOT NULL DEFAULT FALSE",
         ]
     }
 }

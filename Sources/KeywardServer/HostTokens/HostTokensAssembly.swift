@@ -2,7 +2,7 @@
 // certificates), and the jwt-bearer grant the OAuth core's token endpoint answers with.
 import Foundation
 
-public struct HostTokensAssembly: Sendable {
+public struct HostTokensAssembly: KeywardPart {
     public let issuers: HostIssuerService
     let grant: JWTBearerGrant
     private let fetcher: HTTPDocumentFetcher
@@ -23,4 +23,8 @@ public struct HostTokensAssembly: Sendable {
     func shutdown() async {
         await fetcher.shutdown()
     }
+}
+
+extension HostTokensAssembly {
+    static let migrations = [HostTokenSchemaMigration.piece]
 }

@@ -1,14 +1,12 @@
-/// Migration 1: realms, signing keys, OAuth clients, users and the replay cache. It lives with the OAuth core
-/// although `users` is Accounts' table: the first schema was written before the parts had folders, and a
-/// migration that has run is never split.
+/// Migration 1, OAuth's share (the first piece): realms, signing keys and OAuth clients. Accounts declares the
+/// `users` table (`UsersSchemaMigration`) and Core the single-use records (`SingleUseSchemaMigration`) as the
+/// later pieces of the same migration, in the order they always ran.
 ///
 /// Conventions: timestamps are BIGINT epoch milliseconds; booleans are BOOLEAN (PostgreSQL's bool,
 /// SQLite stores 0/1); binary values are BLOB/BYTEA; every child row belongs to a realm and goes with it.
 enum InitialSchemaMigration {
-    static let migration = SchemaMigration(version: 1, name: "initial schema") { engine in
+    static let piece = SchemaMigration.Piece(version: 1, name: "initial schema") { engine in
         let types = EngineColumnTypes(engine)
-        // A composite text key is the whole row here: skip SQLite's hidden rowid b-tree.
-        let replayTableSuffix = engine == .sqlite ? " WITHOUT ROWID" : ""
         return [
             """
             CREATE TABLE realms (
@@ -48,27 +46,6 @@ enum InitialSchemaMigration {
                 PRIMARY KEY (realm, client_id)
             )
             """,
-            """
-            CREATE TABLE users (
-                realm TEXT NOT NULL REFERENCES realms (name) ON DELETE CASCADE,
-                id TEXT NOT NULL,
-                username TEXT NOT NULL,
-                password_hash TEXT,
-                enabled BOOLEAN NOT NULL,
-                created_at BIGINT NOT NULL,
-                PRIMARY KEY (realm, id),
-                CONSTRAINT users_realm_username UNIQUE (realm, username)
-            )
-            """,
-            """
-            CREATE TABLE replay_entries (
-                scope TEXT NOT NULL,
-                entry_key TEXT NOT NULL,
-                expires_at BIGINT NOT NULL,
-                PRIMARY KEY (scope, entry_key)
-            )\(replayTableSuffix)
-            """,
-            "CREATE INDEX replay_entries_expires_at ON replay_entries (expires_at)",
         ]
     }
 }

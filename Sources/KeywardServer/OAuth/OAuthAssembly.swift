@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 import KeywardJOSE
 
-public struct OAuthAssembly: Sendable {
+public struct OAuthAssembly: KeywardPart {
     public let realms: RealmService
     public let keys: RealmKeyService
     public let clients: ClientService
@@ -55,5 +55,18 @@ public struct OAuthAssembly: Sendable {
         options.maxFutureSkew = TimeInterval(futureSkew)
         options.replayLifetime = TimeInterval(maxAge + futureSkew)
         return options
+    }
+}
+
+extension OAuthAssembly {
+    static let migrations = [InitialSchemaMigration.piece, PublicClientSchemaMigration.piece]
+
+    var sweeps: [ExpiredRowSweep] { [.signingKeys(signingKeyStore)] }
+}
+
+extension ExpiredRowSweep {
+    /// Retired signing keys past their publication window.
+    static func signingKeys(_ store: any SigningKeyStore) -> ExpiredRowSweep {
+        ExpiredRowSweep("signingKeys") { now in try await store.deleteUnpublishedKeys(now: now) }
     }
 }

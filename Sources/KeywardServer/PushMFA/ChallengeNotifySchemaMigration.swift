@@ -3,7 +3,7 @@
 /// node or command, every node's SSE streams wake at once, and the notification is sent only if the change
 /// commits. SQLite databases have a single node: nothing to add.
 enum ChallengeNotifySchemaMigration {
-    static let migration = SchemaMigration(version: 5, name: "challenge change notifications") { engine in
+    static let piece = SchemaMigration.Piece(version: 5, name: "challenge change notifications") { engine in
         guard engine == .postgres else { return [] }
         return [
             """

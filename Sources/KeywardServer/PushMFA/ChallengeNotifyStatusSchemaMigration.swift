@@ -2,7 +2,7 @@
 /// stream on any node can send it without reading the challenge back: one query fewer per change and per node.
 /// A node still running the previous version finds no stream under that payload and falls back to its poll.
 enum ChallengeNotifyStatusSchemaMigration {
-    static let migration = SchemaMigration(version: 6, name: "challenge notifications carry the status") { engine in
+    static let piece = SchemaMigration.Piece(version: 6, name: "challenge notifications carry the status") { engine in
         guard engine == .postgres else { return [] }
         return [
             """

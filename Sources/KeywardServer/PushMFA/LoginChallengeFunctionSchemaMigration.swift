@@ -4,7 +4,7 @@
 /// committed before it — what a single INSERT … SELECT under READ COMMITTED cannot do (its snapshot predates the lock).
 /// The lock is held until the calling statement's transaction commits, after the insert.
 enum LoginChallengeFunctionSchemaMigration {
-    static let migration = SchemaMigration(version: 7, name: "login challenge creation function") { engine in
+    static let piece = SchemaMigration.Piece(version: 7, name: "login challenge creation function") { engine in
         guard engine == .postgres else { return [] }
         return [
             """

@@ -2,8 +2,9 @@
 // its service, the challenge signals, and its device API, event streams and pages.
 import Foundation
 import Hummingbird
+import ServiceLifecycle
 
-public struct PushMFAAssembly: Sendable {
+public struct PushMFAAssembly: KeywardPart {
     public let service: PushMFAService
     let signals: ChallengeSignals
     let challengeStore: any PushChallengeStore
@@ -54,5 +55,31 @@ public struct PushMFAAssembly: Sendable {
     /// Wakes this node's event streams when another node changes a challenge (PostgreSQL only).
     var listener: ChallengeNotificationListener {
         ChallengeNotificationListener(database: core.database, signals: signals, logger: core.logger)
+    }
+}
+
+extension PushMFAAssembly {
+    static let migrations = [
+        PushMFASchemaMigration.piece, ChallengeNotifySchemaMigration.piece, ChallengeNotifyStatusSchemaMigration.piece,
+        LoginChallengeFunctionSchemaMigration.piece,
+    ]
+
+    var sweeps: [ExpiredRowSweep] { [.pushChallenges(challengeStore)] }
+
+    /// The challenge listener where there is something to listen to: other nodes on a shared database.
+    var backgroundServices: [any Service] { core.database.isShared ? [listener] : [] }
+}
+
+extension ExpiredRowSweep {
+    /// How long a finished challenge is kept (the browser acts on its outcome within seconds; the audit table
+    /// keeps the history).
+    static let finishedChallengeRetention: TimeInterval = 86400
+
+    /// Push challenges past their expiry are marked EXPIRED, and finished ones are forgotten after a day.
+    static func pushChallenges(_ store: any PushChallengeStore) -> ExpiredRowSweep {
+        ExpiredRowSweep(counting: { now in
+            let swept = try await store.sweepChallenges(now: now, deleteEndedBefore: now.addingTimeInterval(-finishedChallengeRetention))
+            return ["expiredChallenges": swept.expired, "deletedChallenges": swept.deleted]
+        })
     }
 }

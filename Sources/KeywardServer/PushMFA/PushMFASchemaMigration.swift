@@ -1,8 +1,7 @@
-/// Migration 2: push MFA — device credentials, challenges, enrollment request handles, wait-challenge state,
-/// per-realm settings — and the audit table every part writes its security events to (App's `SQLAuditStore`;
-/// created here because push MFA was its first writer).
+/// Migration 2, push MFA's share: device credentials, challenges, enrollment request handles, wait-challenge state,
+/// per-realm settings. Core declares the audit table of the same migration (`AuditSchemaMigration`).
 enum PushMFASchemaMigration {
-    static let migration = SchemaMigration(version: 2, name: "push MFA and audit events") { _ in
+    static let piece = SchemaMigration.Piece(version: 2, name: "push MFA and audit events") { _ in
         [
             """
             CREATE TABLE push_credentials (
@@ -72,18 +71,6 @@ enum PushMFASchemaMigration {
                 updated_at BIGINT NOT NULL
             )
             """,
-            """
-            CREATE TABLE audit_events (
-                id TEXT PRIMARY KEY,
-                realm TEXT NOT NULL,
-                event_type TEXT NOT NULL,
-                user_id TEXT,
-                client_id TEXT,
-                details TEXT NOT NULL,
-                created_at BIGINT NOT NULL
-            )
-            """,
-            "CREATE INDEX audit_events_realm_time ON audit_events (realm, created_at)",
         ]
     }
 }

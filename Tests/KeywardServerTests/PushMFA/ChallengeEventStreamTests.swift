@@ -248,7 +248,7 @@ final class CrossNodeEventTests: XCTestCase {
             let (device, token) = try await server.enrolledDevice(client)
             let (challenge, secret) = try await server.createdChallenge()
             let before = try await server.databaseClock()
-            let listener = Task { try await server.runtime.challengeListener.run() }
+            let listener = Task { try await server.runtime.pushMFA.listener.run() }
             defer { listener.cancel() }
             try await server.withSecondNode { _, clientB in
                 // A stream that starts before LISTEN is registered must not depend on it: wait until it is.

@@ -291,13 +291,13 @@ final class LoginChallengeTests: XCTestCase {
             _ = try await server.enrolledDevice(client)
             let (challenge, _) = try await server.createdChallenge()
             let sweeper = ExpiredRowSweeper(
-                singleUse: server.runtime.singleUse, signingKeyStore: server.runtime.oauth.signingKeyStore,
-                challengeStore: server.runtime.pushMFA.challengeStore, clock: server.clock, logger: .init(label: "test")
+                sweeps: [.singleUse(server.runtime.singleUse), .signingKeys(server.runtime.oauth.signingKeyStore), .pushChallenges(server.runtime.pushMFA.challengeStore)],
+                clock: server.clock, logger: .init(label: "test")
             )
             server.clock.advance(by: 241)
             let first = try await sweeper.sweepOnce()
             XCTAssertEqual(first.expiredChallenges, 1, "only the pending login challenge expires; the enrollment was approved")
-            server.clock.advance(by: ExpiredRowSweeper.finishedChallengeRetention)
+            server.clock.advance(by: ExpiredRowSweep.finishedChallengeRetention)
             let second = try await sweeper.sweepOnce()
             XCTAssertEqual(second.expiredChallenges, 0)
             XCTAssertGreaterThanOrEqual(second.deletedChallenges, 2)

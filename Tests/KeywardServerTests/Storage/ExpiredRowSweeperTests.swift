@@ -9,7 +9,7 @@ final class ExpiredRowSweeperTests: XCTestCase {
     func testKeepsSweepingAfterErrorsAndStopsWhenCancelled() async throws {
         let replay = CountingReplayStore(failFirst: 2)
         let sweeper = ExpiredRowSweeper(
-            singleUse: replay, signingKeyStore: CountingKeyStore(), clock: TestClock(StorageFixtures.t0),
+            sweeps: [.singleUse(replay), .signingKeys(CountingKeyStore())], clock: TestClock(StorageFixtures.t0),
             interval: .milliseconds(10), logger: Logger(label: "sweeper-test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
         let task = Task { try await sweeper.run() }

@@ -131,10 +131,10 @@ enum ReplayScenarios {
         try await keys.insertKey(StorageFixtures.key(realm: "r1", kid: "published", status: .retired, publishUntil: now.storageShifted(1)))
 
         let sweeper = ExpiredRowSweeper(
-            singleUse: replay, signingKeyStore: keys, clock: TestClock(now), logger: StorageTestHarness.logger
+            sweeps: [.singleUse(replay), .signingKeys(keys)], clock: TestClock(now), logger: StorageTestHarness.logger
         )
-        try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(replayEntries: 2, signingKeys: 1))
-        try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(replayEntries: 0, signingKeys: 0))
+        try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(["replayEntries": 2, "signingKeys": 1]))
+        try await StorageAssert.equal(await sweeper.sweepOnce(), ExpiredRowSweeper.Counts(["replayEntries": 0, "signingKeys": 0]))
 
         // The live entry survived (still a replay, judged at an earlier time so expiry cannot be what refuses it).
         try await StorageAssert.isFalse(await replay.recordOnce(scope: "s", key: "fresh", expiresAt: now.storageShifted(60), now: t0))

@@ -62,12 +62,12 @@ final class LoginThrottleTests: XCTestCase {
             XCTAssertNotNil(sixth, "success cleared the count, so five more were allowed, and no more")
 
             let sweeper = ExpiredRowSweeper(
-                singleUse: server.runtime.singleUse, signingKeyStore: server.runtime.oauth.signingKeyStore,
-                loginAttemptStore: server.runtime.accounts.loginAttemptStore, clock: server.clock, logger: .init(label: "test")
+                sweeps: [.singleUse(server.runtime.singleUse), .signingKeys(server.runtime.oauth.signingKeyStore), .loginAttempts(server.runtime.accounts.loginAttemptStore)],
+                clock: server.clock, logger: .init(label: "test")
             )
             let kept = try await sweeper.sweepOnce()
             XCTAssertEqual(kept.loginAttempts, 0)
-            server.clock.advance(by: ExpiredRowSweeper.loginAttemptRetention + 1)
+            server.clock.advance(by: ExpiredRowSweep.loginAttemptRetention + 1)
             let swept = try await sweeper.sweepOnce()
             XCTAssertEqual(swept.loginAttempts, 1)
             let afterSweep = try await throttle.admit(realm: "demo", username: "test")

@@ -2,7 +2,7 @@
 /// (the external-identity table host tokens introduced), when users last signed in, and how each browser session
 /// signed in (for the account page's session list).
 enum IdentityProviderSchemaMigration {
-    static let migration = SchemaMigration(version: 11, name: "identity providers, provider identities, session sign-in details") { _ in
+    static let piece = SchemaMigration.Piece(version: 11, name: "identity providers, provider identities, session sign-in details") { _ in
         [
             """
             CREATE TABLE identity_providers (

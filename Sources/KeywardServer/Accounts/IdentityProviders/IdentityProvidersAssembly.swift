@@ -2,7 +2,7 @@
 // exchange's HTTP client, and the flow. The provider registry itself is AccountsAssembly's.
 import Foundation
 
-struct IdentityProvidersAssembly: Sendable {
+struct IdentityProvidersAssembly: KeywardPart {
     let signIn: ProviderSignIn
     let callbackLimiter: ProviderCallbackLimiter
     let appleRevocation: AppleTokenRevocation
@@ -28,4 +28,8 @@ struct IdentityProvidersAssembly: Sendable {
         await fetcher.shutdown()
         await tokens.shutdown()
     }
+}
+
+extension IdentityProvidersAssembly {
+    static let migrations = [IdentityProviderSchemaMigration.piece, AppleRevocationSchemaMigration.piece]
 }

@@ -28,3 +28,10 @@ public protocol SingleUseStore: Sendable {
     /// Deletes entries that expired at or before `now`; returns how many were removed.
     func deleteExpired(now: Date) async throws -> Int
 }
+
+extension ExpiredRowSweep {
+    /// Single-use records past their expiry.
+    static func singleUse(_ store: any SingleUseStore) -> ExpiredRowSweep {
+        ExpiredRowSweep("replayEntries") { now in try await store.deleteExpired(now: now) }
+    }
+}

@@ -5,7 +5,7 @@
 /// engine. On PostgreSQL, `DROP INDEX` locks the table for the moment it takes; nodes still running an older
 /// release sweep with a full scan until they are replaced.
 enum SingleUseSweepSchemaMigration {
-    static let migration = SchemaMigration(version: 14, name: "replay entries: no expiry index, swept in key order") { _ in
+    static let piece = SchemaMigration.Piece(version: 14, name: "replay entries: no expiry index, swept in key order") { _ in
         ["DROP INDEX IF EXISTS replay_entries_expires_at"]
     }
 }
