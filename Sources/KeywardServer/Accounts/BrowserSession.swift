@@ -6,9 +6,10 @@ public struct BrowserSession: Sendable, Equatable {
     public enum Stage: String, Sendable {
         /// No password yet (the login page's session, holding its CSRF token).
         case anonymous
-        /// Password verified; the push step is next.
+        /// First factor verified; the second factor's step is next (`SecondFactorStep.verify`).
         case passwordVerified = "password-verified"
-        /// Password verified, no device, and the realm requires push MFA: enrollment is next.
+        /// First factor verified, and the realm requires a second factor the user does not have: enrolling one is
+        /// next (`SecondFactorStep.enroll`).
         case enrollmentRequired = "enrollment-required"
         case authenticated
     }
@@ -22,11 +23,13 @@ public struct BrowserSession: Sendable, Equatable {
     public var returnTo: String?
     /// The OAuth client the login is for (shown to the phone as `clientId`).
     public var clientId: String?
+    /// The second factor's step under way in this session (for push: the login challenge and its watch secret, or
+    /// the enrollment and its secret). Stored with the session; written and read by the factor's pages only.
     public var challengeId: String?
     public var challengeSecret: String?
     public var enrollmentId: String?
     public var enrollmentSecret: String?
-    /// How the user proved who they are so far (RFC 8176 values: `pwd`, `fed`, then `mfa` after the push step).
+    /// How the user proved who they are so far (RFC 8176 values: `pwd`, `fed`, then the second factor's, `mfa` for push).
     public var amr: [String] = []
     /// The browser's User-Agent when the session began, shortened; shown in the account page's session list.
     public var userAgent: String?
@@ -39,6 +42,11 @@ public struct BrowserSession: Sendable, Equatable {
     /// How recent the first factor must be for what changes how the account is reached or whether it exists
     /// (deleting it, linking a provider): a browser left signed in cannot do those.
     static let recentSignIn: TimeInterval = 600
+
+    /// Forgets the second factor's step under way, when a new sign-in starts over this session.
+    mutating func clearSecondFactorState() {
+        (challengeId, challengeSecret, enrollmentId, enrollmentSecret) = (nil, nil, nil, nil)
+    }
 
     func signedInRecently(now: Date) -> Bool {
         guard let authenticatedAt else { return false }

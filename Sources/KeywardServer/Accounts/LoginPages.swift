@@ -8,20 +8,18 @@ struct LoginPages: Sendable {
     let browser: BrowserRequests
     let realms: RealmService
     let users: UserService
-    let pushMFA: PushMFAService
+    let secondFactor: any SecondFactor
     let throttle: LoginThrottle
     let signIn: SignInCompletion
     let providers: IdentityProviderService
     let accountSessions: AccountSessions
     let accountIdentities: AccountIdentities
-    let clock: any KeywardClock
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
         router.post("/realms/:realm/login") { request, context in try await submitLogin(request, context) }
         router.post("/realms/:realm/logout") { request, context in try await logout(request, context) }
         router.get("/realms/:realm/account") { request, context in try await account(request, context) }
-        router.post("/realms/:realm/account/devices/:id/remove") { request, context in try await removeDevice(request, context) }
         router.get(RouterPath(StaticScript.path)) { _, _ in PageRenderer.scriptResponse() }
     }
 
@@ -175,15 +173,6 @@ struct LoginPages: Sendable {
         else {
             return renderer.redirect(to: PageURLs.login(realm) + "?return_to=" + PageURLs.account(realm))
         }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate]
-        let devices: [[String: Any]] = try await pushMFA.devices(realm: realm, userId: user.id).map { device in
-            [
-                "label": device.deviceLabel, "type": device.deviceType, "created": formatter.string(from: device.createdAt),
-                "lastUsed": device.lastUsedAt.map(formatter.string(from:)) ?? "never", "csrf": session.csrfToken,
-                "removeAction": PageURLs.account(realm) + "/devices/\(device.id)/remove",
-            ]
-        }
         let notice: String? = switch request.uri.queryParameters.get("notice") {
         case "removed": "The device was removed."
         case "session-ended": "That session was ended; the browser is signed out."
@@ -197,32 +186,15 @@ struct LoginPages: Sendable {
         }
         let (identities, linkable) = try await accountIdentities.rows(realm: realm, user: user, session: session)
         var page: [String: Any] = [
-            "username": user.username, "devices": devices, "hasDevices": !devices.isEmpty, "csrf": session.csrfToken,
-            "enrollURL": PageURLs.enroll(realm), "logoutAction": "/realms/\(realm)/logout",
+            "username": user.username, "csrf": session.csrfToken, "logoutAction": "/realms/\(realm)/logout",
             "sessions": try await accountSessions.rows(realm: realm, userId: user.id, current: session),
             "endAllAction": PageURLs.account(realm) + "/sessions/end-all",
             "identities": identities, "hasIdentities": !identities.isEmpty, "linkable": linkable, "hasLinkable": !linkable.isEmpty,
             "deleteURL": PageURLs.account(realm) + "/delete",
         ]
+        page.merge(try await secondFactor.accountSection(realm: realm, user: user, session: session)) { accounts, _ in accounts }
         if let notice { page["notice"] = notice }
         return renderer.page("account", title: "Your account", realm: realm, context: page)
-    }
-
-    private func removeDevice(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context)
-        guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
-        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
-        // Taking a second factor away changes how the account is reached: only soon after a sign-in.
-        guard session.signedInRecently(now: clock.now()) else { return renderer.signInAgain(realm) }
-        do {
-            try await pushMFA.removeDevice(realm: realm, userId: userId, credentialId: context.parameters.get("id") ?? "")
-        } catch StoreError.notFound {
-            return renderer.page("message", title: "Not found", realm: realm, context: [
-                "heading": "Device not found", "text": "That device is not one of yours, or it was removed already.", "isError": true,
-                "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
-            ], status: .notFound)
-        }
-        return renderer.redirect(to: PageURLs.account(realm) + "?notice=removed")
     }
 
     func forbidden(_ realm: String) -> Response {

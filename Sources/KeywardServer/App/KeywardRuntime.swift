@@ -93,7 +93,7 @@ public final class KeywardRuntime: Sendable {
     }
 
     private var userRemoval: UserRemoval {
-        UserRemoval(users: accounts.users, pushMFA: pushMFA.service, appleRevocation: identityProviders.appleRevocation)
+        UserRemoval(users: accounts.users, steps: [pushMFA.factor, identityProviders.appleRevocation])
     }
 
     /// Adds or updates the apps of `devices.appsFile` (see `DeviceAppsFile`); answers what happened to each.
@@ -129,7 +129,7 @@ public final class KeywardRuntime: Sendable {
         // Pages answer errors with an HTML page and the request id; the JSON APIs above keep ErrorMiddleware's bodies.
         let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))
         let (realms, users, throttle, service) = (oauth.realms, accounts.users, accounts.loginThrottle, pushMFA.service)
-        let signIn = SignInCompletion(sessions: accounts.browserSessions, pushMFA: service, audit: audit)
+        let signIn = SignInCompletion(sessions: accounts.browserSessions, secondFactor: pushMFA.factor, audit: audit)
         let accountSessions = AccountSessions(renderer: pageRenderer, browser: browser, realms: realms, audit: audit, clock: clock)
         accountSessions.register(on: pages)
         AccountDeletion(
@@ -141,8 +141,8 @@ public final class KeywardRuntime: Sendable {
         )
         accountIdentities.register(on: pages)
         LoginPages(
-            renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, signIn: signIn,
-            providers: accounts.providers, accountSessions: accountSessions, accountIdentities: accountIdentities, clock: clock
+            renderer: pageRenderer, browser: browser, realms: realms, users: users, secondFactor: pushMFA.factor, throttle: throttle, signIn: signIn,
+            providers: accounts.providers, accountSessions: accountSessions, accountIdentities: accountIdentities
         ).register(on: pages)
         ProviderSignInRoutes(
             signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer, clock: clock,

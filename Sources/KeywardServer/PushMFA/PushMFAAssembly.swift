@@ -52,6 +52,9 @@ public struct PushMFAAssembly: KeywardPart {
         ).register(on: router)
     }
 
+    /// Push approval as the login flow's second factor.
+    var factor: PushSecondFactor { PushSecondFactor(service: service) }
+
     /// Wakes this node's event streams when another node changes a challenge (PostgreSQL only).
     var listener: ChallengeNotificationListener {
         ChallengeNotificationListener(database: core.database, signals: signals, logger: core.logger)

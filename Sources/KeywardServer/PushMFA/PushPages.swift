@@ -20,6 +20,7 @@ struct PushPages: Sendable {
             try await withForm(request, context) { form, session in try await wait(request, context, form: form, session: session) }
         }
         router.get("/realms/:realm/account/enroll") { request, context in try await enroll(request, context, form: nil) }
+        router.post("/realms/:realm/account/devices/:id/remove") { request, context in try await removeDevice(request, context) }
         router.post("/realms/:realm/account/enroll") { request, context in
             try await withForm(request, context) { form, session in try await enroll(request, context, form: form, session: session) }
         }
@@ -36,6 +37,27 @@ struct PushPages: Sendable {
             return renderer.formExpired(realm: realm, backToAccount: false)
         }
         return try await body(form, session)
+    }
+
+    // MARK: - Account page: removing a phone
+
+    private func removeDevice(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try await realms.pathRealm(context)
+        guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
+        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
+            return renderer.formExpired(realm: realm, backToAccount: false)
+        }
+        // Taking a second factor away changes how the account is reached: only soon after a sign-in.
+        guard session.signedInRecently(now: clock.now()) else { return renderer.signInAgain(realm) }
+        do {
+            try await pushMFA.removeDevice(realm: realm, userId: userId, credentialId: context.parameters.get("id") ?? "")
+        } catch StoreError.notFound {
+            return renderer.page("message", title: "Not found", realm: realm, context: [
+                "heading": "Device not found", "text": "That device is not one of yours, or it was removed already.", "isError": true,
+                "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
+            ], status: .notFound)
+        }
+        return renderer.redirect(to: PageURLs.account(realm) + "?notice=removed")
     }
 
     // MARK: - Login push step
@@ -64,7 +86,8 @@ struct PushPages: Sendable {
                 return waitingPage(realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink)
             case .noDevice:
                 // The device was removed after the password step: the realm's rule decides, as it did there.
-                let next = LoginFlow.continueWithoutDevice(&session, settings: try await pushMFA.settings(realm: realm))
+                let step = PushSecondFactor.withoutDevice(realm: realm, settings: try await pushMFA.settings(realm: realm))
+                let next = LoginFlow.continueAfterFirstFactor(&session, step: step)
                 try await browser.sessions.save(session)
                 return renderer.redirect(to: next)
             case .tooManyPending:
@@ -82,7 +105,7 @@ struct PushPages: Sendable {
             return waitingPage(realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink)
         case .approved:
             await pushMFA.discardChallenge(id: challenge.id)
-            LoginFlow.secondFactorVerified(&session)
+            LoginFlow.secondFactorVerified(&session, amr: PushSecondFactor(service: pushMFA).amr)
             session.challengeId = nil
             session.challengeSecret = nil
             try await browser.sessions.save(session)

@@ -74,3 +74,10 @@ struct AppleTokenRevocation: Sendable {
         "keyward apple refresh token\u{0}\(realm)\u{0}\(issuer)\u{0}\(subject)"
     }
 }
+
+extension AppleTokenRevocation: UserRemovalStep {
+    /// The user's Apple tokens are revoked at Apple once the user has gone (read now, before the identities go).
+    func removing(realm: String, user: User, identities: [ExternalIdentity]) async throws -> (@Sendable () async -> Void)? {
+        { await self.revoke(identities) }
+    }
+}
