@@ -21,6 +21,7 @@ struct DeviceAuthenticator: Sendable {
     /// The gate, configured for the device API (`DeviceAuthenticator.gateOptions`).
     let gate: DPoPResourceGuard
     let credentials: any PushCredentialStore
+    let users: UserService
     let clock: any KeywardClock
     let audit: AuditLog
     let metrics: KeywardMetrics
@@ -46,22 +47,25 @@ struct DeviceAuthenticator: Sendable {
 
     /// Authenticates an enrolled device.
     func authenticate(_ request: Request) async throws(PushMFAError) -> Device {
-        let credentials = self.credentials
+        let (credentials, users) = (self.credentials, self.users)
         let caller: DPoPResourceGuard.Caller
         do throws(Refusal) {
             caller = try await gate.authenticate(request, keys: .stored { proof, claims async throws(Refusal) in
                 let named = try Self.preChecked(proof, claims)
-                let owner: (user: User, credential: PushCredential?)?
+                let owner: (user: User?, credential: PushCredential?)
                 do {
-                    owner = try await credentials.userAndCredential(realm: request.realm.name, userId: named.subject, deviceId: named.deviceId)
+                    // The user through Accounts' service, the device from push MFA's own table: both at once.
+                    async let user = users.user(realm: request.realm.name, id: named.subject)
+                    async let credential = credentials.credential(realm: request.realm.name, userId: named.subject, deviceId: named.deviceId)
+                    owner = (try await user, try await credential)
                 } catch {
                     throw Refusal(.unavailable, "device lookup failed", partError: PushMFAError.unavailable)
                 }
-                guard let owner else { throw Refusal(.unknownDevice, "no such user", partError: PushMFAError.notFound("User not found")) }
+                guard let user = owner.user else { throw Refusal(.unknownDevice, "no such user", partError: PushMFAError.notFound("User not found")) }
                 guard let credential = owner.credential, let key = try? JWK(jsonString: credential.publicKeyJWK) else {
                     throw Refusal(.unknownDevice, "no such device", partError: PushMFAError.forbidden("Device not registered for user"))
                 }
-                return DPoPResourceGuard.StoredKey(key: key, owner: Device(user: owner.user, credential: credential, key: key, accessTokenClaims: [:]))
+                return DPoPResourceGuard.StoredKey(key: key, owner: Device(user: user, credential: credential, key: key, accessTokenClaims: [:]))
             })
         } catch {
             throw await reported(error, request: request)

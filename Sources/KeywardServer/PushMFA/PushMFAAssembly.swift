@@ -25,7 +25,7 @@ public struct PushMFAAssembly: KeywardPart {
                     requireAth: configuration.pushMfaRequireAth, iatTolerance: TimeInterval(configuration.pushMfaDpopIatTolerance),
                     jtiLifetime: TimeInterval(configuration.pushMfaDpopJtiTTL)
                 )),
-                credentials: credentials, clock: core.clock, audit: core.audit, metrics: metrics, refusalAudit: RefusalAuditSampler()
+                credentials: credentials, users: accounts.users, clock: core.clock, audit: core.audit, metrics: metrics, refusalAudit: RefusalAuditSampler()
             ),
             pusher: DispatchingChallengePusher(dispatcher: PushDispatcher(senders: senders, logger: core.logger) { type, outcome in
                 metrics.pushDelivered(providerType: type, outcome: outcome.rawValue)

@@ -34,9 +34,8 @@ public protocol PushCredentialStore: Sendable {
     /// The realm's stored push-MFA settings (nil: defaults) and the user's devices, oldest first, read together
     /// (every login does this).
     func settingsAndCredentials(realm: String, userId: String) async throws -> (settings: PushMFASettings?, credentials: [PushCredential])
-    /// The user and, when enrolled, their device `deviceId`, read together (device authentication does this on
-    /// every request). nil when the user does not exist.
-    func userAndCredential(realm: String, userId: String, deviceId: String) async throws -> (user: User, credential: PushCredential?)?
+    /// The user's device `deviceId`, if enrolled (device authentication, every request).
+    func credential(realm: String, userId: String, deviceId: String) async throws -> PushCredential?
     func credential(realm: String, id: String) async throws -> PushCredential?
     func updatePushProvider(realm: String, id: String, providerId: String, providerType: String) async throws
     func markPushTokenInvalid(realm: String, id: String) async throws

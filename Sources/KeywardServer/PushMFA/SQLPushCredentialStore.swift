@@ -1,4 +1,4 @@
-// The push_credentials table: enrolled devices and their keys. Reads join users (Accounts' table) to authenticate a device in one statement.
+// The push_credentials table: enrolled devices and their keys (users are read through Accounts' UserService).
 import Foundation
 import SQLKit
 
@@ -63,18 +63,12 @@ public struct SQLPushCredentialStore: PushCredentialStore {
         }
     }
 
-    public func userAndCredential(realm: String, userId: String, deviceId: String) async throws -> (user: User, credential: PushCredential?)? {
-        try await StoreErrorMapping.mapping("userAndCredential") {
-            guard let row = try await database.sql.raw("""
-                SELECT \(unsafeRaw: SQLUserStore.columns(prefixed: "owner_", from: "u")), \(unsafeRaw: Self.joinedColumns)
-                FROM users u LEFT JOIN push_credentials c
-                  ON c.realm = u.realm AND c.user_id = u.id AND c.device_id = \(bind: deviceId)
-                WHERE u.realm = \(bind: realm) AND u.id = \(bind: userId)
-                """).first()
-            else { return nil }
-            let user = try SQLUserStore.user(from: row, prefix: "owner_")
-            let enrolled = try row.decode(column: "id", as: String?.self) != nil
-            return (user, enrolled ? try Self.credential(from: row) : nil)
+    public func credential(realm: String, userId: String, deviceId: String) async throws -> PushCredential? {
+        try await StoreErrorMapping.mapping("credential(realm:userId:deviceId:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.columns) FROM push_credentials
+                WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND device_id = \(bind: deviceId)
+                """).first().map(Self.credential(from:))
         }
     }
 
