@@ -11,7 +11,8 @@ struct AccountIdentities: Sendable {
     let realms: RealmService
     let users: UserService
     let providers: IdentityProviderService
-    let appleRevocation: AppleTokenRevocation
+    /// What other parts do once an identity is unlinked (revoke its Apple token).
+    let unlinkSteps: [any IdentityUnlinkStep]
     let clock: any KeywardClock
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
@@ -59,7 +60,7 @@ struct AccountIdentities: Sendable {
         let identity = try await users.identities(realm: realm, userId: userId).first { $0.issuer == issuer && $0.subject == subject }
         switch try await users.unlinkProvider(realm: realm, userId: userId, issuer: issuer, subject: subject) {
         case .unlinked:
-            if let identity { await appleRevocation.revoke([identity]) }
+            if let identity { for step in unlinkSteps { await step.unlinked(identity) } }
             return renderer.redirect(to: PageURLs.account(realm) + "?notice=unlinked")
         case .lastWayIn:
             return renderer.page("message", title: "Cannot unlink", realm: realm, context: [

@@ -1,5 +1,5 @@
 // Accounts, assembled: local users and their password work, identity providers, browser sessions, the sign-in
-// throttle, and the sign-in and account pages.
+// throttle, the one login flow with its plugged-in second factor, and the sign-in and account pages.
 import Foundation
 import Hummingbird
 
@@ -11,8 +11,16 @@ public struct AccountsAssembly: KeywardPart {
     public let providers: IdentityProviderService
     let sessionStore: any BrowserSessionStore
     let loginAttemptStore: any LoginAttemptStore
+    /// What other parts plug in as they are assembled: the second factor, removal and unlink steps.
+    let plugins = AccountPlugins()
+    /// The browser side every page shares (session cookie, forms, CSRF, client address).
+    let browser: BrowserRequests
+    private let realms: RealmService
+    private let core: CoreServices
 
-    init(_ core: CoreServices) {
+    init(_ core: CoreServices, oauth: OAuthAssembly) {
+        self.core = core
+        realms = oauth.realms
         let configuration = core.configuration
         sessionStore = SQLBrowserSessionStore(database: core.database)
         loginAttemptStore = SQLLoginAttemptStore(database: core.database)
@@ -31,6 +39,35 @@ public struct AccountsAssembly: KeywardPart {
             store: SQLIdentityProviderStore(database: core.database), masterKey: core.masterKey, audit: core.audit, clock: core.clock
         )
         loginThrottle = LoginThrottle(store: loginAttemptStore, clock: core.clock, maxAttemptsPerAddress: configuration.loginAttemptsPerAddress)
+        browser = BrowserRequests(
+            sessions: browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
+            maxBodySize: configuration.maxBodySize, clients: configuration.clientNetworks
+        )
+    }
+
+    /// The end of every first factor (the sign-in page, each provider callback): the session and the next step.
+    var signInCompletion: SignInCompletion {
+        SignInCompletion(sessions: browserSessions, secondFactor: plugins.secondFactor, audit: core.audit)
+    }
+
+    /// Deleting a user with what the other parts hold for them (`keyward users delete`, the account page).
+    var removal: UserRemoval { UserRemoval(users: users, steps: plugins.removalSteps) }
+
+    /// The session JSON API, and the sign-in and account pages.
+    func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
+        let (renderer, clock) = (web.renderer, core.clock)
+        SessionRoutes(browser: browser, realms: realms, users: users).register(on: router)
+        let accountSessions = AccountSessions(renderer: renderer, browser: browser, realms: realms, audit: core.audit, clock: clock)
+        accountSessions.register(on: web.pages)
+        AccountDeletion(renderer: renderer, browser: browser, realms: realms, users: users, removal: removal, clock: clock).register(on: web.pages)
+        let accountIdentities = AccountIdentities(
+            renderer: renderer, browser: browser, realms: realms, users: users, providers: providers, unlinkSteps: plugins.unlinkSteps, clock: clock
+        )
+        accountIdentities.register(on: web.pages)
+        LoginPages(
+            renderer: renderer, browser: browser, realms: realms, users: users, secondFactor: plugins.secondFactor, throttle: loginThrottle,
+            signIn: signInCompletion, providers: providers, accountSessions: accountSessions, accountIdentities: accountIdentities
+        ).register(on: web.pages)
     }
 
     func shutdown() async {

@@ -1,6 +1,7 @@
 // The factor seam of the one login flow: Accounts runs the first factor (a password or an identity provider) and
 // asks the realm's second factor what comes next; the part that implements the factor (push approval today,
 // passkeys next) answers, runs its own step pages, and hands the session back through `LoginFlow`.
+import Synchronization
 
 /// What the login flow does after the first factor, as the second factor says.
 enum SecondFactorStep: Sendable, Equatable {
@@ -35,4 +36,48 @@ protocol UserRemovalStep: Sendable {
     /// Runs before the user row goes, with the identities it still has; returns what to do once it has gone (best
     /// effort, never holding the deletion up), if anything.
     func removing(realm: String, user: User, identities: [ExternalIdentity]) async throws -> (@Sendable () async -> Void)?
+}
+
+/// What another part unlinks along with an identity (the Apple token behind it).
+protocol IdentityUnlinkStep: Sendable {
+    /// Runs once `identity` has been unlinked from its user (best effort).
+    func unlinked(_ identity: ExternalIdentity) async
+}
+
+/// Where other parts plug into Accounts while they are assembled, so that Accounts names none of them: the login
+/// flow's second factor, and what they remove with a user or an identity. Filled before the server starts, read
+/// while it serves.
+final class AccountPlugins: Sendable {
+    private struct Plugged {
+        var secondFactor: (any SecondFactor)?
+        var removalSteps: [any UserRemovalStep] = []
+        var unlinkSteps: [any IdentityUnlinkStep] = []
+    }
+
+    private let plugged = Mutex(Plugged())
+
+    /// The realm's second factor; `NoSecondFactor` until a part plugs one in.
+    var secondFactor: any SecondFactor { plugged.withLock { $0.secondFactor } ?? NoSecondFactor() }
+    var removalSteps: [any UserRemovalStep] { plugged.withLock { $0.removalSteps } }
+    var unlinkSteps: [any IdentityUnlinkStep] { plugged.withLock { $0.unlinkSteps } }
+
+    /// One second factor today; passkeys will make it a choice.
+    func plug(secondFactor: any SecondFactor) {
+        plugged.withLock {
+            precondition($0.secondFactor == nil, "a second factor is plugged in already")
+            $0.secondFactor = secondFactor
+        }
+    }
+
+    /// Steps run in the order they were added (the order the parts are assembled in).
+    func add(removalStep: any UserRemovalStep) { plugged.withLock { $0.removalSteps.append(removalStep) } }
+    func add(unlinkStep: any IdentityUnlinkStep) { plugged.withLock { $0.unlinkSteps.append(unlinkStep) } }
+}
+
+/// No second factor: every sign-in is complete after the first.
+struct NoSecondFactor: SecondFactor {
+    var amr: String { "mfa" }
+    func step(realm: String, userId: String, newUser: Bool) async throws -> SecondFactorStep { .skip }
+    func abandon(_ session: BrowserSession) async {}
+    func accountSection(realm: String, user: User, session: BrowserSession) async throws -> [String: Any] { [:] }
 }

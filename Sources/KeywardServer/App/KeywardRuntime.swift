@@ -80,20 +80,16 @@ public final class KeywardRuntime: Sendable {
         self.core = core
         (metrics, audit, singleUse) = (core.metrics, core.audit, core.singleUse)
         oauth = OAuthAssembly(core)
-        accounts = AccountsAssembly(core)
+        accounts = AccountsAssembly(core, oauth: oauth)
         pushMFA = PushMFAAssembly(core, oauth: oauth, accounts: accounts, senders: pushSenders)
         hostTokens = HostTokensAssembly(core, oauth: oauth, accounts: accounts)
         identityProviders = IdentityProvidersAssembly(core, accounts: accounts, oauth: oauth)
-        devices = DevicesAssembly(core, settings: deviceSettings)
+        devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).
     public func deleteUser(realm: String, username: String) async throws -> User {
-        try await userRemoval.delete(realm: realm, username: username)
-    }
-
-    private var userRemoval: UserRemoval {
-        UserRemoval(users: accounts.users, steps: [pushMFA.factor, identityProviders.appleRevocation])
+        try await accounts.removal.delete(realm: realm, username: username)
     }
 
     /// Adds or updates the apps of `devices.appsFile` (see `DeviceAppsFile`); answers what happened to each.
@@ -113,43 +109,17 @@ public final class KeywardRuntime: Sendable {
         try await DemoSeed.apply(realms: oauth.realms, clients: oauth.clients, users: accounts.users)
     }
 
+    /// The operational routes, then every part's API and pages; the pages in a group of their own, whose errors are
+    /// HTML pages with the request id where the JSON APIs keep `ErrorMiddleware`'s bodies.
     public func makeRouter() -> Router<KeywardRequestContext> {
         let router = Router(context: KeywardRequestContext.self)
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
         router.add(middleware: ErrorMiddleware())
         OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping() }).register(on: router)
-        oauth.register(on: router, grants: [hostTokens.grant])
-        pushMFA.registerAPI(on: router, renderer: pageRenderer)
-        devices.register(on: router, realms: oauth.realms, maxBodySize: configuration.maxBodySize, clients: configuration.clientNetworks)
-        let browser = BrowserRequests(
-            sessions: accounts.browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
-            maxBodySize: configuration.maxBodySize, clients: configuration.clientNetworks
+        let web = PageSurface(
+            pages: router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer)), renderer: pageRenderer, browser: accounts.browser
         )
-        SessionRoutes(browser: browser, realms: oauth.realms, users: accounts.users).register(on: router)
-        // Pages answer errors with an HTML page and the request id; the JSON APIs above keep ErrorMiddleware's bodies.
-        let pages = router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer))
-        let (realms, users, throttle, service) = (oauth.realms, accounts.users, accounts.loginThrottle, pushMFA.service)
-        let signIn = SignInCompletion(sessions: accounts.browserSessions, secondFactor: pushMFA.factor, audit: audit)
-        let accountSessions = AccountSessions(renderer: pageRenderer, browser: browser, realms: realms, audit: audit, clock: clock)
-        accountSessions.register(on: pages)
-        AccountDeletion(
-            renderer: pageRenderer, browser: browser, realms: realms, users: users, removal: userRemoval, clock: clock
-        ).register(on: pages)
-        let accountIdentities = AccountIdentities(
-            renderer: pageRenderer, browser: browser, realms: realms, users: users, providers: accounts.providers,
-            appleRevocation: identityProviders.appleRevocation, clock: clock
-        )
-        accountIdentities.register(on: pages)
-        LoginPages(
-            renderer: pageRenderer, browser: browser, realms: realms, users: users, secondFactor: pushMFA.factor, throttle: throttle, signIn: signIn,
-            providers: accounts.providers, accountSessions: accountSessions, accountIdentities: accountIdentities
-        ).register(on: pages)
-        ProviderSignInRoutes(
-            signIn: identityProviders.signIn, completion: signIn, browser: browser, realms: realms, renderer: pageRenderer, clock: clock,
-            limiter: identityProviders.callbackLimiter
-        )
-            .register(on: pages)
-        PushPages(renderer: pageRenderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, clock: clock).register(on: pages)
+        for part in parts { part.registerRoutes(on: router, web: web) }
         // Last, so that it wraps only the router's not-found answer.
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes.map { ("\($0.path)", $0.method) }))
         return router

@@ -10,6 +10,9 @@ protocol KeywardPart: Sendable {
     static var migrations: [SchemaMigration.Piece] { get }
     /// The rows it expires, run by the sweeper every `sweep.interval`.
     var sweeps: [ExpiredRowSweep] { get }
+    /// Registers its JSON API on `router` and its pages on `web.pages`. Called once every part is assembled, so what
+    /// other parts plugged into it (token grants, a second factor) is there.
+    func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface)
     /// Work it runs beside the HTTP server while the server runs.
     var backgroundServices: [any Service] { get }
     /// Releases what it holds (HTTP clients, thread pools) when the server stops.
@@ -17,6 +20,7 @@ protocol KeywardPart: Sendable {
 }
 
 extension KeywardPart {
+    func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {}
     var sweeps: [ExpiredRowSweep] { [] }
     var backgroundServices: [any Service] { [] }
     func shutdown() async {}

@@ -17,8 +17,12 @@ public struct DevicesAssembly: KeywardPart {
     /// How long a pending device waits for a decision (`devices.pendingLifetimeDays`).
     private let pendingLifetime: TimeInterval
     private let clock: any KeywardClock
+    private let realms: RealmService
+    private let maxBodySize: Int
+    private let clients: ClientNetworks
 
-    init(_ core: CoreServices, settings: DeviceSettings) {
+    init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
+        (realms, maxBodySize, clients) = (oauth.realms, core.configuration.maxBodySize, core.configuration.clientNetworks)
         let store = SQLDeviceStore(database: core.database)
         self.store = store
         declaredApps = settings.declaredApps
@@ -49,7 +53,8 @@ public struct DevicesAssembly: KeywardPart {
         )
     }
 
-    func register(on router: Router<KeywardRequestContext>, realms: RealmService, maxBodySize: Int, clients: ClientNetworks) {
+    /// The device API under `/realms/{realm}/v1/device/`.
+    func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         DeviceRoutes(service: service, realms: realms, maxBodySize: maxBodySize, clients: clients).register(on: router)
     }
 

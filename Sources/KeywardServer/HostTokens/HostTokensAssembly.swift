@@ -18,6 +18,7 @@ public struct HostTokensAssembly: KeywardPart {
         )
         let verifier = HostTokenVerifier(issuers: directory, keys: keys, realmIssuerURL: { [realms = oauth.realms] in realms.issuer(of: $0) })
         grant = JWTBearerGrant(verifier: verifier, enrolled: enrolled, metrics: core.metrics)
+        oauth.grants.add(grant)
     }
 
     func shutdown() async {

@@ -12,6 +12,8 @@ public struct OAuthAssembly: KeywardPart {
     let accessTokens: AccessTokenIssuer
     let signingKeyStore: any SigningKeyStore
     private let core: CoreServices
+    /// Extension grants other parts answer at the token endpoint (RFC 6749 §4.5), plugged in as they are assembled.
+    let grants = TokenGrants()
 
     init(_ core: CoreServices) {
         self.core = core
@@ -40,10 +42,10 @@ public struct OAuthAssembly: KeywardPart {
         DPoPResourceGuard(issuer: accessTokens, singleUse: core.singleUse, options: options, clock: core.clock, metrics: core.metrics)
     }
 
-    /// `grants`: the extension grants of parts assembled later, answered at the same token endpoint.
-    func register(on router: Router<KeywardRequestContext>, grants: [any TokenGrant] = []) {
+    /// The token endpoint with the extension grants parts assembled later plugged in (`grants`).
+    func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         OAuthRoutes(
-            realms: realms, keys: keys, tokens: tokens.adding(grants), guardian: resourceGuard,
+            realms: realms, keys: keys, tokens: tokens.adding(grants.all), guardian: resourceGuard,
             publicURL: core.configuration.resolvedPublicURL, maxBodySize: core.configuration.maxBodySize
         ).register(on: router)
     }

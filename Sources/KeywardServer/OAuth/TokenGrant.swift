@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An extension grant (RFC 6749 §4.5) that another part answers at this realm's token endpoint, such as the
 /// jwt-bearer grant of host-signed tokens (RFC 7523). The endpoint identifies the client, asks the grant whom the
@@ -38,4 +39,14 @@ struct TokenGrantDecision: Sendable {
     /// The proof key the grant is bound to (an assertion's `cnf.jkt`), and the answer when the proof's differs.
     /// A bound grant always needs a proof, whatever `requiresDPoP` says.
     var boundThumbprint: (thumbprint: String, refusal: OAuthFailure)? = nil
+}
+
+/// The extension grants other parts plug into the token endpoint while they are assembled (host tokens' jwt-bearer
+/// grant today), so OAuth names none of them.
+final class TokenGrants: Sendable {
+    private let grants = Mutex<[any TokenGrant]>([])
+
+    func add(_ grant: any TokenGrant) { grants.withLock { $0.append(grant) } }
+
+    var all: [any TokenGrant] { grants.withLock { $0 } }
 }

@@ -9,9 +9,14 @@ public struct PushMFAAssembly: KeywardPart {
     let signals: ChallengeSignals
     let challengeStore: any PushChallengeStore
     private let core: CoreServices
+    private let realms: RealmService
+    private let users: UserService
+    private let throttle: LoginThrottle
 
+    /// Plugs push approval into Accounts' login flow as its second factor, and the user's phones into its removal.
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, senders: [any PushSender]) {
         self.core = core
+        (realms, users, throttle) = (oauth.realms, accounts.users, accounts.loginThrottle)
         let configuration = core.configuration
         let metrics = core.metrics
         signals = ChallengeSignals()
@@ -36,10 +41,18 @@ public struct PushMFAAssembly: KeywardPart {
             ),
             signals: signals, audit: core.audit, clock: core.clock, logger: core.logger
         )
+        accounts.plugins.plug(secondFactor: factor)
+        accounts.plugins.add(removalStep: factor)
     }
 
-    /// The device API and the challenge event streams (JSON errors).
-    func registerAPI(on router: Router<KeywardRequestContext>, renderer: PageRenderer) {
+    /// The device API and the challenge event streams (JSON errors), the push step's and the enrollment's pages.
+    func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
+        registerAPI(on: router, renderer: web.renderer)
+        PushPages(renderer: web.renderer, browser: web.browser, realms: realms, users: users, pushMFA: service, throttle: throttle, clock: core.clock)
+            .register(on: web.pages)
+    }
+
+    private func registerAPI(on router: Router<KeywardRequestContext>, renderer: PageRenderer) {
         let configuration = core.configuration
         PushMFARoutes(
             service: service,

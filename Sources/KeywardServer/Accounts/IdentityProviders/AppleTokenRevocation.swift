@@ -81,3 +81,10 @@ extension AppleTokenRevocation: UserRemovalStep {
         { await self.revoke(identities) }
     }
 }
+
+extension AppleTokenRevocation: IdentityUnlinkStep {
+    /// An unlinked Apple identity's token is revoked at Apple.
+    func unlinked(_ identity: ExternalIdentity) async {
+        await revoke([identity])
+    }
+}

@@ -1,6 +1,7 @@
 // Sign-in with identity providers, assembled: discovery documents and JWK Sets fetched and cached, the code
 // exchange's HTTP client, and the flow. The provider registry itself is AccountsAssembly's.
 import Foundation
+import Hummingbird
 
 struct IdentityProvidersAssembly: KeywardPart {
     let signIn: ProviderSignIn
@@ -8,10 +9,14 @@ struct IdentityProvidersAssembly: KeywardPart {
     let appleRevocation: AppleTokenRevocation
     private let fetcher: HTTPDocumentFetcher
     private let tokens: ProviderTokenClient
+    private let accounts: AccountsAssembly
+    private let realms: RealmService
+    private let clock: any KeywardClock
 
     init(_ core: CoreServices, accounts: AccountsAssembly, oauth: OAuthAssembly) {
         fetcher = HTTPDocumentFetcher()
         tokens = ProviderTokenClient()
+        (self.accounts, realms, clock) = (accounts, oauth.realms, core.clock)
         callbackLimiter = ProviderCallbackLimiter(limit: core.configuration.providerCallbackFailuresPerAddress)
         let appleSecrets = AppleClientSecrets(masterKey: core.masterKey, clock: core.clock)
         appleRevocation = AppleTokenRevocation(providers: accounts.providers, appleSecrets: appleSecrets, tokens: tokens, audit: core.audit, logger: core.logger)
@@ -22,6 +27,16 @@ struct IdentityProvidersAssembly: KeywardPart {
             singleUse: core.singleUse, keys: TransactionKeys(masterKey: core.masterKey), clock: core.clock,
             publicURL: core.configuration.resolvedPublicURL, audit: core.audit, logger: core.logger
         )
+        accounts.plugins.add(removalStep: appleRevocation)
+        accounts.plugins.add(unlinkStep: appleRevocation)
+    }
+
+    /// Sign-in and linking through a provider, and its callback, ending in Accounts' login flow.
+    func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
+        ProviderSignInRoutes(
+            signIn: signIn, completion: accounts.signInCompletion, browser: web.browser, realms: realms, renderer: web.renderer, clock: clock,
+            limiter: callbackLimiter
+        ).register(on: web.pages)
     }
 
     func shutdown() async {
