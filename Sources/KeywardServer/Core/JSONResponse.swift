@@ -44,15 +44,4 @@ enum JSONResponse {
     static func error(_ code: ErrorCode, _ message: String, status: HTTPResponse.Status, requestId: String?, headers: HTTPFields = [:]) -> Response {
         make(APIErrorBody(error: code, message: message, requestId: requestId), status: status, headers: headers)
     }
-
-    /// RFC 6749 §5.2 error body, plus any authentication challenge.
-    static func oauthError(_ failure: OAuthFailure) -> Response {
-        var headers: HTTPFields = [.cacheControl: "no-store"]
-        if let challenge = failure.challenge { headers[.wwwAuthenticate] = challenge }
-        if let nonce = failure.dpopNonce { headers[.dpopNonce] = nonce }
-        return make(
-            OAuthErrorBody(error: failure.code, errorDescription: failure.description, reason: failure.reason),
-            status: HTTPResponse.Status(code: failure.status), headers: headers
-        )
-    }
 }

@@ -1,3 +1,5 @@
+import HTTPTypes
+import Hummingbird
 import KeywardWire
 
 /// A refusal from the token endpoint or a protected resource, ready to be rendered by a route:
@@ -30,5 +32,18 @@ public struct OAuthFailure: Error, Equatable, Sendable {
 
     static func invalidRequest(_ description: String) -> OAuthFailure {
         OAuthFailure(status: 400, code: .invalidRequest, description: description)
+    }
+}
+
+extension JSONResponse {
+    /// RFC 6749 §5.2 error body, plus any authentication challenge.
+    static func oauthError(_ failure: OAuthFailure) -> Response {
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        if let challenge = failure.challenge { headers[.wwwAuthenticate] = challenge }
+        if let nonce = failure.dpopNonce { headers[.dpopNonce] = nonce }
+        return make(
+            OAuthErrorBody(error: failure.code, errorDescription: failure.description, reason: failure.reason),
+            status: HTTPResponse.Status(code: failure.status), headers: headers
+        )
     }
 }
