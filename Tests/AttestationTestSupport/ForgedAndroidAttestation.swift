@@ -1,3 +1,4 @@
+// Test support: an Android Key Attestation chain under a self-made root, carrying the test's challenge.
 import Crypto
 import Foundation
 import SwiftASN1

@@ -1,3 +1,4 @@
+// Test support: App Attest attestations and assertions certified by a self-made CA, every field adjustable.
 import Crypto
 import Foundation
 import KeywardCBOR

@@ -1,3 +1,4 @@
+// Test support: Play Integrity response keys made for the test, and tokens minted with them as Google mints them.
 import Crypto
 import Foundation
 import KeywardAttestation

@@ -1,3 +1,4 @@
+// Tests: an App Attest device signs with growing-counter assertions against a live server; replays are refused.
 import AttestationTestSupport
 import Crypto
 import Foundation

@@ -1,3 +1,4 @@
+// Tests: KeywardKit's DeviceRegistrar against a live server: register, sign, rotate, replay, clock skew, recovery.
 import Foundation
 import KeywardJOSE
 import KeywardKit

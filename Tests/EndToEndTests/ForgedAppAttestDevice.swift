@@ -1,3 +1,4 @@
+// Test support: App Attest on Linux for KeywardKit's registrar, with forged-CA keys and per-key counters.
 import AttestationTestSupport
 import Crypto
 import Foundation

@@ -1,3 +1,4 @@
+// Test support: a host app's auth provider serving a JWKS on loopback and minting host tokens; a manual clock.
 import Foundation
 import Hummingbird
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: HostTokenSession against a live Keyward: host tokens exchanged for DPoP-bound tokens, retries, refusals.
 import Foundation
 import KeywardJOSE
 import KeywardKit

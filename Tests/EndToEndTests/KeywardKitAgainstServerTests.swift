@@ -1,3 +1,4 @@
+// Tests: KeywardKit's TokenClient against a live server: DPoP-bound tokens for each key type, server error codes.
 import Foundation
 import KeywardJOSE
 import KeywardKit

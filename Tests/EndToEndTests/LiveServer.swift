@@ -1,3 +1,4 @@
+// Test support: a real Keyward listening on a loopback port with the demo seed and a fresh SQLite database.
 import Foundation
 import Hummingbird
 import KeywardServer

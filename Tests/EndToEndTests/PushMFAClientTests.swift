@@ -1,3 +1,4 @@
+// Tests: KeywardKit's PushMFAClient against a live Keyward: enroll, approve, rotate, push provider, lockout.
 import Foundation
 import KeywardJOSE
 import KeywardKit

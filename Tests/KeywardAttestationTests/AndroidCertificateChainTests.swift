@@ -1,3 +1,4 @@
+// Tests: Android chain input forms, ML-DSA chains reported unsupported, and damaged chains refused without traps.
 import Crypto
 import Foundation
 import KeywardAttestation

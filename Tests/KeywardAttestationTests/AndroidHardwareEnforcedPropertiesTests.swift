@@ -1,3 +1,4 @@
+// Tests: Android keys claiming secure hardware are judged on the hardware-enforced list, never the software one.
 import AttestationTestSupport
 import Crypto
 import Foundation

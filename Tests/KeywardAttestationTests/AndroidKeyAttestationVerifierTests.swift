@@ -1,3 +1,4 @@
+// Tests: Android Key Attestation on real chains: pinned roots, the registration policy, the first failed check.
 import Crypto
 import Foundation
 import KeywardAttestation

@@ -1,3 +1,4 @@
+// Tests: the Android KeyDescription reader matches Google's JSON field by field and refuses damaged encodings.
 import Foundation
 import KeywardAttestation
 import XCTest

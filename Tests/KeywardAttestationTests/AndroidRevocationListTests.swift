@@ -1,3 +1,4 @@
+// Tests: Google's attestation status list: its format, serial matching, and a listed certificate refusing a chain.
 import Foundation
 import KeywardAttestation
 import XCTest

@@ -1,3 +1,4 @@
+// Test support: the real Android Key Attestation chains in Tests/Fixtures with their facts, and hand-built DER.
 import Foundation
 import KeywardAttestation
 import SwiftASN1

@@ -1,3 +1,4 @@
+// Tests: App Attest assertions: real vectors verify once with their attested key; replays and tampering refused.
 import AttestationTestSupport
 import Crypto
 import Foundation

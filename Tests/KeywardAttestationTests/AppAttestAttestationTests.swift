@@ -1,3 +1,4 @@
+// Tests: App Attest attestation verification on real iOS vectors, their mutations, and forged objects per step.
 import AttestationTestSupport
 import Crypto
 import Foundation

@@ -1,3 +1,4 @@
+// Tests: the App Attest authData reader: the layout, Apple's newer trailing map, and what it refuses.
 import Crypto
 import KeywardAttestation
 import KeywardCBOR

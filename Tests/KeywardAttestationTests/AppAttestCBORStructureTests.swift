@@ -1,3 +1,4 @@
+// Tests: real App Attest objects and assertions decode to Apple's documented CBOR structure and re-encode exactly.
 import KeywardCBOR
 import XCTest
 

@@ -1,3 +1,4 @@
+// Tests: App Attest judges cheap fields before any chain or signature verification, so bad objects cost little.
 import AttestationTestSupport
 import Crypto
 import Foundation

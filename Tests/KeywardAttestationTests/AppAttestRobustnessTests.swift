@@ -1,3 +1,4 @@
+// Tests: truncated and bit-flipped App Attest vectors are refused with a reason, unless only the receipt changed.
 import Crypto
 import Foundation
 import KeywardAttestation

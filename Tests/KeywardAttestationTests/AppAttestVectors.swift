@@ -1,3 +1,4 @@
+// Test support: the real App Attest vectors in Tests/Fixtures/app-attest, read into the fields the tests need.
 import Foundation
 import Yams
 

@@ -1,3 +1,4 @@
+// Tests: a device-made leaf may start up to the clock leeway ahead; expiry and CA certificates get no leeway.
 import AttestationTestSupport
 import Crypto
 import Foundation

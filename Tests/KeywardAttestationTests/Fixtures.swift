@@ -1,3 +1,4 @@
+// Test support: finds and reads the real device data under Tests/Fixtures from this file's own path.
 import Foundation
 import X509
 

@@ -1,3 +1,4 @@
+// Tests: the built-in pinned roots are the published ones, chains verify only to them, and in the order sent.
 import Crypto
 import Foundation
 import KeywardAttestation

@@ -1,3 +1,4 @@
+// Tests: Play Integrity tokens minted by Python's joserfc verify, and are refused for the same reasons as our own.
 import AttestationTestSupport
 import Crypto
 import Foundation

@@ -1,3 +1,4 @@
+// Test support: Play Integrity verdict payloads shaped as Google writes them, a test policy, a refusal check.
 import AttestationTestSupport
 import Crypto
 import Foundation

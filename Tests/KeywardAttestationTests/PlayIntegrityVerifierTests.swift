@@ -1,3 +1,4 @@
+// Tests: Play Integrity verification with the app's keys, one test per check in the verifier's order.
 import AttestationTestSupport
 import Crypto
 import Foundation

@@ -1,3 +1,4 @@
+// Tests: the CBOR reader agrees with Python's cbor2 on random values and their mutations.
 import Foundation
 import KeywardCBOR
 import XCTest

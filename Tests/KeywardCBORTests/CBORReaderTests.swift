@@ -1,3 +1,4 @@
+// Tests: the CBOR reader's rules, one test each, on hand-written bytes: integers, strings, maps, limits, encoding.
 import KeywardCBOR
 import XCTest
 

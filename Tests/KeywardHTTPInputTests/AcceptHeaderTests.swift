@@ -1,3 +1,4 @@
+// Tests: an Accept header means HTML only when it prefers text/html explicitly over everything else.
 import KeywardHTTPInput
 import XCTest
 

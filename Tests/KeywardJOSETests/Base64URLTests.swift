@@ -1,3 +1,4 @@
+// Tests: strict base64url, where each byte string has exactly one accepted encoding.
 import XCTest
 @testable import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Tests: the constant-time comparison of secrets is equal only when the length and every byte match.
 import KeywardJOSE
 import XCTest
 

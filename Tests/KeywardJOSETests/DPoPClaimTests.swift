@@ -1,3 +1,4 @@
+// Tests: DPoP proof claims: required claims, method, URL, time window, replay, ath, key binding and nonce.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: DPoP proof headers: typ, alg and an embedded public JWK, with nothing fetched and no extensions.
 import XCTest
 @testable import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Tests: a DPoP proof's signature is accepted in exactly one encoding and only by the embedded key.
 import XCTest
 @testable import KeywardJOSE
 

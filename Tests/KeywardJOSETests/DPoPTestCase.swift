@@ -1,3 +1,4 @@
+// Test support: the shared DPoP fixture: one request, one clock, and helpers to make, accept and reject proofs.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

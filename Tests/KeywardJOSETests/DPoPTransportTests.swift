@@ -1,3 +1,4 @@
+// Tests: a DPoP proof must be one small, well-formed compact JWS before anything else is read.
 import XCTest
 @testable import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Tests: DPoP htu comparison normalizes URLs as RFC 3986 says and ignores query and fragment.
 import XCTest
 @testable import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Tests: host-token claims: times are sane numbers, and issuer and audience match exactly.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

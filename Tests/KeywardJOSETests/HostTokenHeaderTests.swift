@@ -1,3 +1,4 @@
+// Tests: host-token headers: algorithm, key and type come from the policy, never from the token.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: the JWE reader agrees with Python's joserfc on random tokens, their mutations, and other algorithm pairs.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

@@ -1,3 +1,4 @@
+// Test support: builds A256KW + A256GCM JWE tokens from chosen parts, and helpers to swap or flip their parts.
 import Crypto
 import Foundation
 @testable import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: compact JWE decryption, A256KW + A256GCM only, one test per rule: keys, tampering, headers, structure.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: one unusable entry in a provider's JWK Set is skipped without taking the usable keys down with it.
 import XCTest
 @testable import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Tests: a certificate's SubjectPublicKeyInfo reads as the same JWK as the key's JSON form; bad keys are refused.
 import Crypto
 import _CryptoExtras
 import XCTest

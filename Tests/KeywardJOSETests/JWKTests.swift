@@ -1,3 +1,4 @@
+// Tests: JWK parsing refuses private, symmetric, unknown, off-curve and weak keys; round trip and thumbprints.
 import XCTest
 @testable import KeywardJOSE
 

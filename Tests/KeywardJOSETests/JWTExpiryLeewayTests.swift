@@ -1,3 +1,4 @@
+// Tests: a JWT's exp can be checked exactly while iat and nbf keep their clock-skew leeway.
 import Foundation
 import KeywardJOSE
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: kid-optional key sets: a kid selects exactly, and without one only a few fitting keys are tried.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: published RFC examples for thumbprints, DPoP proofs and JWS signatures verify as the RFCs say.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

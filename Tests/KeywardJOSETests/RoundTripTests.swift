@@ -1,3 +1,4 @@
+// Tests: what is signed verifies with only the matching key for every algorithm, and keys survive serialization.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

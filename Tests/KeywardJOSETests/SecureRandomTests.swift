@@ -1,3 +1,4 @@
+// Tests: secure random bytes, UUIDs (versions 4 and 7) and small-range numbers look random and well-formed.
 import Foundation
 import KeywardJOSE
 import XCTest

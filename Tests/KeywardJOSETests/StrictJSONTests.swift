@@ -1,3 +1,4 @@
+// Tests: the strict JSON parser refuses anything other parsers could read differently; compact sorted output.
 import XCTest
 @testable import KeywardJOSE
 

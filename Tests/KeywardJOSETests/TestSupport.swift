@@ -1,3 +1,4 @@
+// Test support: JOSE test helpers: an in-memory replay cache, error assertions, raw signing, and shared keys.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: Wycheproof signature vectors for ECDSA P-256, RSA PKCS#1 and Ed25519 through JWK verification.
 import Foundation
 import XCTest
 @testable import KeywardJOSE

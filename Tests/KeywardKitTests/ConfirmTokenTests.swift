@@ -1,3 +1,4 @@
+// Tests: a pushed confirm token names its challenge only once proven the realm's, unexpired, and this device's.
 import Foundation
 import KeywardJOSE
 import KeywardKit

@@ -1,3 +1,4 @@
+// Tests: device key rotation switches keys only after the server's answer and settles unknown outcomes by asking.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Test support: the registrar tests' shared fake realm, state directory, fixed clock and recorded retry sleeps.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: device registration against a fake realm: request, fast path, retries, recovery, lost key, attestation.
 import Crypto
 import Foundation
 import KeywardJOSE

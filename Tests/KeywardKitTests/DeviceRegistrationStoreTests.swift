@@ -1,3 +1,4 @@
+// Tests: the device registration state file keeps every field, is private, keeps apps apart, refuses corruption.
 import Foundation
 import KeywardJOSE
 import KeywardKit

@@ -1,3 +1,4 @@
+// Tests: the exact enrollment JWT, DPoP proofs and key-rotation requests PushMFAClient sends.
 import Foundation
 import KeywardJOSE
 import KeywardKit

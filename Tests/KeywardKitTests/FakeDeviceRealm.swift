@@ -1,3 +1,4 @@
+// Test support: a realm's device API on loopback, written from the README's contract, with scriptable answers.
 import Crypto
 import Foundation
 import KeywardJOSE

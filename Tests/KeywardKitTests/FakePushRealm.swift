@@ -1,3 +1,4 @@
+// Test support: a push-MFA realm answered in-process that records every request a PushMFAClient sends.
 import Foundation
 import KeywardJOSE
 import KeywardKit

@@ -1,3 +1,4 @@
+// Tests: the file key store keeps keys private, refuses hostile names and bad files, and loads older key files.
 import Foundation
 import KeywardJOSE
 import KeywardKit

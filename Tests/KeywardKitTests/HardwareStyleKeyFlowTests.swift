@@ -1,3 +1,4 @@
+// Tests: PushMFAClient with a store-made key it cannot see inside: enroll, approve and rotate all verify.
 import Foundation
 import KeywardJOSE
 import KeywardKit

@@ -1,3 +1,4 @@
+// Test support: a P-256 signer and key store that behave like the Secure Enclave's, built on swift-crypto.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: HostTokenSession up to the wire: bad host tokens never sent, the exchange's shape, signer misbehaviour.
 import Foundation
 import KeywardJOSE
 import KeywardKit

@@ -1,3 +1,4 @@
+// Tests: the device-side pre-validation of host tokens refuses each bad token with its own problem.
 import Foundation
 import KeywardJOSE
 import KeywardKit

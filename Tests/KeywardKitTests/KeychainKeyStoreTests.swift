@@ -1,3 +1,4 @@
+// Tests: the Keychain key store (and Secure Enclave, where present) creates, signs, promotes and deletes keys.
 #if canImport(CryptoKit) && canImport(Security) && (os(iOS) || os(macOS) || os(visionOS))
 import CryptoKit
 import Foundation

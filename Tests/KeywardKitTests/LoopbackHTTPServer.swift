@@ -1,3 +1,4 @@
+// Test support: a real HTTP/1.1 listener on 127.0.0.1 that records every request and answers as the test says.
 import Foundation
 import Synchronization
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+// Tests: key and device state files are private from the first byte; a failed replacement leaves nothing behind.
 import Foundation
 import KeywardJOSE
 import KeywardKit

@@ -1,3 +1,4 @@
+// Tests: PushMFAClient's parts: enrollment link forms, key specs, enrollment token checks, a private state file.
 import Foundation
 import KeywardJOSE
 @testable import KeywardKit

@@ -1,3 +1,4 @@
+// Tests: the device registration state machine allows exactly the moves its table lists and refuses the rest.
 import KeywardKit
 import XCTest
 

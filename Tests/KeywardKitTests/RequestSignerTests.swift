@@ -1,3 +1,4 @@
+// Tests: the signed device request format byte for byte, with device keys and App Attest assertions.
 import Crypto
 import Foundation
 import KeywardJOSE

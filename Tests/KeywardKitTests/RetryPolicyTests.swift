@@ -1,3 +1,4 @@
+// Tests: the retry policy's doubling delays with bounded jitter, and which errors it retries.
 import Foundation
 import KeywardKit
 import XCTest

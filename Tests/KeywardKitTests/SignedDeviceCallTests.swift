@@ -1,3 +1,4 @@
+// Tests: signed device calls verify with the registered key, and the clock is corrected once from CLOCK_SKEW.
 import Crypto
 import Foundation
 import KeywardJOSE

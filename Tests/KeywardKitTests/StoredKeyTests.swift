@@ -1,3 +1,4 @@
+// Tests: the stored key records both key stores keep round-trip; anything else is refused rather than guessed at.
 import KeywardJOSE
 @testable import KeywardKit
 import XCTest

@@ -1,3 +1,4 @@
+// Test support: answers a URLSession's requests in-process, so client code runs its real HTTP path serverless.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

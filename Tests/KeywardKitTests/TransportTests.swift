@@ -1,3 +1,4 @@
+// Tests: how KeywardKit talks HTTP: request_uri fetches, errors naming the URL at fault, and link refusals.
 import Foundation
 import KeywardJOSE
 @testable import KeywardKit

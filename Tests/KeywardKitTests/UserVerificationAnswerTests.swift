@@ -1,3 +1,4 @@
+// Tests: user-verification answers are checked on the device first, and only UUID challenge ids reach a URL.
 import Foundation
 import KeywardJOSE
 import KeywardKit

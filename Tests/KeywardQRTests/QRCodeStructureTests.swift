@@ -1,3 +1,4 @@
+// Tests: the QR encoder against ISO/IEC 18004's published sizes, patterns, format, Reed–Solomon and capacities.
 import XCTest
 
 @testable import KeywardQR

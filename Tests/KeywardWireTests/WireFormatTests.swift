@@ -1,3 +1,4 @@
+// Tests: the JSON member names and error codes clients depend on stay as they are.
 import Foundation
 import KeywardWire
 import XCTest

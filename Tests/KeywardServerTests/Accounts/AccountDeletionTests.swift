@@ -1,3 +1,4 @@
+// Tests: users delete their account only right after signing in; their phones, identities and sessions go too.
 import Foundation
 @testable import KeywardServer
 import XCTest

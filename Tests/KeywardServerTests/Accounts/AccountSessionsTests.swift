@@ -1,3 +1,4 @@
+// Tests: the account page lists the user's sessions and ends one, or all at once, on the server side.
 import Foundation
 import HTTPTypes
 @testable import KeywardServer

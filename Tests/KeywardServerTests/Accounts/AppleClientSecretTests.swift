@@ -1,3 +1,4 @@
+// Tests: Sign in with Apple's client secret JWT is signed, cached and renewed; its refresh token stays sealed.
 import Foundation
 import KeywardJOSE
 @testable import KeywardServer

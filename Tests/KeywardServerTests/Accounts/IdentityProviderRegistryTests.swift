@@ -1,3 +1,4 @@
+// Tests: the identity provider registry checks every setting by name and seals each client secret to its row.
 import Foundation
 @testable import KeywardServer
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: sign-in runs the first factor, then push when the user has a device, and records amr in the session.
 import Foundation
 @testable import KeywardServer
 import XCTest

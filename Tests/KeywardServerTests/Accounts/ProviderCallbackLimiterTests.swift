@@ -1,3 +1,4 @@
+// Tests: refused provider callbacks are limited per client address, in flight included, within bounded memory.
 import Foundation
 @testable import KeywardServer
 import XCTest

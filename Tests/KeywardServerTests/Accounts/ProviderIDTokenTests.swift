@@ -1,3 +1,4 @@
+// Tests: every id_token rule refuses with its own message, Google's issuer and domain rules, and discovery checks.
 import Crypto
 import Foundation
 import KeywardJOSE

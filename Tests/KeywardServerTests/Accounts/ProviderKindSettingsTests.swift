@@ -1,3 +1,4 @@
+// Tests: Apple and Facebook provider presets and overrides, the sealed Apple key, bad settings refused by name.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: linking and unlinking provider identities: each identity has one user, and the last way in cannot go.
 import Foundation
 @testable import KeywardServer
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: provider sign-ins make users idempotently, link by e-mail only when trusted and verified, name safely.
 import Foundation
 @testable import KeywardServer
 import XCTest

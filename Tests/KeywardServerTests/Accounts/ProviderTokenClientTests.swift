@@ -1,3 +1,4 @@
+// Tests: the code exchange with a provider is cut off at its deadline even when the body trickles in.
 import Foundation
 import Hummingbird
 import HummingbirdTesting

@@ -1,3 +1,4 @@
+// Tests: ending other sessions, unlinking a provider, and adding or removing a phone all ask for a recent sign-in.
 import Foundation
 @testable import KeywardServer
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: the login flow with a scripted second factor plugged in, and user removal running each part's steps.
 import Foundation
 @testable import KeywardServer
 import Synchronization

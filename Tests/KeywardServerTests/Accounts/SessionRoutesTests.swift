@@ -1,3 +1,4 @@
+// Tests: the browser session read as JSON for a single-page app, and its CSRF-protected logout.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

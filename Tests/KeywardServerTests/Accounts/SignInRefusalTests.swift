@@ -1,3 +1,4 @@
+// Tests: refused provider sign-ins are audited once per realm and reason a minute, and every one is logged.
 import Foundation
 import KeywardJOSE
 @testable import KeywardServer

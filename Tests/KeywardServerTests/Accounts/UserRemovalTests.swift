@@ -1,3 +1,4 @@
+// Tests: deleting a user removes their push devices along with the user row.
 import Foundation
 @testable import KeywardServer
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: concurrent audit events all reach the table once, and a failing event does not take its group with it.
 import Foundation
 import KeywardJOSE
 import Logging

@@ -1,3 +1,4 @@
+// Tests: refused device requests write one audit row per realm and reason a minute; old events are swept.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: background work such as login pushes is bounded in running and waiting tasks; the excess is dropped.
 import Synchronization
 import XCTest
 

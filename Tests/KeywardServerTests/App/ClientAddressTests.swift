@@ -1,3 +1,4 @@
+// Tests: the client address for per-client limits: socket peer, trusted proxies' headers, and IPv6 /64 networks.
 import HTTPTypes
 import NIOCore
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: server configuration defaults, flag over environment over file precedence, and bad values named.
 import Foundation
 import KeywardServer
 import Logging

@@ -1,3 +1,4 @@
+// Tests: the byte-wise comma split of a header agrees with splitting its characters and trimming them.
 @testable import KeywardServer
 import XCTest
 

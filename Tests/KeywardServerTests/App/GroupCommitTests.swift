@@ -1,3 +1,4 @@
+// Tests: group commit batches concurrent writes, returns once written, and fails only a failed group's requests.
 import Foundation
 import Synchronization
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: the master key seals secrets to a context, its embedded key file is private, and PostgreSQL requires one.
 import Foundation
 @testable import KeywardServer
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: unauthenticated request text never adds a new metric series, so /metrics cannot grow without bound.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

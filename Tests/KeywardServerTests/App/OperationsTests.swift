@@ -1,3 +1,4 @@
+// Tests: health and readiness checks, request ids, metrics, and JSON errors for unknown routes and methods.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

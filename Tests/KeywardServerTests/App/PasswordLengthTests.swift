@@ -1,3 +1,4 @@
+// Tests: passwords are pre-hashed so bytes past bcrypt's 72 count, and old-style hashes verify and are upgraded.
 import Foundation
 import HummingbirdBcrypt
 @testable import KeywardServer

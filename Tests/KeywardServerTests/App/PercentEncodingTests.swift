@@ -1,3 +1,4 @@
+// Tests: percent-encoding keeps only unreserved characters, as Foundation's encoding does.
 import Foundation
 @testable import KeywardServer
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: push sender settings are read at start-up, and one that cannot work stops the server naming it.
 import Foundation
 import Logging
 @testable import KeywardServer

@@ -1,3 +1,4 @@
+// Tests: a stopping server's bounded wait: an operation that ends wins; the limit wins over one that never ends.
 import Synchronization
 import XCTest
 

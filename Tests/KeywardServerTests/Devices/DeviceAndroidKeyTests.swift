@@ -1,3 +1,4 @@
+// Tests: device registration and key rotation with Android Key Attestation, each rule refusing with its reason.
 import AttestationTestSupport
 import Crypto
 import Foundation

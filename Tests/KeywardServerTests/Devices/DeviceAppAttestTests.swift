@@ -1,3 +1,4 @@
+// Tests: device registration with App Attest, and requests signed with its assertions whose counter must grow.
 import AttestationTestSupport
 import Crypto
 import Foundation

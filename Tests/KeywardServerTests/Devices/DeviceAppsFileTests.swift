@@ -1,3 +1,4 @@
+// Tests: apps declared in devices.appsFile are added at start, updated on change; a wrong file names the member.
 import AttestationTestSupport
 import Foundation
 @testable import KeywardServer

@@ -1,3 +1,4 @@
+// Tests: device settings that name files are read at start, and production Android apps must name signing certs.
 import Foundation
 import Logging
 @testable import KeywardServer

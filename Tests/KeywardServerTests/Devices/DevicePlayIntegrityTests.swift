@@ -1,3 +1,4 @@
+// Tests: device registration with Play Integrity tokens, decoded locally or by Google within limits.
 import AttestationTestSupport
 import Crypto
 import Foundation

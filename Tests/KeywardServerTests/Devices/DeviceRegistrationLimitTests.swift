@@ -1,3 +1,4 @@
+// Tests: unattested device registrations are bounded per app: pending cap, hourly limit, pending devices expire.
 import AttestationTestSupport
 import Foundation
 @testable import KeywardServer

@@ -1,3 +1,4 @@
+// Tests: device registration without attestation: challenges, proof of possession, app policy, races, refusals.
 import Crypto
 import Foundation
 import HTTPTypes

@@ -1,3 +1,4 @@
+// Tests: device-signed requests: time window, replays, signed parts, device status, and key rotation.
 import Crypto
 import Foundation
 import HTTPTypes

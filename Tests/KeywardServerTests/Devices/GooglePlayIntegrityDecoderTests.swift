@@ -1,3 +1,4 @@
+// Tests: the remote Play Integrity decoder against a local stand-in for Google's decodeIntegrityToken.
 import AsyncHTTPClient
 import Foundation
 import Hummingbird

@@ -1,3 +1,4 @@
+// Tests: a replaced attestation revocation list file is picked up without a restart; a damaged one keeps the last.
 import AttestationTestSupport
 import Crypto
 import Foundation

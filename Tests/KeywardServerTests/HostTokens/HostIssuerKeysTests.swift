@@ -1,3 +1,4 @@
+// Tests: a JWKS host-token issuer's keys are cached, refetched on unknown kids at most every 10 s, kept when down.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: host-token issuer administration: settings checked, enrolment, removal, re-registration and updates.
 import Foundation
 import KeywardJOSE
 import KeywardServer

@@ -1,3 +1,4 @@
+// Tests: the jwt-bearer grant turns an enrolled user's host token into a DPoP-bound Keyward access token.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: each host-token rule broken alone is refused with its own reason, never a 500, and nothing is exchanged.
 import Crypto
 import Foundation
 import HTTPTypes

@@ -1,3 +1,4 @@
+// Tests: with dpop.requireNonce, the token endpoint hands out a nonce and refuses proofs without a current one.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

@@ -1,3 +1,4 @@
+// Tests: a realm's discovery document and JWKS name its endpoints and only public key members; unknown realm 404.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

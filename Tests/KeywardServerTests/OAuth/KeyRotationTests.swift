@@ -1,3 +1,4 @@
+// Tests: realm signing key rotation keeps old tokens verifying, reaches other nodes at once, resists made-up kids.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

@@ -1,3 +1,4 @@
+// Tests: the DPoP resource guard in front of whoami accepts bound tokens with matching proofs, refuses the rest.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

@@ -1,3 +1,4 @@
+// Tests: the token endpoint issues DPoP-bound tokens, authenticates clients, and refuses bad proofs and requests.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

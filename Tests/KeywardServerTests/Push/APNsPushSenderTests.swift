@@ -1,3 +1,4 @@
+// Tests: the APNs push sender against a local HTTP/2 double: provider tokens, headers, payload, failures.
 import Foundation
 import KeywardJOSE
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: the FCM push sender against a local double: access tokens, delivery, failures, and an outbound proxy.
 import Foundation
 import KeywardJOSE
 import Logging

@@ -1,3 +1,4 @@
+// Tests: the log push sender logs the push without its confirm token (except in demo realms); none skips.
 import Logging
 import XCTest
 @testable import KeywardServer

@@ -1,3 +1,4 @@
+// Tests: a realm's own notification text, chosen by language, reaches FCM and APNs; otherwise defaults stay.
 import Foundation
 import KeywardJOSE
 @testable import KeywardServer

@@ -1,3 +1,4 @@
+// Tests: the outbound proxy for push services is read from the proxy environment variables, NO_PROXY included.
 import AsyncHTTPClient
 @testable import KeywardServer
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: the push dispatcher picks the sender by push type, falls back to the log sender, or skips.
 import Foundation
 import Logging
 import XCTest

@@ -1,3 +1,4 @@
+// Test support: a Python push-service double run as a child process on a free port, and the requests it recorded.
 import Foundation
 import XCTest
 

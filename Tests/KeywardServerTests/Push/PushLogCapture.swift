@@ -1,3 +1,4 @@
+// Test support: captures what a Logger writes so push tests can check log lines, and a hand-moved clock.
 import Foundation
 import Logging
 

@@ -1,3 +1,4 @@
+// Tests: bad FCM and APNs settings fail when the sender is built, naming the setting and the file.
 import Foundation
 import KeywardJOSE
 import XCTest

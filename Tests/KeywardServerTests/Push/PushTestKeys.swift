@@ -1,3 +1,4 @@
+// Test support: fresh FCM service-account JSON and APNs .p8 key files, as Google and Apple hand them out.
 import Foundation
 import KeywardJOSE
 

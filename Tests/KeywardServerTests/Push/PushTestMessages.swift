@@ -1,3 +1,4 @@
+// Test support: login push messages as the push-MFA part builds them, with a real signed confirm token.
 import Foundation
 import KeywardJOSE
 @testable import KeywardServer

@@ -1,3 +1,4 @@
+// Tests: push-MFA challenge event streams report status changes, on one node and across nodes via LISTEN/NOTIFY.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

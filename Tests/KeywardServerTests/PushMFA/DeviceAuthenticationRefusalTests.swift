@@ -1,3 +1,4 @@
+// Tests: every refusal of push-MFA device DPoP authentication, and HTML error pages for browsers.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

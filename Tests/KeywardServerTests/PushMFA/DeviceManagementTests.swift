@@ -1,3 +1,4 @@
+// Tests: push-MFA devices: key rotation, push provider updates, racing approvals, and the realm's device settings.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

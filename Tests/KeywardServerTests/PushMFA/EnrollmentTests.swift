@@ -1,3 +1,4 @@
+// Tests: push-MFA enrollment for every key type: token claims, byte-exact nonce, request_uri, re-enrollment, DPoP.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: push-MFA login challenges: listing, number match and PIN, expiry, resend, caps, lockout and the sweeper.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: a login push goes out through APNs, an unregistered token marks the device, text follows the language.
 import Foundation
 import HummingbirdTesting
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: device EC keys with one-byte-short coordinates are accepted wherever they arrive; JWKS keys stay strict.
 import Foundation
 import KeywardJOSE
 @testable import KeywardServer

@@ -1,3 +1,4 @@
+// Tests: every refusal of push-MFA enrollment completion and challenge responses, in the original's order.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Test support: storage scenarios for the realm, client and user stores, run on both database engines.
 import Foundation
 import XCTest
 

@@ -1,3 +1,4 @@
+// Tests: database URLs parsed or refused by name, unverified remote PostgreSQL warned about, passwords masked.
 import XCTest
 
 @testable import KeywardServer

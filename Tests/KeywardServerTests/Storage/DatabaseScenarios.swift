@@ -1,3 +1,4 @@
+// Test support: storage scenarios for migrations, transactions and connectivity, run on both database engines.
 import Foundation
 import SQLKit
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: the event-loop task executor keeps tasks on its loop across awaits, and still finishes them after close.
 import NIOCore
 import NIOPosix
 import Synchronization

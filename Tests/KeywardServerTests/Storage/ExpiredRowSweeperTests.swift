@@ -1,3 +1,4 @@
+// Tests: the expired-row sweeper's loop keeps sweeping after errors and stops when cancelled.
 import Foundation
 import Logging
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: released schema migrations still run exactly their original statements, pinned by SHA-256 per engine.
 import Crypto
 @testable import KeywardServer
 import XCTest

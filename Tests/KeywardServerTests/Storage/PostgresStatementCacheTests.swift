@@ -1,3 +1,4 @@
+// Tests: PostgreSQL named prepared statements: which get names, server-side reuse, NULLs, refusals, and off.
 import Foundation
 import PostgresNIO
 import SQLKit

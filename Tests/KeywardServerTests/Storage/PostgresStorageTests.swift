@@ -1,3 +1,4 @@
+// Tests: the storage scenarios on PostgreSQL, and a statement timeout that migrations lift.
 import XCTest
 
 @testable import KeywardServer

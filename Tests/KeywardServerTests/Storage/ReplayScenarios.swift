@@ -1,3 +1,4 @@
+// Test support: storage scenarios for the single-use (replay) store and its sweeper, run on both database engines.
 import Foundation
 import Logging
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: the SQLite checkpointer copies committed write-ahead log pages back into the database file.
 import Foundation
 import Logging
 import SQLKit

@@ -1,3 +1,4 @@
+// Tests: the SQLite connection's kept compiled statements: exact values, reuse, LRU, errors, schema changes.
 import Foundation
 import Logging
 import NIOCore

@@ -1,3 +1,4 @@
+// Tests: the storage scenarios on SQLite, each on a temporary database file.
 import XCTest
 
 @testable import KeywardServer

@@ -1,3 +1,4 @@
+// Test support: storage scenarios for the signing key store (publish, rotate, delete), run on both engines.
 import Foundation
 import XCTest
 

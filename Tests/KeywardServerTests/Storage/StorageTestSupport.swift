@@ -1,3 +1,4 @@
+// Test support: runs storage tests on a fresh SQLite file or PostgreSQL schema; fixtures and async assertions.
 import Foundation
 import Logging
 import XCTest

@@ -1,3 +1,4 @@
+// Tests: storage timestamps round to the nearest millisecond and convert back and forth without drifting.
 import Foundation
 import XCTest
 

@@ -1,3 +1,4 @@
+// Test support: an app installation with a P-256 key for the device API tests, and the requests it sends.
 import Crypto
 import Foundation
 import HTTPTypes

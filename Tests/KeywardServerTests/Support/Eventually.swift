@@ -1,3 +1,4 @@
+// Test support: waits for a background effect by polling every 10 ms, failing after about 10 seconds.
 import XCTest
 
 /// Waits for a background effect (a refresh behind a stale key set, a stream that starts watching, a LISTEN) by

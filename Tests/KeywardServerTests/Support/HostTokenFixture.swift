@@ -1,3 +1,4 @@
+// Test support: a customer's auth provider for host-token tests: RSA keys, minted host tokens, PEM certificates.
 import Crypto
 import _CryptoExtras
 import Foundation

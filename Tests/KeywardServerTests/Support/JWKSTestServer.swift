@@ -1,3 +1,4 @@
+// Test support: an issuer's JWKS endpoint on a local socket, with keys, Cache-Control and outages set by the test.
 import Foundation
 import Hummingbird
 import HummingbirdTesting

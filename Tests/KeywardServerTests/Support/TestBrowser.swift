@@ -1,3 +1,4 @@
+// Test support: a browser for page tests that keeps the session cookie and reads hidden form fields.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

@@ -1,3 +1,4 @@
+// Test support: a clock tests move by hand.
 import Foundation
 import KeywardServer
 import Synchronization

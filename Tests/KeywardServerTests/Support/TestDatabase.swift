@@ -1,3 +1,4 @@
+// Test support: the database engines tests run on, and a fresh empty database with a data directory per test.
 import Foundation
 import KeywardServer
 import Logging

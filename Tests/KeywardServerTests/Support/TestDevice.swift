@@ -1,3 +1,4 @@
+// Test support: a phone driving the real push-MFA device API in-process, as the original's demo clients do.
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

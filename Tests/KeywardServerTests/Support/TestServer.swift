@@ -1,3 +1,4 @@
+// Test support: an in-process Keyward on a fresh SQLite or PostgreSQL database, demo realm seeded, movable clock.
 import Foundation
 import HTTPTypes
 import Hummingbird

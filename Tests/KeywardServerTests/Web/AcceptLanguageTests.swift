@@ -1,3 +1,4 @@
+// Tests: Accept-Language parsing as the push step reads it: preference order, refused ranges, language tags.
 @testable import KeywardServer
 import XCTest
 

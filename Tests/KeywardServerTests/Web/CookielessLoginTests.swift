@@ -1,3 +1,4 @@
+// Tests: the sign-in page writes no session row before a password is verified; forged pre-login state is refused.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: locking out or disabling a user ends their browser sessions, sends no new push, closes the device API.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: page values are HTML-escaped by Unicode scalar, so a combining mark cannot smuggle a quote through.
 import Foundation
 import KeywardJOSE
 @testable import KeywardServer

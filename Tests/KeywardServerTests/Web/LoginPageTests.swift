@@ -1,3 +1,4 @@
+// Tests: the login page's security headers and cookies, CSRF, wrong passwords, throttling, sessions and return_to.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: sign-in attempts are throttled in the database, shared by concurrent guesses and nodes; old windows go.
 import Foundation
 import Hummingbird
 import HummingbirdTesting

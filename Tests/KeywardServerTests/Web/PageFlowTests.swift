@@ -1,3 +1,4 @@
+// Tests: the paths between the sign-in pages: going back, vanished devices, reloads, and HTML error pages.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Tests: bcrypt runs off the request threads, and checks beyond the cap are refused with a 503 rather than queued.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

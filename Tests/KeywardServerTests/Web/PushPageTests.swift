@@ -1,3 +1,4 @@
+// Tests: the push sign-in pages: approval with the shown number, denial, expiry, limits, the enrollment QR code.
 import Foundation
 import HTTPTypes
 import KeywardJOSE

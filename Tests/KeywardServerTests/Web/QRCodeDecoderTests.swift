@@ -1,3 +1,4 @@
+// Tests: QR codes round-trip through zbar and librsvg, which share no code with the encoder.
 import Foundation
 import XCTest
 

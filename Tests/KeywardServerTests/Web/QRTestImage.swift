@@ -1,3 +1,4 @@
+// Test support: a minimal PNG writer, the zbarimg and rsvg-convert tools, and seeded random data for QR tests.
 import Foundation
 import XCTest
 
