@@ -1,3 +1,4 @@
+// Decoding base64 in either alphabet, padded or not, so the same bytes read the same however they were written.
 import Foundation
 
 /// Bytes from base64 in either alphabet, padded or not: how keys, certificates, nonces and digests travel between

@@ -1,3 +1,4 @@
+// The attestation roots compiled into Keyward: Apple's App Attest root and Google's hardware roots.
 import X509
 
 // Trust anchors compiled into Keyward: the only roots a device's chain may lead to. Public certificates, copied

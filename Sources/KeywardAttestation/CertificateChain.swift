@@ -1,3 +1,4 @@
+// Verifying a device's certificate chain against roots compiled into Keyward, never roots it sends.
 import Foundation
 import SwiftASN1
 // The SPI switches off only RFC5280Policy's validity check, which has no room for a leaf's clock leeway;

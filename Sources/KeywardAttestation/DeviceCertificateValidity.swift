@@ -1,3 +1,4 @@
+// Judging a device chain's validity dates, with clock leeway for the leaf a device dated itself.
 import Foundation
 import SwiftASN1
 import X509

@@ -1,3 +1,4 @@
+// Writing a CBOR value back out in preferred serialization, for test objects and fuzzer round trips.
 extension CBORValue {
     /// The value in CBOR's preferred serialization (RFC 8949 §4.2.1: every argument in its shortest form), map
     /// entries in their order. Used to build test objects and by the fuzzer's round trip: decoding the result gives

@@ -1,3 +1,4 @@
+// A push-MFA device's JWT parsed under a size cap and an algorithm allow-list, before its signature is checked.
 import KeywardJOSE
 
 /// A JWS a push-MFA device sent (enrollment JWT, login JWT), parsed but not yet verified: the signature is

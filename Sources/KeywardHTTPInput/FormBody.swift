@@ -1,3 +1,4 @@
+// Parsing form-urlencoded request bodies, refusing repeated parameter names.
 import KeywardJOSE
 
 /// `application/x-www-form-urlencoded` bodies. OAuth parameters must not repeat (RFC 6749 §3.1),

@@ -1,3 +1,4 @@
+// Creating DPoP proofs, for the client SDK and for tests.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,3 +1,4 @@
+// Verifying DPoP proofs, cheapest checks first, with a replay cache and a closed set of refusal reasons.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

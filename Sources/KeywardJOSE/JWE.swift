@@ -1,3 +1,4 @@
+// Decrypting compact JWEs of the one algorithm pair Play Integrity tokens use, A256KW with A256GCM.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

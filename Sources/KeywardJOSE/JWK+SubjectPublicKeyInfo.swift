@@ -1,3 +1,4 @@
+// Reading a public JWK from a DER SubjectPublicKeyInfo, as certificates and PEM public keys carry it.
 import Crypto
 import _CryptoExtras
 

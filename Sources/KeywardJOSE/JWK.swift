@@ -1,3 +1,4 @@
+// Public JSON Web Keys: parsed and validated once, thumbprinted, and used to verify signatures.
 import Crypto
 import _CryptoExtras
 

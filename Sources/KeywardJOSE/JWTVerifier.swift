@@ -1,3 +1,4 @@
+// Verifying JWTs against an explicit policy: algorithms, keys, type, issuer, audience and time claims.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

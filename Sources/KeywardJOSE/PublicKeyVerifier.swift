@@ -1,3 +1,4 @@
+// The swift-crypto public key behind a JWK, built once, that verifies JWS signatures.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,3 +1,4 @@
+// Random bytes and UUIDs from the kernel's CSPRNG, with one system call per value instead of per byte.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,3 +1,4 @@
+// Private keys for each JWS algorithm: generating, loading from DER or PEM, signing in JOSE form.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

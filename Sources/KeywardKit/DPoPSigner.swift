@@ -1,3 +1,4 @@
+// Signing DPoP proofs for an app's requests with one device key, software or hardware.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// A software key store for Linux and tests: one private file per key.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Keyward access tokens for the host app's user: host tokens exchanged, kept, refreshed and retried on 401.
 import Foundation
 import KeywardJOSE
 import KeywardWire

@@ -1,3 +1,4 @@
+// Where a device keeps its private keys, and the rule for key names every store follows.
 import KeywardJOSE
 
 /// Where a device keeps its private keys: `FileKeyStore` on Linux, `KeychainKeyStore` (Secure Enclave for ES256)

@@ -1,3 +1,4 @@
+// Device keys in the Apple Keychain, ES256 ones inside the Secure Enclave when the device has one.
 #if canImport(CryptoKit) && canImport(Security) && (os(iOS) || os(macOS) || os(visionOS))
 import CryptoKit
 import Foundation

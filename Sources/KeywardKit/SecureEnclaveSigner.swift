@@ -1,3 +1,4 @@
+// Signing JWS with an ES256 key that never leaves the Secure Enclave, on Apple platforms.
 #if canImport(CryptoKit) && canImport(Security) && (os(iOS) || os(macOS) || os(visionOS))
 import CryptoKit
 import Foundation

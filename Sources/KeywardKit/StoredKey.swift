@@ -1,3 +1,4 @@
+// A stored device key as one small JSON object, the same in a key file and a Keychain item.
 import KeywardJOSE
 
 /// A stored key as one small JSON object, the same in a key file and in a Keychain item:

@@ -1,3 +1,4 @@
+// Getting DPoP-bound access tokens with the client-credentials grant and calling protected resources.
 import Foundation
 import KeywardJOSE
 import KeywardWire

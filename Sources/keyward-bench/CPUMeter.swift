@@ -1,3 +1,4 @@
+// The CPU time the server and the load generator spend during a measurement, read from /proc.
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+// The host-token benchmark: JWT bearer grants with DPoP proofs, as an app exchanges its auth provider's token.
 import Foundation
 import KeywardJOSE
 import Synchronization

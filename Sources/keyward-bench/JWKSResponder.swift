@@ -1,3 +1,4 @@
+// A loopback JWKS endpoint standing in for a host's auth provider in the host-token benchmark.
 import Foundation
 import Synchronization
 #if canImport(Glibc)

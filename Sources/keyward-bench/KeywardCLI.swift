@@ -1,3 +1,4 @@
+// Running the keyward operator CLI on the bench's server to set up users, clients and issuers for scenarios.
 import Foundation
 
 /// The `keyward` operator CLI run on the data directory or database of the server the bench started, for the

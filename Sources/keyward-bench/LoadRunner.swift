@@ -1,3 +1,4 @@
+// Sending prepared requests over keep-alive connections and recording every latency and failure.
 import Foundation
 
 /// Sends prepared requests over `concurrency` keep-alive connections, one thread each, and records every

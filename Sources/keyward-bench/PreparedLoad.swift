@@ -1,3 +1,4 @@
+// A scenario's prebuilt requests, and running several loads whole or in alternating turns.
 import Foundation
 
 /// A scenario's requests, all built before the first is sent, and the status each must answer.

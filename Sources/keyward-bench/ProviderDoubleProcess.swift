@@ -1,3 +1,4 @@
+// The Python OpenID provider double the social-callback benchmark runs as a child process.
 import Foundation
 import KeywardJOSE
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+// The push-MFA login benchmark: browser and phone round trips from push to approval, closed or open loop.
 import Foundation
 import KeywardJOSE
 import KeywardKit

@@ -1,3 +1,4 @@
+// A minimal blocking HTTP/1.1 keep-alive client, so load generation costs little CPU beside the server.
 import Foundation
 #if canImport(Glibc)
 import Glibc

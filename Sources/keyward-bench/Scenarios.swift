@@ -1,3 +1,4 @@
+// The basic benchmark workloads: the token endpoint and a DPoP-protected resource on the demo realm.
 import Foundation
 import KeywardJOSE
 

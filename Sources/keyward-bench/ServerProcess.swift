@@ -1,3 +1,4 @@
+// The `keyward serve --demo` child process the bench measures, started on a free port and stopped gracefully.
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+// The identity-provider callback benchmark: first and returning sign-ins against a provider double.
 import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+// Where the bench finds the repository it was built from, for its test vectors and Python doubles.
 import Foundation
 
 /// The repository this binary was built from (Sources/keyward-bench/ → the root): where the bench finds the test

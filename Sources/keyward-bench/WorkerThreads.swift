@@ -1,3 +1,4 @@
+// The load generator's worker threads, run at a lower priority and their outcomes merged with CPU time.
 import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+// The options every keyward-device push-MFA command shares: state directory, OAuth client, device key type.
 import ArgumentParser
 import Foundation
 import KeywardJOSE

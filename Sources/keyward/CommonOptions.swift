@@ -1,3 +1,4 @@
+// What every keyward command shares: configuration and data options, the runtime, one-line errors.
 import ArgumentParser
 import Foundation
 import KeywardServer

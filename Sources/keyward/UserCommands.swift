@@ -1,3 +1,4 @@
+// `keyward users`: creating, listing, disabling, enabling, re-passwording and deleting local accounts.
 import ArgumentParser
 import Foundation
 import KeywardServer

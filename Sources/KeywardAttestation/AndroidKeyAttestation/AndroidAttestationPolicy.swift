@@ -1,3 +1,4 @@
+// What an app accepts from an Android Key Attestation, and the checks that policy runs in order.
 import KeywardJOSE
 
 /// What an app accepts from an Android Key Attestation beyond a chain to a pinned root. The defaults are the

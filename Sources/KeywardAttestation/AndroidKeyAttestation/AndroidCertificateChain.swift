@@ -1,3 +1,4 @@
+// Reading an Android attestation chain from PEM, DER, base64 or the registration body, with size limits.
 import Foundation
 import KeywardJOSE
 import SwiftASN1

@@ -1,3 +1,4 @@
+// What a verified Android attestation gives the server to store, and the CLI's JSON report.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Verifying an Android Key Attestation chain: pinned root, revocation list, then the policy's checks.
 import Foundation
 import SwiftASN1
 import X509

@@ -1,3 +1,4 @@
+// Bytes written as padded standard base64 in the JSON attestation reports.
 import Foundation
 
 /// Bytes in a JSON report: standard base64 with padding, as Android's tools print attestation fields.

@@ -1,3 +1,4 @@
+// Spotting ML-DSA certificates swift-certificates cannot verify, to refuse them as unsupported, not damaged.
 import SwiftASN1
 
 /// Names the algorithms of a certificate that swift-certificates would not parse, by walking its DER by hand:

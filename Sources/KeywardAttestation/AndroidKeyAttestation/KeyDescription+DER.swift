@@ -1,3 +1,4 @@
+// Reading the Android Key Attestation extension from strict DER, each refusal naming its field.
 import SwiftASN1
 
 extension KeyDescription {

@@ -1,3 +1,4 @@
+// The Android Key Attestation extension's contents: key, boot state and requesting app, every field kept.
 import SwiftASN1
 
 /// The Android Key Attestation extension (OID 1.3.6.1.4.1.11129.2.1.17) of an attestation certificate: what the

@@ -1,3 +1,4 @@
+// Google's attestation certificate status list, read from the operator's file and matched by serial.
 import KeywardJOSE
 import X509
 

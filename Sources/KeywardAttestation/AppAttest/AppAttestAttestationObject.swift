@@ -1,3 +1,4 @@
+// Reading the App Attest attestation object (format, certificate chain, receipt, authData) before verifying it.
 import KeywardCBOR
 import X509
 

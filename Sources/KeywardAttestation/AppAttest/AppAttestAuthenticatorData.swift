@@ -1,3 +1,4 @@
+// Reading App Attest authenticator data: the head, and in an attestation the attested credential.
 import KeywardCBOR
 
 /// Authenticator data as App Attest writes it (WebAuthn's layout): rpIdHash[32] | flags[1] | counter[4, big-endian],

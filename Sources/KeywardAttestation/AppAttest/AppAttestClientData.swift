@@ -1,3 +1,4 @@
+// What an App Attest key signed over with its authenticator data: the client data or its hash.
 import Crypto
 
 /// What the app signed over together with its authenticator data: the client data itself, whose SHA-256 the

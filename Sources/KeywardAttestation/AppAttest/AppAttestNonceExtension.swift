@@ -1,3 +1,4 @@
+// Reading the nonce Apple certifies in an App Attest credential certificate's extension.
 import SwiftASN1
 import X509
 

@@ -1,3 +1,4 @@
+// What a verified App Attest attestation or assertion gives the server to store, and the CLI's JSON report.
 import Crypto
 import Foundation
 import KeywardCBOR

@@ -1,3 +1,4 @@
+// Verifying an App Attest assertion made with a key the app attested before, counter included.
 import Crypto
 import Foundation
 import KeywardCBOR

@@ -1,3 +1,4 @@
+// Verifying an app's App Attest attestations, cheapest checks first, against Apple's pinned root.
 import Crypto
 import Foundation
 import KeywardJOSE

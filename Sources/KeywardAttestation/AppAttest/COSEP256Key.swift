@@ -1,3 +1,4 @@
+// Reading the attested P-256 key from the COSE_Key form App Attest's authData carries it in.
 import KeywardCBOR
 
 /// An EC2 P-256 signing key in COSE_Key form (RFC 9052 §7, RFC 9053 §7.1) as authData carries it:

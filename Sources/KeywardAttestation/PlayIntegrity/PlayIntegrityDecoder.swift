@@ -1,3 +1,4 @@
+// How an integrity token becomes an authenticated verdict payload, and the shape every token must have first.
 import Foundation
 import KeywardJOSE
 

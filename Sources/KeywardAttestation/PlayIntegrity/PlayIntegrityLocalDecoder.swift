@@ -1,3 +1,4 @@
+// Decoding classic Play Integrity tokens locally with the app's response keys from Play Console.
 import Foundation
 import KeywardJOSE
 

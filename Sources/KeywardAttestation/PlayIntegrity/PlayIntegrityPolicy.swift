@@ -1,3 +1,4 @@
+// What an app accepts from a Play Integrity verdict, and the checks that policy runs.
 import Foundation
 
 /// What an app accepts from a Play Integrity verdict. The defaults are a production registration's: the token

@@ -1,3 +1,4 @@
+// A verified Play Integrity verdict with its checks, as the server records it and the CLI prints it.
 import Foundation
 
 /// A verified Play Integrity verdict, for the server (what to record on the device) and for

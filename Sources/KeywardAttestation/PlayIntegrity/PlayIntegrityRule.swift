@@ -1,3 +1,4 @@
+// The shape of one Play Integrity policy check.
 import Foundation
 
 /// One rule of `PlayIntegrityPolicy`: refuses with its own stable reason, or says what it found.

@@ -1,3 +1,4 @@
+// Reading a Play Integrity verdict payload strictly into the fields the checks need.
 import KeywardJOSE
 
 /// What a Play Integrity verdict says (the token's payload, or Google's `tokenPayloadExternal`), read strictly:

@@ -1,3 +1,4 @@
+// Verifying a Play Integrity token for one app: decode it, then run the policy's checks in order.
 import Foundation
 import KeywardJOSE
 

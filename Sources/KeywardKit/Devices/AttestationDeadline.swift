@@ -1,3 +1,4 @@
+// Asking the attester for an attestation under a deadline, so a silent attester cannot hold up registration.
 import KeywardJOSE
 
 /// Asks an attester for an attestation under a deadline. The attester runs in a task of its own, so one that never

@@ -1,3 +1,4 @@
+// What an installation's platform says about its key at registration, and what became of it.
 import KeywardJOSE
 
 /// What the installation's platform says about its key, sent as the registration's `attestation` member. The

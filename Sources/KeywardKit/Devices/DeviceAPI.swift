@@ -1,3 +1,4 @@
+// Calling a realm's device endpoints over URLSession and reading the server's refusals.
 import Foundation
 import KeywardJOSE
 import KeywardWire

@@ -1,3 +1,4 @@
+// A device's ES256 key as the device API uses it: public point, DER signatures, binding nonce.
 import Crypto
 import Foundation
 import KeywardJOSE

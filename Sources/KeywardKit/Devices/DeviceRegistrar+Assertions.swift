@@ -1,3 +1,4 @@
+// Choosing between App Attest assertions and the device key for signing, and confirming the server took the key.
 import Foundation
 import KeywardWire
 #if canImport(FoundationNetworking)

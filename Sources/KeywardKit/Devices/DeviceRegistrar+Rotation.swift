@@ -1,3 +1,4 @@
+// Rotating a registered device's key, and settling a rotation whose outcome was never heard.
 import Foundation
 import KeywardJOSE
 import KeywardWire

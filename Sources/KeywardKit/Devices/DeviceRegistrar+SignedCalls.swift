@@ -1,3 +1,4 @@
+// Sending a registered device's signed requests, correcting the clock on CLOCK_SKEW and retrying once.
 import Foundation
 import KeywardWire
 #if canImport(FoundationNetworking)

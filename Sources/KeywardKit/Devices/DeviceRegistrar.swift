@@ -1,3 +1,4 @@
+// Registering an installation's device key with a realm's apps, resumably and with retries.
 import Foundation
 import KeywardJOSE
 import KeywardWire

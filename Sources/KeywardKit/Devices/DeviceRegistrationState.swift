@@ -1,3 +1,4 @@
+// What an installation remembers of its registration with one app, saved at every phase change.
 import Foundation
 
 /// What an installation remembers about its registration with one app: saved by a ``DeviceRegistrationStore`` at

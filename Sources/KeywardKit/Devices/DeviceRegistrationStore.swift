@@ -1,3 +1,4 @@
+// Where device registration states are kept, and the file-based store that writes them atomically.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Signing a registered device's requests into Keyward's six signed-request headers.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// When a device registration or key rotation is retried: no answer or a 5xx, with capped backoff and jitter.
 import Foundation
 
 /// When a registration or key rotation is tried again: only after an answer that may change by itself — no answer

@@ -1,3 +1,4 @@
+// Which device key a push-MFA device asks its key store for, and its public JWK as the API wants it.
 import KeywardJOSE
 
 /// The device key to ask a `KeyStore` for: RSA-2048 with RS256/384/512, or EC P-256/P-384/P-521 with the one matching

@@ -1,3 +1,4 @@
+// What an enrolled push-MFA device remembers, saved privately as device.json beside its key.
 import Foundation
 
 /// What an enrolled device remembers, kept as `device.json` (mode 0600) beside its key.

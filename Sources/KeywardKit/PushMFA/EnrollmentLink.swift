@@ -1,3 +1,4 @@
+// Reading a scanned QR code or pasted link into an enrollment token or the URL to fetch it from.
 import Foundation
 
 /// What a scanned QR code or a pasted link holds: the enrollment (or confirm) token itself, or a `request_uri`

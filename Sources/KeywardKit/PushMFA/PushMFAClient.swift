@@ -1,3 +1,4 @@
+// The device side of push MFA: enrolling, getting tokens, answering login challenges, key rotation, lockout.
 import Foundation
 import KeywardJOSE
 import KeywardWire

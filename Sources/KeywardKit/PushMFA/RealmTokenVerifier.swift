@@ -1,3 +1,4 @@
+// Checking the realm-signed enrollment and confirm tokens a device receives against the realm's JWKS.
 import Foundation
 import KeywardJOSE
 #if canImport(FoundationNetworking)

@@ -1,3 +1,4 @@
+// A user deleting their own account from the account page, after a recent sign-in.
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+// The account page's sign-in providers: those linked, those linkable, and unlinking one.
 import Foundation
 import HTTPTypes
 import Hummingbird

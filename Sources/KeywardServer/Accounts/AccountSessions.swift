@@ -1,3 +1,4 @@
+// The account page's browser sessions: listing them, ending one, and signing out everywhere.
 import Foundation
 import HTTPTypes
 import Hummingbird

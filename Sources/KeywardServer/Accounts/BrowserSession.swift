@@ -1,3 +1,4 @@
+// A browser's session with one realm's pages, how far its login has got, and the store that keeps it.
 import Foundation
 
 /// A browser's session with one realm's pages. Only the SHA-256 of the cookie value is stored.

@@ -1,3 +1,4 @@
+// Browser sessions: pre-login state, creation, rotation on sign-in, lifetimes, ending them, CSRF checks.
 import Crypto
 import Foundation
 import KeywardJOSE

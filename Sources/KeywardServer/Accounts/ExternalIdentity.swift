@@ -1,3 +1,4 @@
+// A user's identity at another issuer or identity provider, and the store that links identities to users.
 import Foundation
 
 /// A user's identity at another issuer: a host-token issuer that enrolled them (host-signed tokens), or an

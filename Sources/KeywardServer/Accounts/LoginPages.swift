@@ -1,3 +1,4 @@
+// The login, logout and account pages: password sign-in, then the second factor's step.
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+// Slowing password guessing with sign-in attempt limits per username and per client address.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Hashing and verifying passwords with bcrypt over a keyed pre-hash, legacy hashes still accepted.
 import Crypto
 import Foundation
 import HummingbirdBcrypt

@@ -1,3 +1,4 @@
+// Running bcrypt password checks on threads of their own, refusing checks beyond a bound.
 import NIOPosix
 import Synchronization
 

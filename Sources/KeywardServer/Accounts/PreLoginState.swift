@@ -1,3 +1,4 @@
+// What a browser holds before its password is verified, carried in a signed cookie instead of a row.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// The browser_sessions table, read only for users who are still enabled.
 import Foundation
 import SQLKit
 

@@ -1,3 +1,4 @@
+// The browser session as JSON for single-page apps: who is signed in, and logout with the CSRF token.
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+// A realm's local account, and the store that keeps users.
 import Foundation
 
 /// A local account of a realm.

@@ -1,3 +1,4 @@
+// A realm's users: password accounts and checks, provider sign-ins and links, enabling, deletion.
 import Foundation
 import Crypto
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Turning whatever a JSON route throws into an error body with a stable code, hiding internals.
 import Hummingbird
 import KeywardWire
 import Logging

@@ -1,3 +1,4 @@
+// Every setting of `keyward serve`, read from flags, environment and the JSON configuration file.
 import Configuration
 import Foundation
 import NIOCore

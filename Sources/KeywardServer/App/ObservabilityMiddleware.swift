@@ -1,3 +1,4 @@
+// Per request: the request id, the security headers, one access-log line and the route's metrics.
 import Hummingbird
 import Logging
 

@@ -1,3 +1,4 @@
+// The operational endpoints: liveness, readiness, Prometheus metrics and the OpenAPI document.
 import HTTPTypes
 import Hummingbird
 import KeywardWire

@@ -1,3 +1,4 @@
+// The errors routes throw on purpose, with an HTTP status and a stable code.
 import Hummingbird
 import KeywardWire
 

@@ -1,3 +1,4 @@
+// Security-relevant events and the audit log that writes them to the audit table, grouped, and to the log.
 import Foundation
 import KeywardJOSE
 import Logging

@@ -1,3 +1,4 @@
+// Running fire-and-forget work with bounded concurrency and a bounded queue, dropping the rest.
 import Synchronization
 
 /// Runs fire-and-forget work with at most `maxRunning` at a time and at most `maxWaiting` queued behind them;

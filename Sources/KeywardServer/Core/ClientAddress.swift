@@ -1,3 +1,4 @@
+// Who sent a request, for per-client limits: trusted proxies, forwarded headers, client networks.
 import HTTPTypes
 import Hummingbird
 import NIOCore

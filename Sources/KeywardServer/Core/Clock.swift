@@ -1,3 +1,4 @@
+// The injectable source of "now" for every service, so tests can move time without sleeping.
 import Foundation
 
 /// The source of "now" for every service. Injected so tests can move time without sleeping.

@@ -1,3 +1,4 @@
+// The closed set of reasons a DPoP request is refused, as metrics label them.
 import KeywardJOSE
 
 /// Why a DPoP-protected request or a DPoP token request was refused, as metrics count it. A closed set:

@@ -1,3 +1,4 @@
+// Fetching issuers' published JSON documents over HTTP, without redirects and under a deadline.
 import AsyncHTTPClient
 import Foundation
 import NIOCore

@@ -1,3 +1,4 @@
+// The background service that runs every part's sweeps of expired rows on an interval.
 import Foundation
 import Logging
 import ServiceLifecycle

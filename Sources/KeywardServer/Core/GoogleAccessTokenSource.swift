@@ -1,3 +1,4 @@
+// Access tokens for Google APIs (FCM, Play Integrity) from a service account, cached until near expiry.
 import AsyncHTTPClient
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Reading the Google service-account file a server mints Google API access tokens with.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Writing queued items in groups from one writer task, so concurrent callers share writes.
 import Synchronization
 
 /// Writes items in groups. Callers queue their items; one writer task takes everything queued (up to `maxGroup`),

@@ -1,3 +1,4 @@
+// The server's Prometheus metrics: requests, tokens, DPoP refusals, pushes, registrations and more.
 import Foundation
 import HTTPTypes
 import Prometheus

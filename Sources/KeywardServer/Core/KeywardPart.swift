@@ -1,3 +1,4 @@
+// What a part of Keyward contributes: migrations, sweeps, routes, background services, shutdown.
 import Hummingbird
 import ServiceLifecycle
 

@@ -1,3 +1,4 @@
+// The request context of every Keyward route, carrying the socket peer's address.
 import Hummingbird
 import NIOCore
 

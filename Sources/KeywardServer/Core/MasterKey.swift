@@ -1,3 +1,4 @@
+// The master key that seals secrets at rest, bound to their rows, and where it comes from.
 import Crypto
 import Foundation
 

@@ -1,3 +1,4 @@
+// Which URLs Keyward may fetch itself: https anywhere, plain http only to this machine.
 import Foundation
 
 /// URLs Keyward itself fetches (issuer keys, discovery documents, provider endpoints): https anywhere, http only to

@@ -1,3 +1,4 @@
+// Fetching and caching documents issuers publish at URLs, such as JWK Sets and discovery documents.
 import Foundation
 import KeywardJOSE
 import Logging

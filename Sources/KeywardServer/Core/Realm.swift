@@ -1,3 +1,4 @@
+// A realm: an isolated namespace with its own issuer, signing keys, clients and users.
 import Foundation
 
 /// A realm: an isolated namespace with its own issuer, signing keys, clients and users.

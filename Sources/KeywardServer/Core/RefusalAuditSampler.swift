@@ -1,3 +1,4 @@
+// Limiting audit rows for refused requests to one per realm and reason a minute, counting the rest.
 import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+// Database values kept a few seconds on this node, bounded in size, never caching a miss.
 import Foundation
 import Synchronization
 

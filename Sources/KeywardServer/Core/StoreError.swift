@@ -1,3 +1,4 @@
+// Errors every store may throw, mapped from each engine's own errors.
 import Foundation
 
 /// Errors every store may throw. Implementations map engine errors to these.

@@ -1,3 +1,4 @@
+// The nonce that ties a platform attestation to one registration, in the forms installations pass it.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// One app installation's registered key, with its status and what its attestation showed.
 import Foundation
 
 /// One app installation's registered key.

@@ -1,3 +1,4 @@
+// An app whose installations register device keys, with its attestation requirements and policies.
 import Foundation
 
 /// An app whose installations register device keys in a realm, with what its platform's attestation must show

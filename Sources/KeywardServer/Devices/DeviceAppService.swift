@@ -1,3 +1,4 @@
+// The operator's side of device apps: add, declare, list, decide on devices, remove, every setting checked.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Reading the device apps declared in the configured apps file, applied when the server starts.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// How a registration's attestation is judged by its app's settings, and what a verified one leaves behind.
 import Foundation
 import KeywardAttestation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// The stateless, HMAC-protected challenge a registration or key rotation answers, spent once.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// A refused device request: status, stable code, message, and for attestations the failed check.
 import HTTPTypes
 import KeywardAttestation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Checking a signed device request: time window, device status, key or App Attest signature, single use.
 import Crypto
 import Foundation
 import KeywardAttestation

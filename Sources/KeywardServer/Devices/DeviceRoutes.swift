@@ -1,3 +1,4 @@
+// The device API's routes: challenge, register, status, key rotation.
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+// Device registration: challenges, proof of possession, attestation judged by policy, key rotation, limits.
 import Crypto
 import Foundation
 import HTTPTypes

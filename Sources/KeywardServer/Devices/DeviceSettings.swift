@@ -1,3 +1,4 @@
+// The device settings that name files, read once at start so a bad file stops the server.
 import Foundation
 import KeywardAttestation
 import Logging

@@ -1,3 +1,4 @@
+// Reading a device's P-256 signature, DER or raw r‖s.
 import Crypto
 
 /// How devices write P-256 signatures: DER (iOS `SecKeyCreateSignature`, Android `SHA256withECDSA`) or the raw

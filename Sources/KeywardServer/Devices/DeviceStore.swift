@@ -1,3 +1,4 @@
+// Persistence of device apps and registered devices, compare-and-set updates included.
 import Foundation
 
 /// Persistence of device apps and devices. One implementation (SQL) serves both engines.

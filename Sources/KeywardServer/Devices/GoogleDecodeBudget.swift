@@ -1,3 +1,4 @@
+// Hourly budgets per client address and per app for the calls registrations cause to Google's token decoder.
 import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+// Having Google decode Play Integrity tokens, and reading its answer as a verdict or a refusal.
 import AsyncHTTPClient
 import Foundation
 import KeywardAttestation

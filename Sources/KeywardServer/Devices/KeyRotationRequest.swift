@@ -1,3 +1,4 @@
+// Reading a device's key rotation request: challenge, new key, its proof and optional attestation.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Judging App Attest, Android Key Attestation and Play Integrity with an app's settings at registration.
 import Crypto
 import Foundation
 import KeywardAttestation

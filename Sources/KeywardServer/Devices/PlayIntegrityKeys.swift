@@ -1,3 +1,4 @@
+// An Android app's Play Integrity response keys from Play Console, checked and kept sealed.
 import Foundation
 import KeywardAttestation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Reading a device registration request strictly, its platform attestation included.
 import Foundation
 import KeywardAttestation
 import KeywardJOSE

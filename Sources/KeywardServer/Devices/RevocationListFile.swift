@@ -1,3 +1,4 @@
+// The operator's copy of Google's attestation status list, re-read when the file changes.
 import Foundation
 import KeywardAttestation
 import Logging

@@ -1,3 +1,4 @@
+// Reading a request signed by a registered device key, and the message that signature covers.
 import Crypto
 import Foundation
 import KeywardJOSE

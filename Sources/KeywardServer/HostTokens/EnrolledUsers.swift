@@ -1,3 +1,4 @@
+// The users host tokens name, looked up by realm, issuer and subject and cached for a few seconds.
 import Foundation
 
 /// The users host tokens name, by (realm, issuer, subject), read through Accounts' `UserService` and kept a few

@@ -1,3 +1,4 @@
+// A customer's auth provider whose tokens a realm accepts: its keys and rules, and the store that keeps them.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Where a host-token issuer's verification keys come from: its cached JWKS URL or its PEM certificates.
 import Foundation
 import KeywardJOSE
 import Synchronization

@@ -1,3 +1,4 @@
+// Administering host-token issuers: adding with every setting checked, updating, removing, enrolling users.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Why a host token was refused at the token endpoint: a stable reason and the OAuth answer it becomes.
 import KeywardJOSE
 import KeywardWire
 

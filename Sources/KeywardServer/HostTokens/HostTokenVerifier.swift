@@ -1,3 +1,4 @@
+// Verifying a host-signed token under its registered issuer's rules, with issuers read through a short cache.
 import Foundation
 import KeywardJOSE
 

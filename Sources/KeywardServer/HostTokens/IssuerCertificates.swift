@@ -1,3 +1,4 @@
+// The keys of an issuer registered with PEM certificates, the kids naming them and their validity periods.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// The JWT bearer grant: an enrolled user's host-signed token exchanged for a Keyward access token.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Issuing and verifying the realm-signed JWT access tokens.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// A realm's OAuth clients: creating confidential and public ones, looking them up, checking secrets.
 import Crypto
 import Foundation
 import KeywardJOSE

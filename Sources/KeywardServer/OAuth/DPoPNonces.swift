@@ -1,3 +1,4 @@
+// Stateless server-issued DPoP nonces every node agrees on, derived from the master key.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Recording DPoP proof jtis as single-use values, at once or held back for the token endpoint's one write.
 import Foundation
 import KeywardJOSE
 import Synchronization

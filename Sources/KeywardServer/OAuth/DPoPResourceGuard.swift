@@ -1,3 +1,4 @@
+// The one DPoP gate every protected resource goes through: access token, proof, key binding, replay.
 import Foundation
 import KeywardJOSE
 import KeywardWire

@@ -1,3 +1,4 @@
+// Refusals from the token endpoint and protected resources, and the OAuth error response they become.
 import HTTPTypes
 import Hummingbird
 import KeywardWire

@@ -1,3 +1,4 @@
+// The OAuth core's stored records: realm signing keys, sealed, and OAuth clients.
 import Foundation
 
 /// One realm signing key as persisted. The private key is sealed (AES-GCM under the master key)

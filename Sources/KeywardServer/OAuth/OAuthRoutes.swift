@@ -1,3 +1,4 @@
+// The OAuth core's routes: discovery, the JWK Set, the token endpoint and whoami.
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+// Realm signing keys: creating, rotating, the active signer and the published key set, briefly cached.
 import Foundation
 import KeywardJOSE
 import Synchronization

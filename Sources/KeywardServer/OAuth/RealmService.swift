@@ -1,3 +1,4 @@
+// Realms: creating them with a first signing key, looking them up, and their issuer URLs.
 import Foundation
 import KeywardJOSE
 

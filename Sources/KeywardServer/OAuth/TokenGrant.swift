@@ -1,3 +1,4 @@
+// How other parts plug extension grants into the realm's token endpoint.
 import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+// The token endpoint's logic: identifying the client, answering the grant, checking DPoP, issuing the token.
 import Foundation
 import KeywardHTTPInput
 import KeywardJOSE

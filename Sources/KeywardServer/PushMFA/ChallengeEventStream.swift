@@ -1,3 +1,4 @@
+// The Server-Sent-Events streams a browser follows a challenge with until it is decided.
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+// Listening for PostgreSQL challenge notifications so a change on one node wakes streams on every node.
 import Foundation
 import Logging
 import ServiceLifecycle

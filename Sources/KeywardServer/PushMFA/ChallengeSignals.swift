@@ -1,3 +1,4 @@
+// Waking this node's SSE streams when a challenge changes, so browsers see approvals at once.
 import Foundation
 import Synchronization
 

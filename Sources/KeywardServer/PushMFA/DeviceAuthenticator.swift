@@ -1,3 +1,4 @@
+// Authenticating push-MFA devices through the DPoP gate with their stored keys, with the original's checks.
 import Foundation
 import KeywardJOSE
 

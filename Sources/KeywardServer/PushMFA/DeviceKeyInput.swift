@@ -1,3 +1,4 @@
+// Reading a device's public key from an enrollment or rotation request under the original's rules.
 import Foundation
 import KeywardJOSE
 

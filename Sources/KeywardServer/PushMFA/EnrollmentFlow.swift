@@ -1,3 +1,4 @@
+// Enrolling a phone: starting enrollment, the link and token it scans, completing with the device's JWT.
 import Foundation
 import KeywardHTTPInput
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Starting a login challenge and pushing it to the user's devices, and cancelling or discarding one.
 import Foundation
 import KeywardJOSE
 

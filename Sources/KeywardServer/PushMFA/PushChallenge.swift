@@ -1,3 +1,4 @@
+// One push-MFA enrollment or login challenge, with its kind, status and expiry.
 import Foundation
 
 /// One enrollment or login challenge. Status strings and kinds are the wire values of the original.

@@ -1,3 +1,4 @@
+// A phone enrolled for push MFA: its ids, public key and push provider.
 import Foundation
 
 /// A phone enrolled for push MFA. `credentialId` and `deviceId` are chosen by the device; `id` is Keyward's

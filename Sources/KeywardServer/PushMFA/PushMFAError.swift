@@ -1,3 +1,4 @@
+// Push-MFA API refusals in the original's shape, and the original's input limits and validators.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// The push-MFA device API's routes, answering in the original's shapes.
 import Foundation
 import HTTPTypes
 import Hummingbird

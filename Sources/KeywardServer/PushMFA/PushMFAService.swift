@@ -1,3 +1,4 @@
+// The push-MFA logic's entry point, with its settings, devices, challenges and the push seam.
 import Foundation
 import KeywardJOSE
 import Logging

@@ -1,3 +1,4 @@
+// Per-realm push-MFA settings, with the original's names and defaults plus Keyward's own switches.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Push MFA's persistence: credentials, challenges, enrollment requests, settings and wait state.
 import Foundation
 
 /// How an attempt to move a challenge out of PENDING ended.

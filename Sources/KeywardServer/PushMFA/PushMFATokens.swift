@@ -1,3 +1,4 @@
+// The realm-signed tokens of push MFA: enrollment and confirm tokens, and the secrets behind them.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// The browser side of push MFA: the login's waiting page and the enrollment page with its QR code.
 import Foundation
 import HTTPTypes
 import Hummingbird

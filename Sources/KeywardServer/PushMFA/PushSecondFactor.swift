@@ -1,3 +1,4 @@
+// Push approval as the login flow's second factor, the account page's phones, and removing a user's phones.
 import Foundation
 
 /// Push approval as the login flow's second factor (`SecondFactor`): the push step when the user has a phone,

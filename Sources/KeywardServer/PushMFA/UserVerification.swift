@@ -1,3 +1,4 @@
+// The number match or PIN a user confirms on the phone before an approval counts.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Wait-challenge rate limiting: each new login challenge doubles the wait before the next.
 import Foundation
 
 /// Wait-challenge rate limiting (docs/PUSH-MFA-PROTOCOL.md §6.3): each created login challenge doubles the wait before the

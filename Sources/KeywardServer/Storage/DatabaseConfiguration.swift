@@ -1,3 +1,4 @@
+// Which database engine and where: parsing sqlite: and postgres:// database URLs, passwords masked in errors.
 import Foundation
 
 /// The two engines Keyward runs on. Queries are written once for both; only DDL and

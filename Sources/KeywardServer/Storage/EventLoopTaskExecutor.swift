@@ -1,3 +1,4 @@
+// Running Swift tasks on one owned NIO event loop, falling back safely once it is closed.
 import NIOCore
 import Synchronization
 

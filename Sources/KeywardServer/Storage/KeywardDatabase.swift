@@ -1,3 +1,4 @@
+// The open database for either engine: statements, transactions, LISTEN, deadlines and closing.
 import Logging
 import SQLKit
 import Synchronization

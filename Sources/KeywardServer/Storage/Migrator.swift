@@ -1,3 +1,4 @@
+// Applying the numbered schema migrations in order, each once, even with several nodes starting together.
 import Foundation
 import Logging
 import SQLKit

@@ -1,3 +1,4 @@
+// Opening PostgreSQL through PostgresNIO's connection pool as the database stores use.
 import Dispatch
 import Logging
 import NIOPosix

@@ -1,3 +1,4 @@
+// Naming Keyward's PostgreSQL statements so each connection parses and plans them only once.
 import Logging
 import PostgresKit
 import SQLKit

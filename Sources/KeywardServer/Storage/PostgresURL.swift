@@ -1,3 +1,4 @@
+// Reading a postgres:// URL into connection settings: TLS mode, search path, prepared statements.
 import Foundation
 import PostgresNIO
 

@@ -1,3 +1,4 @@
+// Opening the embedded SQLite database in WAL mode with its statement, session and checkpoint connections.
 import Foundation
 import Logging
 import SQLKit

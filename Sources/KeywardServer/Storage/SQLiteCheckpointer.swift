@@ -1,3 +1,4 @@
+// Checkpointing SQLite's write-ahead log from a thread of its own, off the path of request commits.
 import Logging
 import NIOPosix
 import SQLiteKit

@@ -1,3 +1,4 @@
+// The SQLite connection single statements run on, on its own thread, keeping compiled statements for reuse.
 import CKeywardSQLite
 import Logging
 import NIOCore

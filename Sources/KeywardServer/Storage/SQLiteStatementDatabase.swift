@@ -1,3 +1,4 @@
+// The statement-keeping SQLite connection as an SQLKit database, with SQLiteKit's dialect and value coding.
 import CKeywardSQLite
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+// A FIFO async lock around the SQLite connection transactions run on.
 import Synchronization
 
 /// A FIFO async lock around the SQLite session connection (the one transactions run on).

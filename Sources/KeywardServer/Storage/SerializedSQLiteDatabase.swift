@@ -1,3 +1,4 @@
+// The SQLite database stores use: concurrent single statements, transactions alone behind a gate.
 import Logging
 import SQLiteNIO
 import Synchronization

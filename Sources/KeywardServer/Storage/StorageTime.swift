@@ -1,3 +1,4 @@
+// How timestamps are stored on both engines: integer epoch milliseconds.
 import Foundation
 
 /// Timestamps are stored as integer epoch milliseconds (BIGINT) on both engines: it sidesteps the

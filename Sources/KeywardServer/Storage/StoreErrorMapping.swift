@@ -1,3 +1,4 @@
+// Translating SQLite and PostgreSQL errors into the store errors stores let out.
 import PostgresNIO
 import SQLiteNIO
 

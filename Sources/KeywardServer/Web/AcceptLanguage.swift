@@ -1,3 +1,4 @@
+// Reading a browser's Accept-Language header into language tags, most preferred first.
 import KeywardHTTPInput
 
 /// Reads an HTTP `Accept-Language` header (RFC 9110 §12.5.4) into language tags, most preferred first.

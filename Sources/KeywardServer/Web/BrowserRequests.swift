@@ -1,3 +1,4 @@
+// What every page route needs from a browser request: session cookie, forms, CSRF, safe return paths.
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+// Escaping values rendered into pages one Unicode scalar at a time, so no quote slips through.
 import Mustache
 
 /// Escaping of values rendered into pages, one Unicode scalar at a time.

@@ -1,3 +1,4 @@
+// Turning errors on the page routes into an HTML page with the request id, never JSON or internals.
 import Hummingbird
 import Logging
 import NIOCore

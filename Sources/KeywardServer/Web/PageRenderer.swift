@@ -1,3 +1,4 @@
+// Rendering server-side pages, redirects and error pages with the security headers every page carries.
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+// What a part registers its pages with: the page route group, the renderer and the browser helpers.
 import Hummingbird
 
 /// What a part registers its pages with: the page group (errors answered as HTML pages with the request id, where

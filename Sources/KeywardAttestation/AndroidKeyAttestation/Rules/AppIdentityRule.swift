@@ -1,3 +1,4 @@
+// The Android attestation check that the key belongs to the app: its package names and signing digests.
 import Foundation
 
 /// The key belongs to the app (`APP_IDENTITY_MISMATCH`): one attested package name is on the app's list, and one

@@ -1,3 +1,4 @@
+// The Android attestation check that the device attested this registration's challenge.
 import Foundation
 
 /// The device attested the challenge of this registration (`CHALLENGE_MISMATCH`): the proof is fresh and

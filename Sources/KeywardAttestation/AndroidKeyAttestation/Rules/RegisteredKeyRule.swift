@@ -1,3 +1,4 @@
+// The Android attestation check that the attested key is the very key being registered.
 import KeywardJOSE
 
 /// The attested key is the key being registered (`PUBLIC_KEY_MISMATCH`): what ties the attestation to the device

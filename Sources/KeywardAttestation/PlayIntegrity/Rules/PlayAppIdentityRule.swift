@@ -1,3 +1,4 @@
+// The Play Integrity check that the evaluated app is this app: its package and signing-certificate digests.
 import Foundation
 
 /// The app Play evaluated is this app (`APP_IDENTITY_MISMATCH`): its package is one of the app's, and, when the app

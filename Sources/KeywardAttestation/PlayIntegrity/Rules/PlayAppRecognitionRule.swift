@@ -1,3 +1,4 @@
+// The Play Integrity check that Play recognizes the app binary as the one uploaded to Play.
 import Foundation
 
 /// Play knows this binary (`APP_NOT_RECOGNIZED`): PLAY_RECOGNIZED, the app as uploaded to Play. UNRECOGNIZED_VERSION

@@ -1,3 +1,4 @@
+// The Play Integrity check that the device meets the integrity level the app's policy asks for.
 import Foundation
 
 /// The device meets the integrity the app asks for (`DEVICE_INTEGRITY_REFUSED`); a device verdict that is missing or

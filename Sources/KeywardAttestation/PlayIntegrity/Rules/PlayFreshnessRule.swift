@@ -1,3 +1,4 @@
+// The Play Integrity check that a token was requested recently, not held back and spent later.
 import Foundation
 
 /// The token was asked for recently (`STALE`): within `maxAge` before the verification time and no more than

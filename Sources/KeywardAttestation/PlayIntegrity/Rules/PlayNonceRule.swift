@@ -1,3 +1,4 @@
+// The Play Integrity check that a token's nonce or request hash answers this registration.
 import Foundation
 
 /// The token answers this registration (`NONCE_MISMATCH`): its nonce (classic request) or request hash (standard

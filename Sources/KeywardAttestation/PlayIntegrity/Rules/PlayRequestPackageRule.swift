@@ -1,3 +1,4 @@
+// The Play Integrity check that the token was requested by one of the app's own packages.
 import Foundation
 
 /// The token was asked for by one of the app's packages (`APP_IDENTITY_MISMATCH`): a token another app obtained,

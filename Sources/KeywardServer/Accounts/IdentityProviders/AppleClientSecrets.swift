@@ -1,3 +1,4 @@
+// Making and caching the ES256 JWT client secrets Sign in with Apple requires, renewed well before expiry.
 import Foundation
 import KeywardJOSE
 import Synchronization

@@ -1,3 +1,4 @@
+// Reading the person's name from the user field Sign in with Apple posts on first authorization only.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Revoking a person's Sign in with Apple tokens when their account is deleted or Apple is unlinked.
 import Foundation
 import KeywardJOSE
 import Logging

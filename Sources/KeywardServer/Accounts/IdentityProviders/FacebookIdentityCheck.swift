@@ -1,3 +1,4 @@
+// Finding out through Graph whom a Facebook user token is for, and that it was issued to Keyward's app.
 import Crypto
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// An identity provider a realm's people sign in with: kind, endpoints, client, rules, and its store.
 import Foundation
 
 /// An identity provider a realm's people sign in with: where its endpoints are, the client Keyward is registered

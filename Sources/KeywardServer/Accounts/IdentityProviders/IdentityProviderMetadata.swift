@@ -1,3 +1,4 @@
+// What Keyward uses of a provider's discovery document, fetched and cached per node.
 import Foundation
 import KeywardJOSE
 import Logging

@@ -1,3 +1,4 @@
+// Administering a realm's identity providers: adding with every setting checked, listing, removing.
 import Foundation
 
 /// The provider registry's administration (`keyward providers …`): adding a provider after checking every setting

@@ -1,3 +1,4 @@
+// Limiting per client address the failed provider callbacks that make Keyward call providers.
 import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+// Re-posting a cross-site form_post callback from Keyward's own page so its sign-in cookie comes along.
 import HTTPTypes
 import Hummingbird
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Checking a provider's id_token: signature, issuer, audience, times, nonce, and reading its claims.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// The identity provider settings that differ by kind: scopes, labels, preset endpoints, Apple's key.
 import Foundation
 import KeywardJOSE
 

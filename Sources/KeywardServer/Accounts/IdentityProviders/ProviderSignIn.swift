@@ -1,3 +1,4 @@
+// Signing in with an identity provider: starting the flow, checking the callback, finding or linking the user.
 import Foundation
 import KeywardJOSE
 import Logging

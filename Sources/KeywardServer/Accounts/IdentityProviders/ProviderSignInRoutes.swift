@@ -1,3 +1,4 @@
+// The routes that start and finish sign-in or account linking with an identity provider.
 import Foundation
 import HTTPTypes
 import Hummingbird

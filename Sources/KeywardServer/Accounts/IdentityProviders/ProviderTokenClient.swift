@@ -1,3 +1,4 @@
+// Calling providers' token endpoints: code exchanges, token revocation and Graph's JSON, without redirects.
 import AsyncHTTPClient
 import Foundation
 import KeywardJOSE

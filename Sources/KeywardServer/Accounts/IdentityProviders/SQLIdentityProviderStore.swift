@@ -1,3 +1,4 @@
+// The identity_providers table: a realm's identity providers and their sealed secrets.
 import Foundation
 import KeywardJOSE
 import SQLKit

@@ -1,3 +1,4 @@
+// Why a sign-in with an identity provider stopped: a stable code, a page message and an operator-only detail.
 import HTTPTypes
 
 /// Why a sign-in with an identity provider stopped, with a stable code. The browser sees a page saying what to

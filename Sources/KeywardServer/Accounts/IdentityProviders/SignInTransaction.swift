@@ -1,3 +1,4 @@
+// One provider sign-in's state, carried by the browser in an encrypted per-flow cookie until the callback.
 import Crypto
 import Foundation
 import KeywardJOSE

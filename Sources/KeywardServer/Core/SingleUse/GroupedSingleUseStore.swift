@@ -1,3 +1,4 @@
+// Writing the single-use keys of concurrent requests in one grouped statement, each with its own answer.
 import Foundation
 
 /// Single-use keys of concurrent requests written together: while one statement is in flight, the requests that

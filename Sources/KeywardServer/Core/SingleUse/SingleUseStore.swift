@@ -1,3 +1,4 @@
+// The Core service through which every "accept this once" value is recorded and expired.
 import Foundation
 
 /// One value to accept once: `key` under `scope` (one scope per use: DPoP proofs per realm and key, host-token

@@ -1,3 +1,4 @@
+// What an APNs answer means: delivered, device token gone, provider token refused, or failed.
 import KeywardJOSE
 
 /// What an APNs answer means for us. Error bodies are `{"reason": "BadDeviceToken"}` (410 adds a timestamp).

@@ -1,3 +1,4 @@
+// The APNs provider token, minted once and reused for 50 minutes.
 import Foundation
 import KeywardJOSE
 

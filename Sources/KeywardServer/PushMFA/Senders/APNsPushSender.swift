@@ -1,3 +1,4 @@
+// The "apns" push sender: login pushes through Apple Push Notification service with a .p8 key.
 import AsyncHTTPClient
 import Foundation
 import KeywardJOSE

@@ -1,3 +1,4 @@
+// Building the path, headers and payload of the APNs request for one login push.
 import Foundation
 import KeywardJOSE
 import NIOHTTP1

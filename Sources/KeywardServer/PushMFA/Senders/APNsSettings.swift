@@ -1,3 +1,4 @@
+// The settings of the APNs push sender: endpoint, team, key, topic, extra CA and proxy.
 import AsyncHTTPClient
 /// Apple Push Notification service, token-based (.p8) authentication over HTTP/2.
 public struct APNsSettings: Sendable, Equatable {

@@ -1,3 +1,4 @@
+// Push MFA's view of the senders: one login push to one device, through the dispatcher.
 import Foundation
 
 /// Push MFA's view of the senders: one login push to one device, through the dispatcher, which picks the sender

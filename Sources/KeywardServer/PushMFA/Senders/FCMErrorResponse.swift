@@ -1,3 +1,4 @@
+// Reading FCM error answers to tell when a device's registration token is gone.
 import KeywardJOSE
 
 /// Reads FCM v1 error answers:

@@ -1,3 +1,4 @@
+// The "fcm" push sender: login pushes through Firebase Cloud Messaging's HTTP v1 API.
 import AsyncHTTPClient
 import Foundation
 import Logging

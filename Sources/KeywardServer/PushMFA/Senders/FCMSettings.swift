@@ -1,3 +1,4 @@
+// The settings of the FCM push sender: send URL, service account, notification text and proxy.
 import AsyncHTTPClient
 /// Firebase Cloud Messaging over the HTTP v1 API.
 public struct FCMSettings: Sendable, Equatable {

@@ -1,3 +1,4 @@
+// The "log" push sender: one log line per push instead of a notification.
 import Logging
 
 /// `pushProviderType` "log" (and the fallback for blank or unknown types): one info line per push instead of a

@@ -1,3 +1,4 @@
+// The HTTP or SOCKS proxy a push service is reached through, read from the environment as curl reads it.
 import AsyncHTTPClient
 import Foundation
 

@@ -1,3 +1,4 @@
+// Picking the push sender by a device's provider type, running it, and logging and counting the outcome.
 import Foundation
 import Logging
 

@@ -1,3 +1,4 @@
+// The HTTP exchange push senders make, with a deadline, a bounded body and log excerpts.
 import AsyncHTTPClient
 import Foundation
 import Logging

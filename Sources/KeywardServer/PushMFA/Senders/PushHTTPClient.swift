@@ -1,3 +1,4 @@
+// The HTTP client a push sender talks through: the shared one, or its own for an extra CA or a proxy.
 import AsyncHTTPClient
 import Logging
 import NIOSSL

@@ -1,3 +1,4 @@
+// What one login push carries, how it turned out, and what every push sender provides.
 import Foundation
 import Logging
 

@@ -1,3 +1,4 @@
+// Reading the PKCS#8 PEM private keys push services hand out, with clear refusals for other shapes.
 import Foundation
 import KeywardJOSE
 

@@ -1,3 +1,4 @@
+// Reading the files and URLs push settings name, each failure naming the setting.
 import Foundation
 import KeywardJOSE
 
