@@ -10,3 +10,7 @@ public struct SystemClock: KeywardClock {
     public init() {}
     public func now() -> Date { Date() }
 }
+
+/// Where outbound clients read the time (token lifetimes, `iat`): push senders, Google's token source; tests pass a
+/// controllable one.
+public typealias CurrentDate = @Sendable () -> Date

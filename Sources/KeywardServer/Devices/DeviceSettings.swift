@@ -34,7 +34,7 @@ struct DeviceSettings: Sendable {
             throw ConfigurationError(setting: "devices.playIntegrity.url", problem: "\(playIntegrityURL) is not an http(s) URL")
         }
         if let path = configuration.playIntegrityServiceAccountFile {
-            do throws(PushConfigurationError) {
+            do throws(SettingError) {
                 playIntegrityAccount = try GoogleServiceAccount.load(path: path, setting: "devices.playIntegrity.serviceAccountFile")
             } catch {
                 throw ConfigurationError(setting: error.setting, problem: error.description)

@@ -12,7 +12,7 @@ final class NotificationTextTests: XCTestCase {
         let settings = FCMSettings(url: "https://fcm.example/send", serviceAccountFile: "/dev/null", title: "Node title", body: "Node body")
 
         func fcmNotification() throws -> JSONObject? {
-            let body = try StrictJSON.parseObject(PushHTTP.json(FCMMessageBody(message: message, settings: settings)))
+            let body = try StrictJSON.parseObject(OutboundHTTP.json(FCMMessageBody(message: message, settings: settings)))
             return body["message"]?.objectValue?["notification"]?.objectValue
         }
         func apnsAlert() throws -> JSONObject? {

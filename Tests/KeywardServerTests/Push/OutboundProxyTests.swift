@@ -40,7 +40,7 @@ final class OutboundProxyTests: XCTestCase {
     func testAProxyURLItCannotUseNamesTheVariable() {
         for bad in ["https://proxy.corp:3128", "ftp://proxy.corp", "http://:3128"] {
             XCTAssertThrowsError(try proxy(["https_proxy": bad]), bad) { error in
-                let problem = error as? PushConfigurationError
+                let problem = error as? SettingError
                 XCTAssertEqual(problem?.environmentVariable, "https_proxy", bad)
                 XCTAssertEqual(problem?.setting, "push proxy", bad)
                 XCTAssertTrue(problem?.problem.contains("push.fcm.url") ?? false, "\(String(describing: problem))")

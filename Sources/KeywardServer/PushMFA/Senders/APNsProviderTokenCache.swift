@@ -11,10 +11,10 @@ actor APNsProviderTokenCache {
     private let key: SigningKey
     private let teamId: String
     private let keyId: String
-    private let clock: PushClock
+    private let clock: CurrentDate
     private var current: (token: String, issuedAt: Date)?
 
-    init(key: SigningKey, teamId: String, keyId: String, clock: @escaping PushClock) {
+    init(key: SigningKey, teamId: String, keyId: String, clock: @escaping CurrentDate) {
         self.key = key
         self.teamId = teamId
         self.keyId = keyId

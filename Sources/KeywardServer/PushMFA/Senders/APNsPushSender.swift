@@ -17,26 +17,26 @@ public final class APNsPushSender: PushSender {
     private let baseURL: String
     private let http: PushHTTPClient
     private let logger: Logger
-    private let clock: PushClock
+    private let clock: CurrentDate
     private let providerTokens: APNsProviderTokenCache
 
     /// Reads the .p8 key (and `caFile`) now, so a bad configuration stops start-up.
     public init(
         settings: APNsSettings, httpClient: HTTPClient = .shared, logger: Logger,
-        clock: @escaping PushClock = { Date() }
-    ) throws(PushConfigurationError) {
+        clock: @escaping CurrentDate = { Date() }
+    ) throws(SettingError) {
         let url = try PushSettingURL.parse(
             setting: "push.apns.url", value: settings.url, schemes: ["https"], example: APNsSettings.production)
         for (setting, value) in [("push.apns.teamId", settings.teamId), ("push.apns.keyId", settings.keyId),
                                  ("push.apns.topic", settings.topic)]
         where value.trimmingCharacters(in: .whitespaces).isEmpty {
-            throw PushConfigurationError(setting: setting, problem: "not set")
+            throw SettingError(setting: setting, problem: "not set")
         }
         let keyPath = settings.keyFile
-        let pem = String(decoding: try PushSettingFile.contents(setting: "push.apns.keyFile", path: keyPath), as: UTF8.self)
-        let key = try PushSettingFile.signingKey(setting: "push.apns.keyFile", path: keyPath, pem: pem, expected: .p256)
+        let pem = String(decoding: try SettingFile.contents(setting: "push.apns.keyFile", path: keyPath), as: UTF8.self)
+        let key = try SettingFile.signingKey(setting: "push.apns.keyFile", path: keyPath, pem: pem, expected: .p256)
         // Read the CA before creating any client: a throwing init must not leave a client nobody can shut down.
-        let extraTrustRoots = try settings.caFile.map { path throws(PushConfigurationError) in try Self.certificates(caFile: path) }
+        let extraTrustRoots = try settings.caFile.map { path throws(SettingError) in try Self.certificates(caFile: path) }
 
         self.settings = settings
         self.baseURL = url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
@@ -67,9 +67,9 @@ public final class APNsPushSender: PushSender {
             return .failed
         }
 
-        let response: PushHTTPResponse
+        let response: OutboundHTTPResponse
         do {
-            response = try await PushHTTP.post(
+            response = try await OutboundHTTP.post(
                 http.client,
                 url: baseURL + APNsRequest.path(deviceToken: message.pushProviderId),
                 headers: APNsRequest.headers(providerToken: providerToken, topic: settings.topic, message: message, now: clock()),
@@ -102,16 +102,16 @@ public final class APNsPushSender: PushSender {
         }
     }
 
-    private static func certificates(caFile: String) throws(PushConfigurationError) -> [NIOSSLCertificate] {
-        let data = try PushSettingFile.contents(setting: "push.apns.caFile", path: caFile)
+    private static func certificates(caFile: String) throws(SettingError) -> [NIOSSLCertificate] {
+        let data = try SettingFile.contents(setting: "push.apns.caFile", path: caFile)
         let certificates: [NIOSSLCertificate]
         do {
             certificates = try NIOSSLCertificate.fromPEMBytes(Array(data))
         } catch {
-            throw PushConfigurationError(setting: "push.apns.caFile", file: caFile, problem: "holds no readable PEM certificate")
+            throw SettingError(setting: "push.apns.caFile", file: caFile, problem: "holds no readable PEM certificate")
         }
         guard !certificates.isEmpty else {
-            throw PushConfigurationError(setting: "push.apns.caFile", file: caFile, problem: "holds no readable PEM certificate")
+            throw SettingError(setting: "push.apns.caFile", file: caFile, problem: "holds no readable PEM certificate")
         }
         return certificates
     }

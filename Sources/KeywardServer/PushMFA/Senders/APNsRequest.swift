@@ -53,7 +53,7 @@ enum APNsRequest {
     }
 
     static func payload(message: PushMessage) -> [UInt8] {
-        PushHTTP.json(APNsPayload(
+        OutboundHTTP.json(APNsPayload(
             aps: .init(alert: .init(title: message.title ?? title, body: message.body ?? body), sound: "default"),
             token: message.confirmToken))
     }

@@ -19,8 +19,8 @@ public final class FCMPushSender: PushSender {
     /// Reads and checks the service account now, so a bad file stops start-up.
     public init(
         settings: FCMSettings, httpClient: HTTPClient = .shared, logger: Logger,
-        clock: @escaping PushClock = { Date() }
-    ) throws(PushConfigurationError) {
+        clock: @escaping CurrentDate = { Date() }
+    ) throws(SettingError) {
         _ = try PushSettingURL.parse(
             setting: "push.fcm.url", value: settings.url, schemes: ["https", "http"],
             example: "https://fcm.googleapis.com/v1/projects/<id>/messages:send")
@@ -55,10 +55,10 @@ public final class FCMPushSender: PushSender {
         var headers = HTTPHeaders()
         headers.add(name: "Authorization", value: "Bearer \(accessToken)")
         headers.add(name: "Content-Type", value: "application/json")
-        let body = PushHTTP.json(FCMMessageBody(message: message, settings: settings))
-        let response: PushHTTPResponse
+        let body = OutboundHTTP.json(FCMMessageBody(message: message, settings: settings))
+        let response: OutboundHTTPResponse
         do {
-            response = try await PushHTTP.post(http.client, url: settings.url, headers: headers, body: body)
+            response = try await OutboundHTTP.post(http.client, url: settings.url, headers: headers, body: body)
         } catch {
             metadata["error"] = .string(String(describing: error))
             logger.error("FCM push failed: FCM unreachable", metadata: metadata)

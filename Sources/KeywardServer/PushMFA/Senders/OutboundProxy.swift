@@ -12,7 +12,7 @@ enum OutboundProxy {
 
     static func fromEnvironment(
         for target: String, setting: String, environment: [String: String]
-    ) throws(PushConfigurationError) -> HTTPClient.Configuration.Proxy? {
+    ) throws(SettingError) -> HTTPClient.Configuration.Proxy? {
         guard let url = URL(string: target), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
         let names = scheme == "https" ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy", "HTTP_PROXY"]
         guard let (name, value) = names.lazy.compactMap({ name in environment[name].map { (name, $0) } }).first(where: { !$0.1.isBlank }) else {
@@ -35,11 +35,11 @@ enum OutboundProxy {
         return host == pattern || host.hasSuffix("." + pattern)
     }
 
-    private static func proxy(_ value: String, variable: String, setting: String) throws(PushConfigurationError) -> HTTPClient.Configuration.Proxy {
+    private static func proxy(_ value: String, variable: String, setting: String) throws(SettingError) -> HTTPClient.Configuration.Proxy {
         let text = value.contains("://") ? value : "http://" + value
         let problem = "the proxy for \(setting) comes from \(variable), which must be http://[user:password@]host[:port] or socks5://host[:port]"
         guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw PushConfigurationError(setting: "push proxy", problem: problem, environmentVariable: variable)
+            throw SettingError(setting: "push proxy", problem: problem, environmentVariable: variable)
         }
         switch scheme {
         case "http":
@@ -50,7 +50,7 @@ enum OutboundProxy {
         case "socks5", "socks5h":
             return .socksServer(host: host, port: url.port ?? 1080)
         default:
-            throw PushConfigurationError(setting: "push proxy", problem: problem, environmentVariable: variable)
+            throw SettingError(setting: "push proxy", problem: problem, environmentVariable: variable)
         }
     }
 }

@@ -61,8 +61,6 @@ extension PushSender {
     public func shutdown() async {}
 }
 
-/// Where senders read the time (token lifetimes, `iat`); tests pass a controllable one.
-public typealias PushClock = @Sendable () -> Date
 
 extension PushMessage {
     /// What every sender's log lines about this push carry (never the confirm token).

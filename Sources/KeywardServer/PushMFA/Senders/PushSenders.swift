@@ -6,7 +6,7 @@ enum PushSenders {
     /// configuration stops start-up with the setting's name instead of failing at the first login.
     static func configured(_ configuration: KeywardConfiguration, logger: Logger, clock: any KeywardClock) throws -> [any PushSender] {
         var senders: [any PushSender] = [LogPushSender(logger: logger), NonePushSender()]
-        do throws(PushConfigurationError) {
+        do throws(SettingError) {
             let environment = configuration.proxyEnvironment
             if var fcm = configuration.fcmSettings {
                 fcm.proxy = try OutboundProxy.fromEnvironment(for: fcm.url, setting: "push.fcm.url", environment: environment)

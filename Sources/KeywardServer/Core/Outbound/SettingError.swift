@@ -1,6 +1,7 @@
-/// A push setting that cannot work, found at start-up so a bad configuration stops the server instead of failing
+// A setting that cannot work (a push key, a service account, a proxy), found at start-up and naming the setting.
+/// A setting that cannot work (push senders', Google service accounts', the outbound proxy's), found at start-up so a bad configuration stops the server instead of failing
 /// at the first login. Reads like "push.fcm.serviceAccountFile: /x.json: no private_key".
-public struct PushConfigurationError: Error, CustomStringConvertible, Equatable {
+public struct SettingError: Error, CustomStringConvertible, Equatable {
     /// The setting's name, e.g. "push.apns.keyFile".
     public let setting: String
     /// The file the setting names, when the problem is in a file.

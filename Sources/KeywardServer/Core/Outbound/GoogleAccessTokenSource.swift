@@ -41,11 +41,11 @@ actor GoogleAccessTokenSource {
     private let account: GoogleServiceAccount
     private let scope: String
     private let httpClient: HTTPClient
-    private let clock: PushClock
+    private let clock: CurrentDate
     private var cached: AccessToken?
     private var refresh: Task<AccessToken, any Error>?
 
-    init(account: GoogleServiceAccount, scope: String, httpClient: HTTPClient, clock: @escaping PushClock) {
+    init(account: GoogleServiceAccount, scope: String, httpClient: HTTPClient, clock: @escaping CurrentDate) {
         self.account = account
         self.scope = scope
         self.httpClient = httpClient
@@ -94,9 +94,9 @@ actor GoogleAccessTokenSource {
             ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
             ("assertion", assertion),
         ]).utf8)
-        let response: PushHTTPResponse
+        let response: OutboundHTTPResponse
         do {
-            response = try await PushHTTP.post(httpClient, url: account.tokenURI, headers: headers, body: body)
+            response = try await OutboundHTTP.post(httpClient, url: account.tokenURI, headers: headers, body: body)
         } catch {
             throw GoogleAccessTokenError.transport(String(describing: error))
         }

@@ -1,11 +1,11 @@
-// Reading the PKCS#8 PEM private keys push services hand out, with clear refusals for other shapes.
+// Reading the PKCS#8 PEM private keys outbound services hand out (Google, Apple), with clear refusals for other shapes.
 import Foundation
 import KeywardJOSE
 
-/// Reads the private keys push services hand out (Google service-account `private_key`, Apple `.p8`): PEM armour
+/// Reads the private keys outbound services hand out (Google service-account `private_key`, Apple `.p8`): PEM armour
 /// around unencrypted PKCS#8. Other shapes are refused with a message that says what was found and how to fix it,
 /// because a key that "could not be read" is a poor thing to debug at start-up.
-enum PushPrivateKeyPEM {
+enum PrivateKeyPEM {
     enum KeyType {
         case rsa
         case p256

@@ -9,9 +9,9 @@ enum PKCS8AlgorithmIdentifier {
     private static let ecPublicKey: [UInt8] = [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]  // 1.2.840.10045.2.1
     private static let prime256v1: [UInt8] = [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]  // 1.2.840.10045.3.1.7
 
-    private static let notPKCS8 = PushPrivateKeyPEM.Problem(message: "the PEM body is not a PKCS#8 PrivateKeyInfo")
+    private static let notPKCS8 = PrivateKeyPEM.Problem(message: "the PEM body is not a PKCS#8 PrivateKeyInfo")
 
-    static func keyType(der: [UInt8]) throws(PushPrivateKeyPEM.Problem) -> PushPrivateKeyPEM.KeyType {
+    static func keyType(der: [UInt8]) throws(PrivateKeyPEM.Problem) -> PrivateKeyPEM.KeyType {
         var outer = DERCursor(der[...])
         var info = try outer.element(tag: 0x30)
         guard outer.isAtEnd else { throw notPKCS8 }
@@ -25,11 +25,11 @@ enum PKCS8AlgorithmIdentifier {
         if oid.elementsEqual(rsaEncryption) { return .rsa }
         if oid.elementsEqual(ecPublicKey) {
             guard let curve = try? algorithm.element(tag: 0x06), curve.bytes.elementsEqual(prime256v1) else {
-                throw PushPrivateKeyPEM.Problem(message: "EC key is not on curve P-256")
+                throw PrivateKeyPEM.Problem(message: "EC key is not on curve P-256")
             }
             return .p256
         }
-        throw PushPrivateKeyPEM.Problem(message: "PKCS#8 key algorithm is neither RSA nor EC")
+        throw PrivateKeyPEM.Problem(message: "PKCS#8 key algorithm is neither RSA nor EC")
     }
 
     /// Reads definite-length DER elements one after another.
@@ -43,7 +43,7 @@ enum PKCS8AlgorithmIdentifier {
         var isAtEnd: Bool { bytes.isEmpty }
 
         /// The content of the next element, which must carry `tag`.
-        mutating func element(tag: UInt8) throws(PushPrivateKeyPEM.Problem) -> DERCursor {
+        mutating func element(tag: UInt8) throws(PrivateKeyPEM.Problem) -> DERCursor {
             guard let first = bytes.first, first == tag else { throw notPKCS8 }
             var index = bytes.index(after: bytes.startIndex)
             guard index < bytes.endIndex else { throw notPKCS8 }

@@ -1,4 +1,4 @@
-// The HTTP exchange push senders make, with a deadline, a bounded body and log excerpts.
+// The HTTP exchange outbound clients make (push senders, Google's token source), with a deadline, a bounded body and log excerpts.
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -6,7 +6,7 @@ import NIOCore
 import NIOHTTP1
 
 /// What the senders need from an HTTP exchange: status, headers and the start of the body.
-struct PushHTTPResponse: Sendable {
+struct OutboundHTTPResponse: Sendable {
     var status: Int
     var headers: HTTPHeaders
     var body: [UInt8]
@@ -15,11 +15,11 @@ struct PushHTTPResponse: Sendable {
 
     /// The body for a log line: at most `limit` bytes, cut on a UTF-8 character boundary, on one line.
     func bodyExcerpt(limit: Int = 512) -> String {
-        PushHTTP.excerpt(body, limit: limit)
+        OutboundHTTP.excerpt(body, limit: limit)
     }
 }
 
-enum PushHTTP {
+enum OutboundHTTP {
     /// A push belongs to a login the user is waiting on; a slower answer is as good as none.
     static let timeout: TimeAmount = .seconds(15)
     /// Push-service answers are small JSON; more is kept for nobody.
@@ -27,7 +27,7 @@ enum PushHTTP {
 
     static func post(
         _ client: HTTPClient, url: String, headers: HTTPHeaders, body: [UInt8]
-    ) async throws -> PushHTTPResponse {
+    ) async throws -> OutboundHTTPResponse {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers = headers
@@ -40,7 +40,7 @@ enum PushHTTP {
                 kept += chunk.readableBytesView.prefix(room)
             }
         }
-        return PushHTTPResponse(status: Int(response.status.code), headers: response.headers, body: kept)
+        return OutboundHTTPResponse(status: Int(response.status.code), headers: response.headers, body: kept)
     }
 
     static func excerpt(_ bytes: [UInt8], limit: Int) -> String {

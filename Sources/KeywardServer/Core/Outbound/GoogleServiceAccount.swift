@@ -12,30 +12,30 @@ struct GoogleServiceAccount: Sendable {
     let signingKey: SigningKey
 
     /// `setting` names the setting the file came from in every error.
-    static func load(path: String, setting: String = Self.setting) throws(PushConfigurationError) -> GoogleServiceAccount {
-        let data = try PushSettingFile.contents(setting: setting, path: path)
+    static func load(path: String, setting: String = Self.setting) throws(SettingError) -> GoogleServiceAccount {
+        let data = try SettingFile.contents(setting: setting, path: path)
         let object: JSONObject
         do {
             object = try StrictJSON.parseObject(Array(data))
         } catch {
-            throw PushConfigurationError(setting: setting, file: path, problem: "not a JSON object (\(error.message))")
+            throw SettingError(setting: setting, file: path, problem: "not a JSON object (\(error.message))")
         }
-        func requiredString(_ member: String) throws(PushConfigurationError) -> String {
+        func requiredString(_ member: String) throws(SettingError) -> String {
             guard let value = object.string(member), !value.isEmpty else {
-                throw PushConfigurationError(setting: setting, file: path, problem: "no \(member)")
+                throw SettingError(setting: setting, file: path, problem: "no \(member)")
             }
             return value
         }
         if let type = object.string("type"), type != "service_account" {
-            throw PushConfigurationError(setting: setting, file: path, problem: "type is \"\(type)\", not \"service_account\"")
+            throw SettingError(setting: setting, file: path, problem: "type is \"\(type)\", not \"service_account\"")
         }
         let clientEmail = try requiredString("client_email")
         let tokenURI = try requiredString("token_uri")
         let privateKey = try requiredString("private_key")
         guard let url = URL(string: tokenURI), ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
-            throw PushConfigurationError(setting: setting, file: path, problem: "token_uri \"\(tokenURI)\" is not an http(s) URL")
+            throw SettingError(setting: setting, file: path, problem: "token_uri \"\(tokenURI)\" is not an http(s) URL")
         }
-        let key = try PushSettingFile.signingKey(setting: setting, path: path, pem: privateKey, expected: .rsa)
+        let key = try SettingFile.signingKey(setting: setting, path: path, pem: privateKey, expected: .rsa)
         let privateKeyId = object.string("private_key_id").flatMap { $0.isEmpty ? nil : $0 }
         return GoogleServiceAccount(clientEmail: clientEmail, privateKeyId: privateKeyId, tokenURI: tokenURI, signingKey: key)
     }
