@@ -78,7 +78,8 @@ public struct AccountsAssembly: KeywardPart {
 extension AccountsAssembly {
     static let migrations = [
         UsersSchemaMigration.piece, BrowserSessionSchemaMigration.piece, LoginThrottleSchemaMigration.piece,
-        ExternalIdentitySchemaMigration.piece, NewAccountSchemaMigration.piece,
+        ExternalIdentitySchemaMigration.piece, IdentityProviderSchemaMigration.piece, AppleRevocationSchemaMigration.piece,
+        NewAccountSchemaMigration.piece,
     ]
 
     var sweeps: [ExpiredRowSweep] { [.browserSessions(sessionStore), .loginAttempts(loginAttemptStore)] }

@@ -1,5 +1,6 @@
 // Sign-in with identity providers, assembled: discovery documents and JWK Sets fetched and cached, the code
-// exchange's HTTP client, and the flow. The provider registry itself is AccountsAssembly's.
+// exchange's HTTP client, and the flow. The provider registry (its table, model, store and service) is Accounts':
+// the sign-in page, the account page and unlinking's one atomic statement read it.
 import Foundation
 import Hummingbird
 
@@ -46,5 +47,6 @@ struct IdentityProvidersAssembly: KeywardPart {
 }
 
 extension IdentityProvidersAssembly {
-    static let migrations = [IdentityProviderSchemaMigration.piece, AppleRevocationSchemaMigration.piece]
+    /// The registry's table is Accounts' (its atomic statements join it), so this part declares none.
+    static let migrations: [SchemaMigration.Piece] = []
 }
