@@ -18,17 +18,16 @@ public struct AccountsAssembly: KeywardPart {
     private let realms: RealmService
     private let core: CoreServices
 
-    init(_ core: CoreServices, oauth: OAuthAssembly) {
+    init(_ core: CoreServices, oauth: OAuthAssembly, settings: AccountsSettings) {
         self.core = core
         realms = oauth.realms
-        let configuration = core.configuration
         sessionStore = SQLBrowserSessionStore(database: core.database)
         loginAttemptStore = SQLLoginAttemptStore(database: core.database)
         users = UserService(
             store: SQLUserStore(database: core.database), identities: SQLExternalIdentityStore(database: core.database), sessions: sessionStore, audit: core.audit, clock: core.clock,
-            passwordKey: core.masterKey.derivedKey(purpose: PasswordHasher.keyPurpose), bcryptCost: UInt8(configuration.bcryptCost),
+            passwordKey: core.masterKey.derivedKey(purpose: PasswordHasher.keyPurpose), bcryptCost: UInt8(settings.bcryptCost),
             passwordWork: PasswordWork(
-                threads: configuration.passwordThreads, maxInFlight: configuration.maxConcurrentPasswordChecks,
+                threads: settings.passwordThreads, maxInFlight: settings.maxConcurrentPasswordChecks,
                 record: { [metrics = core.metrics] ran in metrics.passwordChecked(ran: ran) }
             )
         )
@@ -38,10 +37,10 @@ public struct AccountsAssembly: KeywardPart {
         providers = IdentityProviderService(
             store: SQLIdentityProviderStore(database: core.database), masterKey: core.masterKey, audit: core.audit, clock: core.clock
         )
-        loginThrottle = LoginThrottle(store: loginAttemptStore, clock: core.clock, maxAttemptsPerAddress: configuration.loginAttemptsPerAddress)
+        loginThrottle = LoginThrottle(store: loginAttemptStore, clock: core.clock, maxAttemptsPerAddress: settings.loginAttemptsPerAddress)
         browser = BrowserRequests(
-            sessions: browserSessions, secureCookies: configuration.resolvedPublicURL.lowercased().hasPrefix("https://"),
-            maxBodySize: configuration.maxBodySize, clients: configuration.clientNetworks
+            sessions: browserSessions, secureCookies: core.settings.publicURL.lowercased().hasPrefix("https://"),
+            maxBodySize: core.settings.maxBodySize, clients: core.settings.clients
         )
     }
 

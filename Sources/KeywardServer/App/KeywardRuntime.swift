@@ -57,8 +57,10 @@ public final class KeywardRuntime: Sendable {
             if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
             return KeywardRuntime(
                 configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger,
-                pageRenderer: try PageRenderer(), pushSenders: try PushSenders.configured(configuration, logger: logger, clock: clock),
-                deviceSettings: try DeviceSettings(configuration, logger: logger)
+                pageRenderer: try PageRenderer(), pushSenders: try PushSenders.configured(
+                    fcm: configuration.fcmSettings, apns: configuration.apnsSettings, proxyEnvironment: configuration.proxyEnvironment, logger: logger, clock: clock
+                ),
+                deviceSettings: try DeviceSettings(configuration.declaredDeviceSettings, logger: logger)
             )
         } catch {
             try? await database.close()
@@ -76,14 +78,14 @@ public final class KeywardRuntime: Sendable {
         self.database = database
         self.clock = clock
         self.logger = logger
-        let core = CoreServices.build(configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger)
+        let core = CoreServices.build(settings: configuration.sharedSettings, database: database, masterKey: masterKey, clock: clock, logger: logger)
         self.core = core
         (metrics, audit, singleUse) = (core.metrics, core.audit, core.singleUse)
-        oauth = OAuthAssembly(core)
-        accounts = AccountsAssembly(core, oauth: oauth)
-        pushMFA = PushMFAAssembly(core, oauth: oauth, accounts: accounts, senders: pushSenders)
+        oauth = OAuthAssembly(core, settings: configuration.oauthSettings)
+        accounts = AccountsAssembly(core, oauth: oauth, settings: configuration.accountsSettings)
+        pushMFA = PushMFAAssembly(core, oauth: oauth, accounts: accounts, senders: pushSenders, settings: configuration.pushMFASettings)
         hostTokens = HostTokensAssembly(core, oauth: oauth, accounts: accounts)
-        identityProviders = IdentityProvidersAssembly(core, accounts: accounts, oauth: oauth)
+        identityProviders = IdentityProvidersAssembly(core, accounts: accounts, oauth: oauth, settings: configuration.identityProviderSettings)
         devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
     }
 

@@ -19,28 +19,40 @@ struct DeviceSettings: Sendable {
 
     static let maximumFileSize = 16 << 20
 
-    init(_ configuration: KeywardConfiguration, logger: Logger) throws(ConfigurationError) {
-        challengeLifetime = TimeInterval(configuration.devicesChallengeLifetime)
-        limits = DeviceService.Limits(
-            pendingPerApp: configuration.devicesPendingLimit, pendingLifetime: TimeInterval(configuration.devicesPendingLifetimeDays) * 86400,
-            unattestedPerHour: configuration.devicesUnattestedPerHour,
-            googleDecodesPerAddressPerHour: configuration.playIntegrityGoogleCallsPerAddressPerHour,
-            googleDecodesPerAppPerHour: configuration.playIntegrityGoogleCallsPerAppPerHour
-        )
+    /// The `devices.*` settings as configured: values, and the files still to read.
+    struct Declared: Sendable {
+        /// `devices.challengeLifetime`, seconds.
+        var challengeLifetime = 90
+        /// `devices.pendingLimit`, `devices.pendingLifetimeDays`, `devices.unattestedPerHour`,
+        /// `devices.playIntegrity.googleCallsPerAddressPerHour` / `…PerAppPerHour`.
+        var limits = DeviceService.Limits.default
+        /// `devices.playIntegrity.url`.
+        var playIntegrityURL = "https://playintegrity.googleapis.com"
+        /// `devices.appsFile`, `devices.playIntegrity.serviceAccountFile`, `devices.android.extraRootsFile`,
+        /// `devices.android.revocationListFile`.
+        var appsFile: String?
+        var playIntegrityServiceAccountFile: String?
+        var androidExtraRootsFile: String?
+        var androidRevocationListFile: String?
+    }
+
+    init(_ declared: Declared, logger: Logger) throws(ConfigurationError) {
+        challengeLifetime = TimeInterval(declared.challengeLifetime)
+        limits = declared.limits
         androidRoots = .googleHardwareAttestation
-        playIntegrityURL = configuration.playIntegrityURL
-        if let path = configuration.devicesAppsFile { declaredApps = try DeviceAppsFile.load(path: path) }
+        playIntegrityURL = declared.playIntegrityURL
+        if let path = declared.appsFile { declaredApps = try DeviceAppsFile.load(path: path) }
         guard let url = URL(string: playIntegrityURL), ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
             throw ConfigurationError(setting: "devices.playIntegrity.url", problem: "\(playIntegrityURL) is not an http(s) URL")
         }
-        if let path = configuration.playIntegrityServiceAccountFile {
+        if let path = declared.playIntegrityServiceAccountFile {
             do throws(SettingError) {
                 playIntegrityAccount = try GoogleServiceAccount.load(path: path, setting: "devices.playIntegrity.serviceAccountFile")
             } catch {
                 throw ConfigurationError(setting: error.setting, problem: error.description)
             }
         }
-        if let path = configuration.androidExtraRootsFile {
+        if let path = declared.androidExtraRootsFile {
             let setting = "devices.android.extraRootsFile"
             let pem = String(decoding: try Self.read(path, setting: setting), as: UTF8.self)
             do throws(AttestationFailure) {
@@ -49,7 +61,7 @@ struct DeviceSettings: Sendable {
                 throw ConfigurationError(setting: setting, problem: "\(path): \(error.detail)")
             }
         }
-        if let path = configuration.androidRevocationListFile {
+        if let path = declared.androidRevocationListFile {
             androidRevocations = try RevocationListFile(path: path, logger: logger)
         }
     }

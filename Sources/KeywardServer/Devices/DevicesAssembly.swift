@@ -22,7 +22,7 @@ public struct DevicesAssembly: KeywardPart {
     private let clients: ClientNetworks
 
     init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
-        (realms, maxBodySize, clients) = (oauth.realms, core.configuration.maxBodySize, core.configuration.clientNetworks)
+        (realms, maxBodySize, clients) = (oauth.realms, core.settings.maxBodySize, core.settings.clients)
         let store = SQLDeviceStore(database: core.database)
         self.store = store
         declaredApps = settings.declaredApps

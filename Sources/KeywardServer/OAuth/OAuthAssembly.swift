@@ -15,24 +15,23 @@ public struct OAuthAssembly: KeywardPart {
     /// Extension grants other parts answer at the token endpoint (RFC 6749 §4.5), plugged in as they are assembled.
     let grants = TokenGrants()
 
-    init(_ core: CoreServices) {
+    init(_ core: CoreServices, settings: OAuthSettings) {
         self.core = core
-        let configuration = core.configuration
         let singleUse = core.singleUse
         signingKeyStore = SQLSigningKeyStore(database: core.database)
         keys = RealmKeyService(store: signingKeyStore, masterKey: core.masterKey, clock: core.clock)
-        realms = RealmService(store: SQLRealmStore(database: core.database), keys: keys, clock: core.clock, publicURL: configuration.resolvedPublicURL)
+        realms = RealmService(store: SQLRealmStore(database: core.database), keys: keys, clock: core.clock, publicURL: core.settings.publicURL)
         clients = ClientService(store: SQLClientStore(database: core.database), clock: core.clock)
         accessTokens = AccessTokenIssuer(realms: realms, keys: keys)
         tokens = TokenService(
             realms: realms, clients: clients, issuer: accessTokens, singleUse: singleUse,
-            dpopOptions: Self.dpopOptions(maxAge: configuration.dpopTokenEndpointMaxAge, futureSkew: configuration.dpopTokenEndpointFutureSkew),
-            nonces: configuration.dpopRequireNonce ? DPoPNonces(masterKey: core.masterKey) : nil,
+            dpopOptions: Self.dpopOptions(maxAge: settings.tokenEndpointProofMaxAge, futureSkew: settings.tokenEndpointProofFutureSkew),
+            nonces: settings.requireNonce ? DPoPNonces(masterKey: core.masterKey) : nil,
             clock: core.clock, metrics: core.metrics
         )
         resourceGuard = DPoPResourceGuard(
             issuer: accessTokens, singleUse: singleUse,
-            options: .init(proof: Self.dpopOptions(maxAge: configuration.dpopMaxAge, futureSkew: configuration.dpopFutureSkew)),
+            options: .init(proof: Self.dpopOptions(maxAge: settings.resourceProofMaxAge, futureSkew: settings.resourceProofFutureSkew)),
             clock: core.clock, metrics: core.metrics
         )
     }
@@ -46,7 +45,7 @@ public struct OAuthAssembly: KeywardPart {
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         OAuthRoutes(
             realms: realms, keys: keys, tokens: tokens.adding(grants.all), guardian: resourceGuard,
-            publicURL: core.configuration.resolvedPublicURL, maxBodySize: core.configuration.maxBodySize
+            publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize
         ).register(on: router)
     }
 

@@ -12,12 +12,13 @@ public struct PushMFAAssembly: KeywardPart {
     private let realms: RealmService
     private let users: UserService
     private let throttle: LoginThrottle
+    private let settings: PushMFAServerSettings
 
     /// Plugs push approval into Accounts' login flow as its second factor, and the user's phones into its removal.
-    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, senders: [any PushSender]) {
+    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, senders: [any PushSender], settings: PushMFAServerSettings) {
         self.core = core
+        self.settings = settings
         (realms, users, throttle) = (oauth.realms, accounts.users, accounts.loginThrottle)
-        let configuration = core.configuration
         let metrics = core.metrics
         signals = ChallengeSignals()
         challengeStore = SQLPushChallengeStore(database: core.database)
@@ -27,8 +28,8 @@ public struct PushMFAAssembly: KeywardPart {
             state: SQLPushMFAStateStore(database: core.database), tokens: PushMFATokens(realms: oauth.realms, keys: oauth.keys),
             authenticator: DeviceAuthenticator(
                 gate: oauth.gate(DeviceAuthenticator.gateOptions(
-                    requireAth: configuration.pushMfaRequireAth, iatTolerance: TimeInterval(configuration.pushMfaDpopIatTolerance),
-                    jtiLifetime: TimeInterval(configuration.pushMfaDpopJtiTTL)
+                    requireAth: settings.requireAth, iatTolerance: TimeInterval(settings.dpopIatTolerance),
+                    jtiLifetime: TimeInterval(settings.dpopJtiTTL)
                 )),
                 credentials: credentials, users: accounts.users, clock: core.clock, audit: core.audit, metrics: metrics, refusalAudit: RefusalAuditSampler()
             ),
@@ -36,7 +37,7 @@ public struct PushMFAAssembly: KeywardPart {
                 metrics.pushDelivered(providerType: type, outcome: outcome.rawValue)
             }),
             pushTasks: BoundedTasks(
-                maxRunning: configuration.pushMaxConcurrentSends, maxWaiting: 16 * configuration.pushMaxConcurrentSends,
+                maxRunning: settings.maxConcurrentSends, maxWaiting: 16 * settings.maxConcurrentSends,
                 onDrop: { metrics.pushDropped() }
             ),
             signals: signals, audit: core.audit, clock: core.clock, logger: core.logger
@@ -53,15 +54,10 @@ public struct PushMFAAssembly: KeywardPart {
     }
 
     private func registerAPI(on router: Router<KeywardRequestContext>, renderer: PageRenderer) {
-        let configuration = core.configuration
         PushMFARoutes(
             service: service,
-            events: ChallengeEventStream(service: service, signals: signals, metrics: core.metrics, options: .init(
-                maxConnections: configuration.sseMaxConnections, heartbeat: .seconds(configuration.sseHeartbeatSeconds),
-                maxLifetime: .seconds(configuration.sseMaxConnectionLifetimeSeconds), reconnectDelayMillis: configuration.sseReconnectDelayMillis,
-                pollInterval: .milliseconds(configuration.ssePollMillis)
-            )),
-            publicURL: configuration.resolvedPublicURL, maxBodySize: configuration.maxBodySize, renderer: renderer
+            events: ChallengeEventStream(service: service, signals: signals, metrics: core.metrics, options: settings.events),
+            publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize, renderer: renderer
         ).register(on: router)
     }
 

@@ -24,32 +24,32 @@ final class DeviceConfigurationTests: XCTestCase {
         configuration.devicesChallengeLifetime = 120
         configuration.androidExtraRootsFile = roots.path
         configuration.androidRevocationListFile = statusList.path
-        let settings = try DeviceSettings(configuration, logger: Logger(label: "test"))
+        let settings = try DeviceSettings(configuration.declaredDeviceSettings, logger: Logger(label: "test"))
         XCTAssertEqual(settings.challengeLifetime, 120)
         XCTAssertEqual(settings.androidRoots.certificates.count, 3, "Google's two roots and the operator's")
         XCTAssertEqual(settings.androidRevocations?.current.entries.count, 1)
 
         configuration.androidRevocationListFile = roots.path
-        XCTAssertThrowsError(try DeviceSettings(configuration, logger: Logger(label: "test"))) { error in
+        XCTAssertThrowsError(try DeviceSettings(configuration.declaredDeviceSettings, logger: Logger(label: "test"))) { error in
             XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.android.revocationListFile", "\(error)")
         }
         configuration.androidRevocationListFile = nil
         configuration.androidExtraRootsFile = directory.appendingPathComponent("missing.pem").path
-        XCTAssertThrowsError(try DeviceSettings(configuration, logger: Logger(label: "test"))) { error in
+        XCTAssertThrowsError(try DeviceSettings(configuration.declaredDeviceSettings, logger: Logger(label: "test"))) { error in
             XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.android.extraRootsFile", "\(error)")
         }
         configuration.androidExtraRootsFile = statusList.path
-        XCTAssertThrowsError(try DeviceSettings(configuration, logger: Logger(label: "test"))) { error in
+        XCTAssertThrowsError(try DeviceSettings(configuration.declaredDeviceSettings, logger: Logger(label: "test"))) { error in
             XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.android.extraRootsFile", "\(error)")
         }
         configuration.androidExtraRootsFile = nil
         configuration.playIntegrityServiceAccountFile = statusList.path
-        XCTAssertThrowsError(try DeviceSettings(configuration, logger: Logger(label: "test"))) { error in
+        XCTAssertThrowsError(try DeviceSettings(configuration.declaredDeviceSettings, logger: Logger(label: "test"))) { error in
             XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.playIntegrity.serviceAccountFile", "\(error)")
         }
         configuration.playIntegrityServiceAccountFile = nil
         configuration.playIntegrityURL = "ftp://example.com"
-        XCTAssertThrowsError(try DeviceSettings(configuration, logger: Logger(label: "test"))) { error in
+        XCTAssertThrowsError(try DeviceSettings(configuration.declaredDeviceSettings, logger: Logger(label: "test"))) { error in
             XCTAssertEqual((error as? ConfigurationError)?.setting, "devices.playIntegrity.url", "\(error)")
         }
     }

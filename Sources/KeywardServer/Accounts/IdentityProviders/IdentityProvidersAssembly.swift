@@ -14,11 +14,11 @@ struct IdentityProvidersAssembly: KeywardPart {
     private let realms: RealmService
     private let clock: any KeywardClock
 
-    init(_ core: CoreServices, accounts: AccountsAssembly, oauth: OAuthAssembly) {
+    init(_ core: CoreServices, accounts: AccountsAssembly, oauth: OAuthAssembly, settings: IdentityProviderSettings) {
         fetcher = HTTPDocumentFetcher()
         tokens = ProviderTokenClient()
         (self.accounts, realms, clock) = (accounts, oauth.realms, core.clock)
-        callbackLimiter = ProviderCallbackLimiter(limit: core.configuration.providerCallbackFailuresPerAddress)
+        callbackLimiter = ProviderCallbackLimiter(limit: settings.callbackFailuresPerAddress)
         let appleSecrets = AppleClientSecrets(masterKey: core.masterKey, clock: core.clock)
         appleRevocation = AppleTokenRevocation(providers: accounts.providers, appleSecrets: appleSecrets, tokens: tokens, audit: core.audit, logger: core.logger)
         signIn = ProviderSignIn(
@@ -26,7 +26,7 @@ struct IdentityProvidersAssembly: KeywardPart {
             jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), tokens: tokens,
             appleSecrets: appleSecrets, users: accounts.users,
             singleUse: core.singleUse, keys: TransactionKeys(masterKey: core.masterKey), clock: core.clock,
-            publicURL: core.configuration.resolvedPublicURL, audit: core.audit, logger: core.logger
+            publicURL: core.settings.publicURL, audit: core.audit, logger: core.logger
         )
         accounts.plugins.add(removalStep: appleRevocation)
         accounts.plugins.add(unlinkStep: appleRevocation)

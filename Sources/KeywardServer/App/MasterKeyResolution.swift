@@ -1,0 +1,38 @@
+// Where the master key comes from at start-up: the `masterKey` setting, or the embedded database's key file.
+import Crypto
+import Foundation
+
+extension MasterKey {
+    /// The master key from `masterKey` (base64) or, for the embedded database only, a key file in the data
+    /// directory created on first start with mode 0600.
+    static func resolve(configuration: KeywardConfiguration, embedded: Bool) throws -> MasterKey {
+        if let encoded = configuration.masterKey {
+            return try MasterKey(bytes: Array(Data(base64Encoded: encoded) ?? Data()))
+        }
+        guard embedded else {
+            throw ConfigurationError(
+                setting: "masterKey",
+                problem: "is required with PostgreSQL so every node opens the same keys (generate one with `openssl rand -base64 32`)"
+            )
+        }
+        let path = configuration.dataDirectory + "/master.key"
+        let fileManager = FileManager.default
+        if fileManager.fileExists(atPath: path) {
+            let attributes = try fileManager.attributesOfItem(atPath: path)
+            if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
+                throw ConfigurationError(setting: "masterKey", problem: "key file \(path) is readable by other users (mode \(String(mode, radix: 8))); chmod 600 it")
+            }
+            let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let bytes = Data(base64Encoded: text) else {
+                throw ConfigurationError(setting: "masterKey", problem: "key file \(path) is not base64")
+            }
+            return try MasterKey(bytes: Array(bytes))
+        }
+        try fileManager.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
+        guard fileManager.createFile(atPath: path, contents: Data((bytes.base64EncodedString() + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw ConfigurationError(setting: "dataDir", problem: "cannot write \(path)")
+        }
+        return try MasterKey(bytes: Array(bytes))
+    }
+}
