@@ -8,7 +8,7 @@ import Synchronization
 /// counted per client address and per app in fixed one-hour windows, before the call is made.
 ///
 /// Per node and in memory, as `ProviderCallbackLimiter` is: the cost to stop is each node's outbound call. At most
-/// `maxKeys` windows are kept per kind; when full, ended windows go first, then the oldest.
+/// `maxKeys` windows are kept per kind (`BoundedWindows`).
 final class GoogleDecodeBudget: Sendable {
     enum Refusal: String, Sendable {
         case addressLimit = "address_limit"
@@ -26,17 +26,18 @@ final class GoogleDecodeBudget: Sendable {
     }
 
     private struct Windows {
-        var byAddress: [String: Window] = [:]
-        var byApp: [String: Window] = [:]
+        var byAddress: BoundedWindows<Window>
+        var byApp: BoundedWindows<Window>
     }
 
-    private let windows = Mutex(Windows())
+    private let windows: Mutex<Windows>
 
     init(perAddress: Int, perApp: Int, window: TimeInterval = 3600, maxKeys: Int = 10_000) {
         self.perAddress = perAddress
         self.perApp = perApp
         self.window = window
         self.maxKeys = maxKeys
+        windows = Mutex(Windows(byAddress: BoundedWindows(maxKeys: maxKeys, start: \.start), byApp: BoundedWindows(maxKeys: maxKeys, start: \.start)))
     }
 
     /// Takes one call from both the address's and the app's budget, or neither: nil when the call may be made,
@@ -45,15 +46,14 @@ final class GoogleDecodeBudget: Sendable {
         windows.withLock { windows in
             var byApp = current(windows.byApp[app], now: now)
             let counted = address == ClientAddress.unknown ? nil : address
-            var byAddress = counted.map { current(windows.byAddress[$0], now: now) }
+            let byAddress = counted.map { current(windows.byAddress[$0], now: now) }
             if let byAddress, byAddress.calls >= perAddress { return .addressLimit }
             guard byApp.calls < perApp else { return .appLimit }
             byApp.calls += 1
-            store(byApp, for: app, in: &windows.byApp, now: now)
+            windows.byApp.store(byApp, for: app) { now.timeIntervalSince($0.start) >= window }
             if let counted, var spent = byAddress {
                 spent.calls += 1
-                byAddress = spent
-                store(spent, for: counted, in: &windows.byAddress, now: now)
+                windows.byAddress.store(spent, for: counted) { now.timeIntervalSince($0.start) >= window }
             }
             return nil
         }
@@ -62,15 +62,5 @@ final class GoogleDecodeBudget: Sendable {
     private func current(_ stored: Window?, now: Date) -> Window {
         guard let stored, now.timeIntervalSince(stored.start) < window else { return Window(start: now, calls: 0) }
         return stored
-    }
-
-    private func store(_ value: Window, for key: String, in map: inout [String: Window], now: Date) {
-        if map[key] == nil, map.count >= maxKeys {
-            map = map.filter { now.timeIntervalSince($0.value.start) < window }
-            if map.count >= maxKeys, let oldest = map.min(by: { $0.value.start < $1.value.start })?.key {
-                map.removeValue(forKey: oldest)
-            }
-        }
-        map[key] = value
     }
 }

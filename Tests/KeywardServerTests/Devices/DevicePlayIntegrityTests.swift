@@ -98,25 +98,34 @@ final class DevicePlayIntegrityTests: XCTestCase {
         }
     }
 
+    static func addGoogleApp(_ server: TestServer) async throws {
+        _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
+            realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [package], signingCertDigests: digestHex, playIntegrityGoogle: true
+        ))
+    }
+
+    /// A device service whose Google decoder is `google` (a local stand-in) with a service account's token.
+    static func googleService(_ server: TestServer, _ google: FakeGoogle, limits: DeviceService.Limits = .default) -> DeviceService {
+        var verifier = PlatformAttestationVerifier()
+        let endpoint = google.endpoint
+        verifier.googlePlayIntegrity = { (package: String) throws(AttestationFailure) -> any PlayIntegrityDecoder in
+            try GooglePlayIntegrityDecoder(packageName: package, endpoint: endpoint, accessToken: { "ya29.service-account" })
+        }
+        let runtime = server.runtime
+        return DeviceService(
+            store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse, challengeKey: SymmetricKey(size: .bits256),
+            attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock, limits: limits
+        )
+    }
+
     /// An app set to Google's decodeIntegrityToken: the token goes to Google (a local stand-in here) with the
     /// service account's bearer token, and Google's verdict gets the same checks; the running server, which has no
     /// service account configured, cannot judge such tokens.
     func testGoogleDecodesForAppsSetToIt() async throws {
         try await TestServer.forEachEngine { server, client in
-            _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
-                realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [Self.package], signingCertDigests: Self.digestHex, playIntegrityGoogle: true
-            ))
+            try await Self.addGoogleApp(server)
             try await FakeGoogle().run { google in
-                var verifier = PlatformAttestationVerifier()
-                let endpoint = google.endpoint
-                verifier.googlePlayIntegrity = { (package: String) throws(AttestationFailure) -> any PlayIntegrityDecoder in
-                    try GooglePlayIntegrityDecoder(packageName: package, endpoint: endpoint, accessToken: { "ya29.service-account" })
-                }
-                let runtime = server.runtime
-                let service = DeviceService(
-                    store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse, challengeKey: SymmetricKey(size: .bits256),
-                    attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock
-                )
+                let service = Self.googleService(server, google)
                 func request() async throws -> (RegistrationRequest, String) {
                     let installation = TestInstallation()
                     let challenge = try await service.challenge(realm: "demo", appId: "google-app").challenge
@@ -161,23 +170,13 @@ final class DevicePlayIntegrityTests: XCTestCase {
     /// hour; every refusal is counted.
     func testGoogleIsCalledOnlyForWellFormedTokensAndWithinItsLimits() async throws {
         try await TestServer.forEachEngine { server, _ in
-            _ = try await server.runtime.devices.apps.add(DeviceAppService.Registration(
-                realm: "demo", appId: "google-app", platform: .android, environment: .production, packages: [Self.package], signingCertDigests: Self.digestHex, playIntegrityGoogle: true
-            ))
+            try await Self.addGoogleApp(server)
             try await FakeGoogle().run { google in
-                var verifier = PlatformAttestationVerifier()
-                let endpoint = google.endpoint
-                verifier.googlePlayIntegrity = { (package: String) throws(AttestationFailure) -> any PlayIntegrityDecoder in
-                    try GooglePlayIntegrityDecoder(packageName: package, endpoint: endpoint, accessToken: { "ya29.service-account" })
-                }
                 var limits = DeviceService.Limits.default
                 limits.googleDecodesPerAddressPerHour = 3
                 limits.googleDecodesPerAppPerHour = 5
                 let runtime = server.runtime
-                let service = DeviceService(
-                    store: SQLDeviceStore(database: runtime.database), singleUse: runtime.singleUse, challengeKey: SymmetricKey(size: .bits256),
-                    attestations: verifier, audit: runtime.audit, metrics: runtime.metrics, clock: server.clock, limits: limits
-                )
+                let service = Self.googleService(server, google, limits: limits)
                 google.answer(.badRequest, ["error": .object(["message": "Integrity token cannot be decoded"])])
                 let wellFormed = try PlayIntegrityTestKeys().token(Self.verdict(nonce: "n", requestedAt: server.clock.now()))
                 func register(_ token: String, from address: String) async throws -> DeviceError {

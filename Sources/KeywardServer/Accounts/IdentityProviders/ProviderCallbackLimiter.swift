@@ -9,8 +9,8 @@ import Synchronization
 /// Keyward's client credentials, until the provider throttled Keyward for everyone.
 ///
 /// Per node and in memory: the cost to stop is the outbound call, which each node makes itself, and a person's
-/// sign-ins do not fail. At most `maxAddresses` windows are kept; when full, ended windows go first, then the
-/// oldest, so addresses cannot be sprayed to grow the map.
+/// sign-ins do not fail. At most `maxAddresses` windows are kept (`BoundedWindows`), so addresses cannot be sprayed
+/// to grow the map.
 final class ProviderCallbackLimiter: Sendable {
     let limit: Int
     let window: TimeInterval
@@ -24,12 +24,13 @@ final class ProviderCallbackLimiter: Sendable {
         var inFlight: Int
     }
 
-    private let windows = Mutex<[String: Window]>([:])
+    private let windows: Mutex<BoundedWindows<Window>>
 
     init(limit: Int, window: TimeInterval = 600, maxAddresses: Int = 10_000) {
         self.limit = limit
         self.window = window
         self.maxAddresses = maxAddresses
+        windows = Mutex(BoundedWindows(maxKeys: maxAddresses, start: \.start))
     }
 
     /// nil when a callback from `address` may go ahead, which holds one of the address's places until `finish`;
@@ -42,7 +43,7 @@ final class ProviderCallbackLimiter: Sendable {
                 return max(1, Int(current.start.addingTimeInterval(window).timeIntervalSince(now).rounded(.up)))
             }
             current.inFlight += 1
-            Self.store(current, for: address, in: &windows, now: now, window: window, maxAddresses: maxAddresses)
+            store(current, for: address, in: &windows, now: now)
             return nil
         }
     }
@@ -54,7 +55,7 @@ final class ProviderCallbackLimiter: Sendable {
             var current = Self.current(windows[address], now: now, window: window)
             current.inFlight = max(0, current.inFlight - 1)
             if failed { current.failures += 1 }
-            Self.store(current, for: address, in: &windows, now: now, window: window, maxAddresses: maxAddresses)
+            store(current, for: address, in: &windows, now: now)
         }
     }
 
@@ -64,14 +65,9 @@ final class ProviderCallbackLimiter: Sendable {
         return now.timeIntervalSince(stored.start) < window ? stored : Window(start: now, failures: 0, inFlight: stored.inFlight)
     }
 
-    private static func store(_ value: Window, for address: String, in windows: inout [String: Window], now: Date, window: TimeInterval, maxAddresses: Int) {
-        if windows[address] == nil, windows.count >= maxAddresses {
-            windows = windows.filter { now.timeIntervalSince($0.value.start) < window || $0.value.inFlight > 0 }
-            if windows.count >= maxAddresses, let oldest = windows.min(by: { $0.value.start < $1.value.start })?.key {
-                windows.removeValue(forKey: oldest)
-            }
-        }
-        windows[address] = value
+    /// A window in flight is never dropped: its callback has yet to count.
+    private func store(_ value: Window, for address: String, in windows: inout BoundedWindows<Window>, now: Date) {
+        windows.store(value, for: address) { now.timeIntervalSince($0.start) >= window && $0.inFlight == 0 }
     }
 
     /// Refusals that came from a provider's answer, i.e. after an outbound call: what the limit counts.
