@@ -27,7 +27,7 @@ struct LoginPages: Sendable {
 
 
     private func showLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context)
+        let realm = try await realms.pathRealm(context).name
         let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return_to"))
         let clientId = request.uri.queryParameters.get("client_id").map { String($0.prefix(128)) }
         // `reauth`: an action asks for a fresh sign-in (deleting the account), so a signed-in browser gets the form too.
@@ -110,7 +110,7 @@ struct LoginPages: Sendable {
     }
 
     private func submitLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context)
+        let realm = try await realms.pathRealm(context).name
         let holder: SignInHolder
         if let session = try await browser.session(request, realm: realm) {
             holder = .session(session)
@@ -159,7 +159,7 @@ struct LoginPages: Sendable {
     }
 
     private func logout(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context)
+        let realm = try await realms.pathRealm(context).name
         if let session = try await browser.session(request, realm: realm) {
             guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
             try await browser.sessions.end(session)
@@ -168,7 +168,7 @@ struct LoginPages: Sendable {
     }
 
     private func account(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context)
+        let realm = try await realms.pathRealm(context).name
         guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
             let user = try await users.user(realm: realm, id: userId)
         else {

@@ -34,7 +34,7 @@ struct SessionRoutes: Sendable {
 
     func register(on router: Router<KeywardRequestContext>) {
         router.get("/realms/:realm/v1/auth/session") { request, context in
-            let realm = try await realms.pathRealm(context)
+            let realm = try await realms.pathRealm(context).name
             guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
                 let user = try await users.user(realm: realm, id: userId)
             else { throw APIError(.unauthorized, .notSignedIn, "this browser is not signed in to realm '\(realm)'") }
@@ -44,7 +44,7 @@ struct SessionRoutes: Sendable {
             ), headers: [.cacheControl: "no-store"])
         }
         router.post("/realms/:realm/v1/auth/logout") { request, context in
-            let realm = try await realms.pathRealm(context)
+            let realm = try await realms.pathRealm(context).name
             guard let session = try await browser.session(request, realm: realm) else {
                 throw APIError(.unauthorized, .notSignedIn, "this browser is not signed in to realm '\(realm)'")
             }

@@ -86,18 +86,15 @@ struct DeviceRoutes {
         }
     }
 
+    /// The realm through the one resolver, its refusal in the device API's body.
     private func realmName(_ context: KeywardRequestContext) async throws(DeviceError) -> String {
-        let name = context.parameters.get("realm") ?? ""
         do {
-            guard try await realms.realm(named: name) != nil else {
-                throw DeviceError(.notFound, .realmNotFound, "realm '\(displayable(name))' does not exist")
-            }
-        } catch let error as DeviceError {
-            throw error
+            return try await realms.pathRealm(context).name
+        } catch let error as APIError where error.code == .realmNotFound {
+            throw DeviceError(.notFound, .realmNotFound, error.message)
         } catch {
             throw .unavailable
         }
-        return name
     }
 
     private func jsonBody(_ request: Request) async throws -> JSONObject {

@@ -23,11 +23,7 @@ struct OAuthRoutes {
     }
 
     private func realm(_ context: KeywardRequestContext) async throws -> Realm {
-        let name = context.parameters.get("realm") ?? ""
-        guard let realm = try await realms.realm(named: name) else {
-            throw APIError.realmNotFound(name)
-        }
-        return realm
+        try await realms.pathRealm(context)
     }
 
     private func discovery(_ context: KeywardRequestContext) async throws -> Response {

@@ -70,10 +70,11 @@ public enum RealmError: Error, CustomStringConvertible, Equatable {
 }
 
 extension RealmService {
-    /// The route's `realm` path parameter, when such a realm exists; `realm_not_found` otherwise.
-    func pathRealm(_ context: KeywardRequestContext) async throws -> String {
+    /// The one resolver of a route's realm: the `realm` path parameter, when such a realm exists (from the cache);
+    /// `realm_not_found` (404) otherwise, which each API family answers in its own body.
+    func pathRealm(_ context: KeywardRequestContext) async throws -> Realm {
         let name = context.parameters.get("realm") ?? ""
-        guard try await realm(named: name) != nil else { throw APIError.realmNotFound(name) }
-        return name
+        guard let realm = try await realm(named: name) else { throw APIError.realmNotFound(name) }
+        return realm
     }
 }

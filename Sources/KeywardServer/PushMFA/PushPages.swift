@@ -43,7 +43,7 @@ struct PushPages: Sendable {
     // MARK: - Account page: removing a phone
 
     private func removeDevice(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context)
+        let realm = try await realms.pathRealm(context).name
         guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
             return renderer.formExpired(realm: realm, backToAccount: false)
@@ -65,8 +65,8 @@ struct PushPages: Sendable {
 
     /// `session` is the one a form post was checked against; a GET reads it here.
     private func wait(_ request: Request, _ context: KeywardRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
-        let realm = context.parameters.get("realm") ?? ""
-        guard let realmRecord = try await realms.realm(named: realm) else { throw APIError.realmNotFound(realm) }
+        let realmRecord = try await realms.pathRealm(context)
+        let realm = realmRecord.name
         let current = if let posted { posted } else { try await browser.session(request, realm: realm) }
         guard var session = current, session.stage == .passwordVerified,
             let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
@@ -155,8 +155,7 @@ struct PushPages: Sendable {
     // MARK: - Enrollment
 
     private func enroll(_ request: Request, _ context: KeywardRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
-        let realm = context.parameters.get("realm") ?? ""
-        guard try await realms.realm(named: realm) != nil else { throw APIError.realmNotFound(realm) }
+        let realm = try await realms.pathRealm(context).name
         let current = if let posted { posted } else { try await browser.session(request, realm: realm) }
         guard var session = current, session.stage == .authenticated || session.stage == .enrollmentRequired,
             let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
