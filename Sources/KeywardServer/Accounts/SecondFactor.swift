@@ -56,8 +56,12 @@ final class AccountPlugins: Sendable {
 
     private let plugged = Mutex(Plugged())
 
-    /// The realm's second factor; `NoSecondFactor` until a part plugs one in.
-    var secondFactor: any SecondFactor { plugged.withLock { $0.secondFactor } ?? NoSecondFactor() }
+    /// The second factor as plugged in when each call is made (`NoSecondFactor` while none is): what the flow and
+    /// the pages hold, so that nothing built before a part plugs its factor in can keep a stale one and let a
+    /// sign-in skip it.
+    var secondFactor: any SecondFactor { PluggedSecondFactor(plugins: self) }
+
+    fileprivate var current: any SecondFactor { plugged.withLock { $0.secondFactor } ?? NoSecondFactor() }
     var removalSteps: [any UserRemovalStep] { plugged.withLock { $0.removalSteps } }
     var unlinkSteps: [any IdentityUnlinkStep] { plugged.withLock { $0.unlinkSteps } }
 
@@ -74,9 +78,26 @@ final class AccountPlugins: Sendable {
     func add(unlinkStep: any IdentityUnlinkStep) { plugged.withLock { $0.unlinkSteps.append(unlinkStep) } }
 }
 
+/// Forwards each call to the factor plugged in at that moment.
+private struct PluggedSecondFactor: SecondFactor {
+    let plugins: AccountPlugins
+
+    var amr: String { plugins.current.amr }
+
+    func step(realm: String, userId: String, newUser: Bool) async throws -> SecondFactorStep {
+        try await plugins.current.step(realm: realm, userId: userId, newUser: newUser)
+    }
+
+    func abandon(_ session: BrowserSession) async { await plugins.current.abandon(session) }
+
+    func accountSection(realm: String, user: User, session: BrowserSession) async throws -> [String: Any] {
+        try await plugins.current.accountSection(realm: realm, user: user, session: session)
+    }
+}
+
 /// No second factor: every sign-in is complete after the first.
 struct NoSecondFactor: SecondFactor {
-    var amr: String { "mfa" }
+    var amr: String { "" }
     func step(realm: String, userId: String, newUser: Bool) async throws -> SecondFactorStep { .skip }
     func abandon(_ session: BrowserSession) async {}
     func accountSection(realm: String, user: User, session: BrowserSession) async throws -> [String: Any] { [:] }

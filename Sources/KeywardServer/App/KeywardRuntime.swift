@@ -53,7 +53,7 @@ public final class KeywardRuntime: Sendable {
         let masterKey = try MasterKey.resolve(configuration: configuration, embedded: databaseConfiguration.isEmbedded)
         let database = try await KeywardDatabase.open(databaseConfiguration, logger: logger)
         do {
-            let applied = try await Migrator(database: database, logger: logger).migrate()
+            let applied = try await Migrator(database: database, logger: logger, migrations: SchemaMigration.all).migrate()
             if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }
             return KeywardRuntime(
                 configuration: configuration, database: database, masterKey: masterKey, clock: clock, logger: logger,

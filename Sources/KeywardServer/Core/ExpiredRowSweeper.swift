@@ -35,11 +35,6 @@ public struct ExpiredRowSweeper: Service {
 
         public subscript(dynamicMember name: String) -> Int { rows[name] ?? 0 }
 
-        /// Equal when every name counts the same rows, a missing name counting 0.
-        public static func == (lhs: Counts, rhs: Counts) -> Bool {
-            Set(lhs.rows.keys).union(rhs.rows.keys).allSatisfy { (lhs.rows[$0] ?? 0) == (rhs.rows[$0] ?? 0) }
-        }
-
         public var description: String { rows.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
     }
 

@@ -91,7 +91,7 @@ struct DeviceRoutes {
         do {
             return try await realms.pathRealm(context).name
         } catch let error as APIError where error.code == .realmNotFound {
-            throw DeviceError(.notFound, .realmNotFound, error.message)
+            throw DeviceError(.notFound, .realmNotFound, "realm '\(displayable(context.parameters.get("realm") ?? ""))' does not exist")
         } catch {
             throw .unavailable
         }

@@ -4,7 +4,6 @@ import Foundation
 
 public struct HostTokensAssembly: KeywardPart {
     public let issuers: HostIssuerService
-    let grant: JWTBearerGrant
     private let fetcher: HTTPDocumentFetcher
 
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly) {
@@ -17,8 +16,7 @@ public struct HostTokensAssembly: KeywardPart {
             audit: core.audit, clock: core.clock
         )
         let verifier = HostTokenVerifier(issuers: directory, keys: keys, realmIssuerURL: { [realms = oauth.realms] in realms.issuer(of: $0) })
-        grant = JWTBearerGrant(verifier: verifier, enrolled: enrolled, metrics: core.metrics)
-        oauth.grants.add(grant)
+        oauth.grants.add(JWTBearerGrant(verifier: verifier, enrolled: enrolled, metrics: core.metrics))
     }
 
     func shutdown() async {

@@ -7,7 +7,8 @@ public struct OAuthAssembly: KeywardPart {
     public let realms: RealmService
     public let keys: RealmKeyService
     public let clients: ClientService
-    public let tokens: TokenService
+    /// The token endpoint's service before other parts' grants are added: `tokenEndpoint` is the one that answers.
+    private let tokens: TokenService
     public let resourceGuard: DPoPResourceGuard
     let accessTokens: AccessTokenIssuer
     let signingKeyStore: any SigningKeyStore
@@ -36,6 +37,9 @@ public struct OAuthAssembly: KeywardPart {
         )
     }
 
+    /// The token endpoint with every grant the other parts plugged in.
+    var tokenEndpoint: TokenService { tokens.adding(grants.all) }
+
     /// A gate for another part's resources with options of its own, on this part's tokens and Core's single-use records.
     func gate(_ options: DPoPResourceGuard.Options) -> DPoPResourceGuard {
         DPoPResourceGuard(issuer: accessTokens, singleUse: core.singleUse, options: options, clock: core.clock, metrics: core.metrics)
@@ -44,7 +48,7 @@ public struct OAuthAssembly: KeywardPart {
     /// The token endpoint with the extension grants parts assembled later plugged in (`grants`).
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         OAuthRoutes(
-            realms: realms, keys: keys, tokens: tokens.adding(grants.all), guardian: resourceGuard,
+            realms: realms, keys: keys, tokens: tokenEndpoint, guardian: resourceGuard,
             publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize
         ).register(on: router)
     }

@@ -13,7 +13,8 @@ public struct Migrator: Sendable {
     let logger: Logger
     let migrations: [SchemaMigration]
 
-    public init(database: KeywardDatabase, logger: Logger, migrations: [SchemaMigration] = SchemaMigration.all) {
+    /// `migrations`: every migration Keyward knows (`SchemaMigration.all`, assembled from the parts in `App/`).
+    public init(database: KeywardDatabase, logger: Logger, migrations: [SchemaMigration]) {
         self.database = database
         self.logger = logger
         self.migrations = migrations.sorted { $0.version < $1.version }

@@ -131,4 +131,31 @@ final class SecondFactorSeamTests: XCTestCase {
             XCTAssertNil(gone)
         }
     }
+
+    /// The running server's wiring: every declared part is built, in the declared order, and each plug-in is where
+    /// it belongs, in the order the parts were assembled (push phones go before the Apple tokens are revoked).
+    func testTheRuntimeBuildsEveryDeclaredPartAndPlugsThemInOrder() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let runtime = server.runtime
+            XCTAssertEqual(runtime.parts.map { "\(type(of: $0))" }, KeywardRuntime.partTypes.map { "\($0)" })
+            let plugins = runtime.accounts.plugins
+            XCTAssertEqual(plugins.removalSteps.map { "\(type(of: $0))" }, ["PushSecondFactor", "AppleTokenRevocation"])
+            XCTAssertEqual(plugins.unlinkSteps.map { "\(type(of: $0))" }, ["AppleTokenRevocation"])
+            XCTAssertEqual(plugins.secondFactor.amr, "mfa", "push approval is the second factor")
+            XCTAssertEqual(runtime.oauth.grants.all.map(\.grantType), ["urn:ietf:params:oauth:grant-type:jwt-bearer"])
+        }
+    }
+
+    /// A factor plugged in after the flow was built still decides: what the flow holds reads the plugged factor at
+    /// each call, so no part built early can keep a sign-in from its second factor.
+    func testTheFlowReadsTheFactorPluggedInAtEachCall() async throws {
+        let plugins = AccountPlugins()
+        let held = plugins.secondFactor
+        let before = try await held.step(realm: "demo", userId: "u", newUser: false)
+        XCTAssertEqual(before, .skip, "nothing plugged in: no second factor")
+        plugins.plug(secondFactor: ScriptedFactor(.verify(next: "/realms/demo/login/otp")))
+        let after = try await held.step(realm: "demo", userId: "u", newUser: false)
+        XCTAssertEqual(after, .verify(next: "/realms/demo/login/otp"))
+        XCTAssertEqual(held.amr, "otp")
+    }
 }

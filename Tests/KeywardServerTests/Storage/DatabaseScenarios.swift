@@ -9,7 +9,7 @@ import XCTest
 enum DatabaseScenarios {
     /// Runs on an unmigrated database.
     static func migrateTwiceIsNoOp(_ database: KeywardDatabase) async throws {
-        let migrator = Migrator(database: database, logger: StorageTestHarness.logger)
+        let migrator = Migrator(database: database, logger: StorageTestHarness.logger, migrations: SchemaMigration.all)
         let versions = SchemaMigration.all.map(\.version)
         try await StorageAssert.equal(await migrator.pendingMigrations().map(\.version), versions)
         try await StorageAssert.equal(await migrator.migrate(), versions)
@@ -46,7 +46,7 @@ enum DatabaseScenarios {
                 VALUES ('demo', 'app', \(bind: row.id), 'key', \(bind: "thumbprint-\(index)"), 'ios', \(bind: row.status), \(bind: row.summary), 0)
                 """).run()
         }
-        try await StorageAssert.equal(await Migrator(database: database, logger: StorageTestHarness.logger).migrate().first, 10)
+        try await StorageAssert.equal(await Migrator(database: database, logger: StorageTestHarness.logger, migrations: SchemaMigration.all).migrate().first, 10)
         for row in summaries {
             let stored = try await database.sql.raw("SELECT attested FROM devices WHERE device_id = \(bind: row.id)").first()
             XCTAssertEqual(try stored?.decode(column: "attested", as: Bool.self), row.attested, row.id)
@@ -57,7 +57,7 @@ enum DatabaseScenarios {
     static func concurrentMigratorsApplyOnce(_ database: KeywardDatabase) async throws {
         let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
             for _ in 0..<4 {
-                group.addTask { try await Migrator(database: database, logger: StorageTestHarness.logger).migrate() }
+                group.addTask { try await Migrator(database: database, logger: StorageTestHarness.logger, migrations: SchemaMigration.all).migrate() }
             }
             return try await group.reduce(into: []) { $0 += $1 }
         }

@@ -53,7 +53,7 @@ enum StorageTestHarness {
     ) async throws {
         let database = try await KeywardDatabase.open(configuration, logger: logger)
         do {
-            if migrated { try await Migrator(database: database, logger: logger).migrate() }
+            if migrated { try await Migrator(database: database, logger: logger, migrations: SchemaMigration.all).migrate() }
             try await body(database)
         } catch {
             try? await database.close()

@@ -7,7 +7,6 @@ import Hummingbird
 struct IdentityProvidersAssembly: KeywardPart {
     let signIn: ProviderSignIn
     let callbackLimiter: ProviderCallbackLimiter
-    let appleRevocation: AppleTokenRevocation
     private let fetcher: HTTPDocumentFetcher
     private let tokens: ProviderTokenClient
     private let accounts: AccountsAssembly
@@ -20,7 +19,7 @@ struct IdentityProvidersAssembly: KeywardPart {
         (self.accounts, realms, clock) = (accounts, oauth.realms, core.clock)
         callbackLimiter = ProviderCallbackLimiter(limit: settings.callbackFailuresPerAddress)
         let appleSecrets = AppleClientSecrets(masterKey: core.masterKey, clock: core.clock)
-        appleRevocation = AppleTokenRevocation(providers: accounts.providers, appleSecrets: appleSecrets, tokens: tokens, audit: core.audit, logger: core.logger)
+        let appleRevocation = AppleTokenRevocation(providers: accounts.providers, appleSecrets: appleSecrets, tokens: tokens, audit: core.audit, logger: core.logger)
         signIn = ProviderSignIn(
             providers: accounts.providers, metadata: IdentityProviderMetadataCache(fetcher: fetcher, clock: core.clock, logger: core.logger),
             jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), tokens: tokens,
