@@ -93,7 +93,28 @@ public enum CertificateInput {
             } catch {
                 throw AttestationFailure(.malformed, "certificate \(index + 1) of the chain is not a DER certificate")
             }
+            try checkWholeByteSignature(der, position: index + 1)
         }
         return certificates
+    }
+
+    /// A certificate's signature value is whole bytes: its BIT STRING counts no unused bits. swift-certificates
+    /// verifies the bytes whatever that count says, so without this one signed certificate would have eight
+    /// encodings that all verify, and a chain could be told apart from the one the device sent (found by the
+    /// app-attest fuzzer).
+    static func checkWholeByteSignature(_ der: [UInt8], position: Int) throws(AttestationFailure) {
+        let wholeBytes: Bool
+        do {
+            let node = try DER.parse(der)
+            guard case .constructed(let children) = node.content else { throw ASN1Error.invalidASN1Object(reason: "not a SEQUENCE") }
+            let elements = Array(children)
+            guard elements.count == 3 else { throw ASN1Error.invalidASN1Object(reason: "not three elements") }
+            wholeBytes = try ASN1BitString(derEncoded: elements[2]).paddingBits == 0
+        } catch {
+            throw AttestationFailure(.malformed, "certificate \(position) of the chain is not a DER certificate")
+        }
+        guard wholeBytes else {
+            throw AttestationFailure(.malformed, "certificate \(position) of the chain has a signature that is not whole bytes")
+        }
     }
 }

@@ -56,6 +56,34 @@ final class AppAttestRobustnessTests: XCTestCase {
         }
     }
 
+    /// Found by the app-attest fuzzer: the leaf's signature BIT STRING claiming unused bits (the same signature bytes
+    /// under another encoding) verified, so a chain other than the one the device sent was accepted. A signature
+    /// that is not whole bytes is refused, in every certificate of the chain and for every count of unused bits.
+    func testASignatureThatIsNotWholeBytesIsRefused() async throws {
+        for vector in try AppAttestVector.all() {
+            let verifier = AppAttestVerifier(appID: vector.appID, environment: .development)
+            let hash = Array(SHA256.hash(data: vector.attestationClientData))
+            let object = try AppAttestAttestationObject(cbor: vector.attestation)
+            for (index, certificate) in object.certificatesDER.enumerated() {
+                let start = try XCTUnwrap(firstIndex(of: certificate, in: vector.attestation), "\(vector.name): certificate \(index + 1)")
+                // The signature BIT STRING is the certificate's last element: tag, a one-byte length, unused bits.
+                let length = try XCTUnwrap((1..<128).first { certificate[certificate.count - $0 - 2] == 0x03 && Int(certificate[certificate.count - $0 - 1]) == $0 })
+                let unusedBitsAt = start + certificate.count - length
+                XCTAssertEqual(vector.attestation[unusedBitsAt], 0)
+                for unused in UInt8(1)...7 {
+                    var mutated = vector.attestation
+                    mutated[unusedBitsAt] = unused
+                    do {
+                        _ = try await verifier.verifyAttestation(mutated, clientDataHash: hash, at: vector.attestedAt)
+                        XCTFail("\(vector.name): certificate \(index + 1) verified with \(unused) unused signature bits")
+                    } catch {
+                        XCTAssertEqual(error.reason, .malformed, "\(vector.name): \(error)")
+                    }
+                }
+            }
+        }
+    }
+
     /// authData rewritten inside an otherwise intact object: every prefix and every flipped byte is refused,
     /// because all of authData is under the certified nonce. A change to a field the policy reads is refused by
     /// that field's check, which runs before the chain and the nonce.

@@ -116,8 +116,9 @@ public struct AndroidCertificateChain: Sendable {
         guard der.count <= maximumCertificateSize else {
             throw AttestationFailure(.malformed, "certificate \(position) of the chain is \(der.count) bytes, more than \(maximumCertificateSize)")
         }
+        let certificate: Certificate
         do {
-            return try Certificate(derEncoded: der)
+            certificate = try Certificate(derEncoded: der)
         } catch {
             // swift-certificates refuses algorithms it cannot verify while parsing; tell those apart from damage.
             if let algorithm = CertificateAlgorithms.unsupportedAlgorithm(in: der) {
@@ -125,6 +126,8 @@ public struct AndroidCertificateChain: Sendable {
             }
             throw AttestationFailure(.malformed, "certificate \(position) of the chain is not a DER certificate: \(error)")
         }
+        try CertificateInput.checkWholeByteSignature(der, position: position)
+        return certificate
     }
 
     static func base64Decoded(_ text: String) -> [UInt8]? {
