@@ -8,7 +8,7 @@ import Synchronization
 /// counted per client address and per app in fixed one-hour windows, before the call is made.
 ///
 /// Per node and in memory, as `ProviderCallbackLimiter` is: the cost to stop is each node's outbound call. At most
-/// `maxKeys` windows are kept per kind (`BoundedWindows`).
+/// `maxKeys` windows are kept per kind (`BoundedWindows` holds the bound).
 final class GoogleDecodeBudget: Sendable {
     enum Refusal: String, Sendable {
         case addressLimit = "address_limit"
@@ -18,7 +18,6 @@ final class GoogleDecodeBudget: Sendable {
     let perAddress: Int
     let perApp: Int
     let window: TimeInterval
-    let maxKeys: Int
 
     private struct Window {
         var start: Date
@@ -36,7 +35,6 @@ final class GoogleDecodeBudget: Sendable {
         self.perAddress = perAddress
         self.perApp = perApp
         self.window = window
-        self.maxKeys = maxKeys
         windows = Mutex(Windows(byAddress: BoundedWindows(maxKeys: maxKeys, start: \.start), byApp: BoundedWindows(maxKeys: maxKeys, start: \.start)))
     }
 

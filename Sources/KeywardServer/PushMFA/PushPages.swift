@@ -106,7 +106,7 @@ struct PushPages: Sendable {
             return waitingPage(realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink)
         case .approved:
             await pushMFA.discardChallenge(id: challenge.id)
-            LoginFlow.secondFactorVerified(&session, amr: PushSecondFactor(service: pushMFA).amr)
+            LoginFlow.secondFactorVerified(&session, amr: PushSecondFactor.amr)
             session.challengeId = nil
             session.challengeSecret = nil
             try await browser.sessions.save(session)

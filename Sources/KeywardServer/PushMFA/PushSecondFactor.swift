@@ -7,7 +7,10 @@ import Foundation
 struct PushSecondFactor: SecondFactor, UserRemovalStep {
     let service: PushMFAService
 
-    var amr: String { "mfa" }
+    /// RFC 8176: the push approval is a second factor of any kind.
+    static let amr = "mfa"
+
+    var amr: String { Self.amr }
 
     func step(realm: String, userId: String, newUser: Bool) async throws -> SecondFactorStep {
         if newUser { return Self.withoutDevice(realm: realm, settings: try await service.settings(realm: realm)) }

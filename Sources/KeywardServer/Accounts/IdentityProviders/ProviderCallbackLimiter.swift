@@ -14,7 +14,6 @@ import Synchronization
 final class ProviderCallbackLimiter: Sendable {
     let limit: Int
     let window: TimeInterval
-    let maxAddresses: Int
 
     private struct Window {
         var start: Date
@@ -29,7 +28,6 @@ final class ProviderCallbackLimiter: Sendable {
     init(limit: Int, window: TimeInterval = 600, maxAddresses: Int = 10_000) {
         self.limit = limit
         self.window = window
-        self.maxAddresses = maxAddresses
         windows = Mutex(BoundedWindows(maxKeys: maxAddresses, start: \.start))
     }
 
