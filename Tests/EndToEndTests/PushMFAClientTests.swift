@@ -27,7 +27,7 @@ final class PushMFAClientTests: XCTestCase {
                     key: try SigningKey.generate(spec.algorithm), options: options
                 )
                 XCTAssertEqual(device.key.algorithm, spec.algorithm)
-                guard case .created(let challenge, _, _, _) = try await runtime.pushMFA.service.startLogin(realm: "demo", user: user, clientId: "web", sessionId: "s\(index)") else {
+                guard case .created(let challenge, _, _, _) = try await runtime.pushMFA.service.startLogin(realm: try await runtime.oauth.realms.realm(named: "demo")!, user: user, clientId: "web", sessionId: "s\(index)") else {
                     return XCTFail("no challenge")
                 }
                 let pending = try await device.pendingChallenges()
@@ -69,7 +69,7 @@ final class PushMFAClientTests: XCTestCase {
             let rotated = try await device.rotateKey(to: try DeviceKeySpec(algorithm: .es256), in: store, keyName: "push-mfa", nextKeyName: "push-mfa-next")
             XCTAssertEqual(try store.key(named: "push-mfa")?.publicJWK.thumbprint(), rotated.key.publicJWK.thumbprint())
             XCTAssertNil(try store.key(named: "push-mfa-next"))
-            guard case .created(let challenge, _, _, let confirmToken) = try await runtime.pushMFA.service.startLogin(realm: "demo", user: user, clientId: nil, sessionId: "s") else {
+            guard case .created(let challenge, _, _, let confirmToken) = try await runtime.pushMFA.service.startLogin(realm: try await runtime.oauth.realms.realm(named: "demo")!, user: user, clientId: nil, sessionId: "s") else {
                 return XCTFail("no challenge")
             }
             let cid = try await rotated.challengeId(fromConfirmToken: confirmToken)

@@ -20,7 +20,7 @@ struct AccountDeletion: Sendable {
     }
 
     private func confirm(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         guard let (session, user) = try await signedIn(request, realm: realm) else { return signInAgain(realm) }
         guard session.signedInRecently(now: clock.now()) else { return signInAgain(realm) }
         return renderer.page("deleteAccount", title: "Delete your account", realm: realm, context: [
@@ -29,7 +29,7 @@ struct AccountDeletion: Sendable {
     }
 
     private func delete(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         guard let (session, user) = try await signedIn(request, realm: realm) else { return signInAgain(realm) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
             return renderer.formExpired(realm: realm, backToAccount: true)

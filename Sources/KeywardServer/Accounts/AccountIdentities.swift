@@ -46,7 +46,7 @@ struct AccountIdentities: Sendable {
     }
 
     private func unlink(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         guard let (session, userId) = try await browser.signedIn(request, realm: realm) else {
             return renderer.redirect(to: PageURLs.login(realm) + "?return_to=" + PageURLs.account(realm))
         }

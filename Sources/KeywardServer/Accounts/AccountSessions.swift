@@ -35,7 +35,7 @@ struct AccountSessions: Sendable {
     }
 
     private func endOne(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return expiredForm(realm) }
         let target = context.parameters.get("id") ?? ""
@@ -51,7 +51,7 @@ struct AccountSessions: Sendable {
     }
 
     private func endAll(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return expiredForm(realm) }
         guard session.signedInRecently(now: clock.now()) else { return renderer.signInAgain(realm) }

@@ -21,13 +21,12 @@ struct LoginPages: Sendable {
         router.post("/realms/:realm/login") { request, context in try await submitLogin(request, context) }
         router.post("/realms/:realm/logout") { request, context in try await logout(request, context) }
         router.get("/realms/:realm/account") { request, context in try await account(request, context) }
-        router.get(RouterPath(StaticScript.path)) { _, _ in PageRenderer.scriptResponse() }
     }
 
 
 
     private func showLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         let returnTo = BrowserRequests.safeReturnPath(request.uri.queryParameters.get("return_to"))
         let clientId = request.uri.queryParameters.get("client_id").map { String($0.prefix(128)) }
         // `reauth`: an action asks for a fresh sign-in (deleting the account), so a signed-in browser gets the form too.
@@ -110,7 +109,7 @@ struct LoginPages: Sendable {
     }
 
     private func submitLogin(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         let holder: SignInHolder
         if let session = try await browser.session(request, realm: realm) {
             holder = .session(session)
@@ -159,7 +158,7 @@ struct LoginPages: Sendable {
     }
 
     private func logout(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         if let session = try await browser.session(request, realm: realm) {
             guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return forbidden(realm) }
             try await browser.sessions.end(session)
@@ -168,7 +167,7 @@ struct LoginPages: Sendable {
     }
 
     private func account(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
             let user = try await users.user(realm: realm, id: userId)
         else {

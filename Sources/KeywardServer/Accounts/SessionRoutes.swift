@@ -33,8 +33,9 @@ struct SessionRoutes: Sendable {
     }
 
     func register(on router: Router<KeywardRequestContext>) {
-        router.get("/realms/:realm/v1/auth/session") { request, context in
-            let realm = try await realms.pathRealm(context).name
+        let api = router.group("/realms/:realm/v1/auth").add(middleware: RealmResolution(realms: realms))
+        api.get("session") { request, context in
+            let realm = try context.realm.name
             guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated, let userId = session.userId,
                 let user = try await users.user(realm: realm, id: userId)
             else { throw APIError(.unauthorized, .notSignedIn, "this browser is not signed in to realm '\(realm)'") }
@@ -43,8 +44,8 @@ struct SessionRoutes: Sendable {
                 expiresAt: session.expiresAt.formatted(.iso8601), csrfToken: session.csrfToken
             ), headers: [.cacheControl: "no-store"])
         }
-        router.post("/realms/:realm/v1/auth/logout") { request, context in
-            let realm = try await realms.pathRealm(context).name
+        api.post("logout") { request, context in
+            let realm = try context.realm.name
             guard let session = try await browser.session(request, realm: realm) else {
                 throw APIError(.unauthorized, .notSignedIn, "this browser is not signed in to realm '\(realm)'")
             }

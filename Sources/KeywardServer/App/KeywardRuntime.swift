@@ -118,8 +118,10 @@ public final class KeywardRuntime: Sendable {
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
         router.add(middleware: ErrorMiddleware())
         OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping() }).register(on: router)
+        router.get(RouterPath(StaticScript.path)) { _, _ in PageRenderer.scriptResponse() }
         let web = PageSurface(
-            pages: router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer)), renderer: pageRenderer, browser: accounts.browser
+            pages: router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer)).add(middleware: oauth.realmResolution),
+            renderer: pageRenderer, browser: accounts.browser
         )
         for part in parts { part.registerRoutes(on: router, web: web) }
         // Last, so that it wraps only the router's not-found answer.

@@ -1,5 +1,6 @@
 // The errors routes throw on purpose, with an HTTP status and a stable code.
 import Hummingbird
+import KeywardJOSE
 import KeywardWire
 
 /// An error a route throws on purpose: rendered by `ErrorMiddleware` as `APIErrorBody` with a stable code.
@@ -15,7 +16,14 @@ struct APIError: Error {
     }
 
     static func realmNotFound(_ name: String) -> APIError {
-        APIError(.notFound, .realmNotFound, "realm '\(name.prefix(64))' does not exist")
+        APIError(.notFound, .realmNotFound, "realm '\(displayable(name))' does not exist")
+    }
+
+    static let realmUnavailable = APIError(.serviceUnavailable, .unavailable, "the realm could not be read; try again shortly")
+
+    /// A route reads what no middleware in front of it resolved: a wiring mistake, logged and answered as a 500.
+    static func unwired(_ what: String) -> APIError {
+        APIError(.internalServerError, .internalError, "internal error: no \(what) resolved for this route")
     }
 }
 

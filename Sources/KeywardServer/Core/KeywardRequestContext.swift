@@ -1,12 +1,26 @@
-// The request context of every Keyward route, carrying the socket peer's address.
+// The request context of every Keyward route: the socket peer, the realm and the caller, each resolved once.
 import Hummingbird
+import KeywardJOSE
+import KeywardWire
 import NIOCore
 
-/// The request context of every Keyward route: Hummingbird's core context plus the socket peer's address,
-/// from which `ClientAddress` tells who sent the request.
+/// Who sent a request, as an authenticator of a part proved it: a DPoP-bound token's subject and key, an enrolled
+/// push device, a registered device's signed request. Each part defines its own callers; a route reads the one
+/// its authenticator put on the context with `KeywardRequestContext.caller(_:)`.
+public protocol RequestCaller: Sendable {}
+
+/// The request context of every Keyward route: Hummingbird's core context, the socket peer's address (from which
+/// `ClientAddress` tells who sent the request), and what the middleware in front of the route resolved once:
+/// the realm of a `/realms/{realm}/…` path and the authenticated caller.
 public struct KeywardRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     private let channel: any Channel
+    /// Set by the realm middleware (`RealmResolution`) of every route under `/realms/{realm}`.
+    var resolvedRealm: Realm?
+    /// Set by the authenticator in front of the route, if any.
+    var authenticatedCaller: (any RequestCaller)?
+    /// A JSON body parsed once in front of the route, where the checks before authentication need it (push MFA).
+    var jsonBody: JSONObject?
 
     /// Read when asked (the sign-in page), not for every request; nil when the request did not come over a
     /// socket (HummingbirdTesting's router client).
@@ -15,5 +29,20 @@ public struct KeywardRequestContext: RequestContext, RemoteAddressRequestContext
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         channel = source.channel
+    }
+
+    /// The realm of the path. Only a route registered without the realm middleware in front fails here: a
+    /// programming error, answered as one.
+    var realm: Realm {
+        get throws(APIError) {
+            guard let resolvedRealm else { throw APIError.unwired("realm") }
+            return resolvedRealm
+        }
+    }
+
+    /// The caller the route's authenticator proved, of the type that authenticator puts here.
+    func caller<Caller: RequestCaller>(_ type: Caller.Type) throws(APIError) -> Caller {
+        guard let caller = authenticatedCaller as? Caller else { throw APIError.unwired("caller \(Caller.self)") }
+        return caller
     }
 }

@@ -16,61 +16,43 @@ struct DeviceRoutes {
     static let developmentHeaders = [HTTPField.Name("X-Keyward-Dev-Mode")!, HTTPField.Name("X-Synheart-Dev-Mode")!]
 
     func register(on router: Router<KeywardRequestContext>) {
-        let base = "/realms/:realm/v1/device"
-        router.post("\(base)/challenge") { request, context in
-            try await answer(context) {
-                let realm = try await realmName(context)
-                let body = try await jsonBody(request)
-                guard case .string(let appId)? = body["app_id"], !appId.isEmpty, appId.utf8.count <= 255 else {
-                    throw DeviceError.invalidRequest("app_id must be a string of 1-255 bytes")
-                }
-                let issued = try await service.challenge(realm: realm, appId: appId)
-                let answer = DeviceChallengeResponse(
-                    challenge: issued.challenge, expiresAt: issued.expiresAt.formatted(.iso8601), ttlSeconds: Int(service.challengeLifetime)
-                )
-                return JSONResponse.make(answer, headers: Self.noStore)
+        let api = router.group("/realms/:realm/v1/device").add(middleware: DeviceErrorBodies()).add(middleware: RealmResolution(realms: realms))
+        api.post("challenge") { request, context in
+            let body = try await jsonBody(request)
+            guard case .string(let appId)? = body["app_id"], !appId.isEmpty, appId.utf8.count <= 255 else {
+                throw DeviceError.invalidRequest("app_id must be a string of 1-255 bytes")
             }
+            let issued = try await service.challenge(realm: try context.realm.name, appId: appId)
+            let answer = DeviceChallengeResponse(
+                challenge: issued.challenge, expiresAt: issued.expiresAt.formatted(.iso8601), ttlSeconds: Int(service.challengeLifetime)
+            )
+            return JSONResponse.make(answer, headers: Self.noStore)
         }
-        router.post("\(base)/register") { request, context in
-            try await answer(context) {
-                let realm = try await realmName(context)
-                let registration = try await service.register(
-                    realm: realm, request: try RegistrationRequest(json: try await jsonBody(request)),
-                    developmentTraffic: Self.isDevelopmentTraffic(request.headers), clientAddress: clients.client(request, context)
-                )
-                let device = registration.device
-                let answer = DeviceRegistrationResponse(
-                    deviceId: device.deviceId, status: device.status.rawValue, registeredAt: device.registeredAt.formatted(.iso8601),
-                    code: registration.alreadyRegistered ? .alreadyRegistered : nil
-                )
-                return JSONResponse.make(answer, status: registration.alreadyRegistered ? .ok : .created, headers: Self.noStore)
+        api.post("register") { request, context in
+            let registration = try await service.register(
+                realm: try context.realm.name, request: try RegistrationRequest(json: try await jsonBody(request)),
+                developmentTraffic: Self.isDevelopmentTraffic(request.headers), clientAddress: clients.client(request, context)
+            )
+            let device = registration.device
+            let answer = DeviceRegistrationResponse(
+                deviceId: device.deviceId, status: device.status.rawValue, registeredAt: device.registeredAt.formatted(.iso8601),
+                code: registration.alreadyRegistered ? .alreadyRegistered : nil
+            )
+            return JSONResponse.make(answer, status: registration.alreadyRegistered ? .ok : .created, headers: Self.noStore)
+        }
+        api.group().add(middleware: SignedRequestAuthentication(service: service, maxBodySize: maxBodySize, deviceKeyOnly: false))
+            .get("status") { _, context in
+                JSONResponse.make(Self.status(try context.caller(Device.self)), headers: Self.noStore)
             }
-        }
-        router.get("\(base)/status") { request, context in
-            try await answer(context) {
-                let realm = try await realmName(context)
-                let body = try await request.body.collect(upTo: maxBodySize)
-                let device = try await service.authenticate(realm: realm, request: try signed(request, body: body.readableBytesView))
-                return JSONResponse.make(Self.status(device), headers: Self.noStore)
+        api.group().add(middleware: SignedRequestAuthentication(service: service, maxBodySize: maxBodySize, deviceKeyOnly: true))
+            .post("rotate-key") { request, context in
+                let rotation = try KeyRotationRequest(json: try await jsonBody(request))
+                let rotated = try await service.rotateKey(device: try context.caller(Device.self), rotation: rotation)
+                return JSONResponse.make(Self.status(rotated), headers: Self.noStore)
             }
-        }
-        router.post("\(base)/rotate-key") { request, context in
-            try await answer(context) {
-                let realm = try await realmName(context)
-                let body = try await request.body.collect(upTo: maxBodySize)
-                let device = try await service.authenticate(realm: realm, request: try signed(request, body: body.readableBytesView), deviceKeyOnly: true)
-                let rotation = try KeyRotationRequest(json: try Self.jsonObject(request, body: body.readableBytesView))
-                return JSONResponse.make(Self.status(try await service.rotateKey(device: device, rotation: rotation)), headers: Self.noStore)
-            }
-        }
     }
 
     static let noStore: HTTPFields = [.cacheControl: "no-store"]
-
-    private func signed(_ request: Request, body: some Collection<UInt8>) throws(DeviceError) -> SignedRequest {
-        // The request target exactly as sent: path and query are signed byte for byte.
-        try SignedRequest(headers: request.headers, method: request.method.rawValue, target: request.head.path ?? "/", body: body)
-    }
 
     private static func status(_ device: Device) -> DeviceStatusResponse {
         DeviceStatusResponse(
@@ -83,17 +65,6 @@ struct DeviceRoutes {
     static func isDevelopmentTraffic(_ headers: HTTPFields) -> Bool {
         developmentHeaders.contains { name in
             headers[values: name].contains { !["false", "0"].contains($0.trimmingCharacters(in: .whitespaces).lowercased()) }
-        }
-    }
-
-    /// The realm through the one resolver, its refusal in the device API's body.
-    private func realmName(_ context: KeywardRequestContext) async throws(DeviceError) -> String {
-        do {
-            return try await realms.pathRealm(context).name
-        } catch let error as APIError where error.code == .realmNotFound {
-            throw DeviceError(.notFound, .realmNotFound, "realm '\(displayable(context.parameters.get("realm") ?? ""))' does not exist")
-        } catch {
-            throw .unavailable
         }
     }
 
@@ -110,19 +81,6 @@ struct DeviceRoutes {
             return try StrictJSON.parseObject(body)
         } catch {
             throw DeviceError.invalidRequest("the body is not a JSON object: \(error.message)")
-        }
-    }
-
-    private func answer(_ context: KeywardRequestContext, _ body: () async throws -> Response) async throws -> Response {
-        do {
-            return try await body()
-        } catch let error as DeviceError {
-            var headers = Self.noStore
-            headers[.contentType] = "application/json"
-            let payload = APIErrorBody(
-                error: error.code, message: error.message, requestId: context.id, reason: error.reason, serverTimestamp: error.serverTimestamp
-            )
-            return JSONResponse.make(payload, status: error.status, headers: headers)
         }
     }
 }

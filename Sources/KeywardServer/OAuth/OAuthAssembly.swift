@@ -25,7 +25,7 @@ public struct OAuthAssembly: KeywardPart {
         clients = ClientService(store: SQLClientStore(database: core.database), clock: core.clock)
         accessTokens = AccessTokenIssuer(realms: realms, keys: keys)
         tokens = TokenService(
-            realms: realms, clients: clients, issuer: accessTokens, singleUse: singleUse,
+            clients: clients, issuer: accessTokens, singleUse: singleUse,
             dpopOptions: Self.dpopOptions(maxAge: settings.tokenEndpointProofMaxAge, futureSkew: settings.tokenEndpointProofFutureSkew),
             nonces: settings.requireNonce ? DPoPNonces(masterKey: core.masterKey) : nil,
             clock: core.clock, metrics: core.metrics
@@ -45,10 +45,14 @@ public struct OAuthAssembly: KeywardPart {
         DPoPResourceGuard(issuer: accessTokens, singleUse: core.singleUse, options: options, clock: core.clock, metrics: core.metrics)
     }
 
+    /// The one realm resolver, in front of every part's routes under `/realms/{realm}`.
+    var realmResolution: RealmResolution { RealmResolution(realms: realms) }
+
     /// The token endpoint with the extension grants parts assembled later plugged in (`grants`).
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         OAuthRoutes(
-            realms: realms, keys: keys, tokens: tokenEndpoint, guardian: resourceGuard,
+            realms: realms, keys: keys, tokens: tokenEndpoint,
+            authentication: DPoPAuthentication(gate: resourceGuard, publicURL: core.settings.publicURL),
             publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize
         ).register(on: router)
     }

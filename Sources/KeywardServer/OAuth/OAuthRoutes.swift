@@ -11,23 +11,21 @@ struct OAuthRoutes {
     let realms: RealmService
     let keys: RealmKeyService
     let tokens: TokenService
-    let guardian: DPoPResourceGuard
+    let authentication: DPoPAuthentication
     let publicURL: String
     let maxBodySize: Int
 
     func register(on router: Router<KeywardRequestContext>) {
-        router.get("/realms/:realm/.well-known/openid-configuration") { _, context in try await discovery(context) }
-        router.get("/realms/:realm/protocol/openid-connect/certs") { _, context in try await certs(context) }
-        router.post("/realms/:realm/protocol/openid-connect/token") { request, context in try await token(request, context) }
-        router.get("/realms/:realm/v1/whoami") { request, context in try await whoami(request, context) }
+        let realm = router.group("/realms/:realm").add(middleware: RealmResolution(realms: realms))
+        realm.get(".well-known/openid-configuration") { _, context in try discovery(context.realm) }
+        realm.get("protocol/openid-connect/certs") { _, context in try await certs(context.realm) }
+        realm.group().add(middleware: authentication).get("v1/whoami", use: whoami)
+        // RFC 6749 §5.2 bodies for every refusal, the realm's included.
+        router.group("/realms/:realm/protocol/openid-connect/token").add(middleware: OAuthErrorBodies()).add(middleware: RealmResolution(realms: realms))
+            .post { request, context in try await token(request, context) }
     }
 
-    private func realm(_ context: KeywardRequestContext) async throws -> Realm {
-        try await realms.pathRealm(context)
-    }
-
-    private func discovery(_ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realm(context)
+    private func discovery(_ realm: Realm) -> Response {
         let issuer = realms.issuer(of: realm.name)
         let metadata = ProviderMetadata(
             issuer: issuer,
@@ -45,53 +43,37 @@ struct OAuthRoutes {
         return JSONResponse.make(metadata, headers: [.cacheControl: "public, max-age=300"])
     }
 
-    private func certs(_ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realm(context)
+    private func certs(_ realm: Realm) async throws -> Response {
         let keySet = try await keys.publishedKeys(realm: realm.name)
         // Short max-age: a client that sees an unknown kid after a rotation refetches soon anyway.
         return JSONResponse.make(bytes: StrictJSON.serialize(keySet.jsonObject), headers: [.cacheControl: "public, max-age=60"], contentType: "application/jwk-set+json")
     }
 
     private func token(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realmName = context.parameters.get("realm") ?? ""
         let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingBlanks.lowercased()
         guard mediaType == "application/x-www-form-urlencoded" else {
-            return JSONResponse.oauthError(.invalidRequest("Content-Type must be application/x-www-form-urlencoded"))
+            throw OAuthFailure.invalidRequest("Content-Type must be application/x-www-form-urlencoded")
         }
         let body = try await request.body.collect(upTo: maxBodySize)
         let form: [String: String]
         do throws(FormBody.Failure) {
             form = try FormBody.parse(body.readableBytesView)
         } catch .duplicate(let name) {
-            return JSONResponse.oauthError(.invalidRequest("parameter '\(name.prefix(64))' appears more than once"))
+            throw OAuthFailure.invalidRequest("parameter '\(name.prefix(64))' appears more than once")
         } catch {
-            return JSONResponse.oauthError(.invalidRequest("malformed form body"))
+            throw OAuthFailure.invalidRequest("malformed form body")
         }
-        let tokenRequest = TokenService.Request(
-            realm: realmName, form: form, authorization: request.headers.values(.authorization),
+        let issued = try await tokens.token(TokenService.Request(
+            realm: try context.realm, form: form, authorization: request.headers.values(.authorization),
             dpopProofs: request.headers.dpopProofs, url: publicURL + request.uri.path
-        )
-        do throws(OAuthFailure) {
-            let issued = try await tokens.token(tokenRequest)
-            var headers: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
-            if let nonce = issued.dpopNonce { headers[.dpopNonce] = nonce }
-            return JSONResponse.token(issued.response, headers: headers)
-        } catch {
-            return JSONResponse.oauthError(error)
-        }
+        ))
+        var headers: HTTPFields = [.cacheControl: "no-store", .init("Pragma")!: "no-cache"]
+        if let nonce = issued.dpopNonce { headers[.dpopNonce] = nonce }
+        return JSONResponse.token(issued.response, headers: headers)
     }
 
-    private func whoami(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realm(context)
-        let caller: DPoPResourceGuard.Caller
-        do {
-            caller = try await guardian.authenticate(
-                .init(realm: realm, method: request.method.rawValue, url: publicURL + request.uri.path,
-                      authorization: request.headers.values(.authorization), dpopProofs: request.headers.dpopProofs)
-            )
-        } catch {
-            throw error.oauthFailure(algorithms: guardian.options.proof.allowedAlgorithms)
-        }
+    @Sendable private func whoami(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let caller = try context.caller(DPoPResourceGuard.Caller.self)
         let claims = caller.claims
         let response = WhoAmIResponse(
             sub: caller.subject,

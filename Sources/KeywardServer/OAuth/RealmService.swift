@@ -68,13 +68,3 @@ public enum RealmError: Error, CustomStringConvertible, Equatable {
         }
     }
 }
-
-extension RealmService {
-    /// The one resolver of a route's realm: the `realm` path parameter, when such a realm exists (from the cache);
-    /// `realm_not_found` (404) otherwise, which each API family answers in its own body.
-    func pathRealm(_ context: KeywardRequestContext) async throws -> Realm {
-        let name = context.parameters.get("realm") ?? ""
-        guard let realm = try await realm(named: name) else { throw APIError.realmNotFound(name) }
-        return realm
-    }
-}

@@ -8,7 +8,8 @@ import KeywardWire
 /// other parts (`TokenGrant`), and for all of them client identification, the DPoP proof and the token.
 public final class TokenService: Sendable {
     public struct Request: Sendable {
-        public var realm: String
+        /// The path's realm, resolved in front of the route (`RealmResolution`).
+        public var realm: Realm
         /// Decoded form parameters; duplicates were already refused by the caller.
         public var form: [String: String]
         /// Every `Authorization` header value received.
@@ -18,7 +19,7 @@ public final class TokenService: Sendable {
         /// The endpoint's public URL (what `htu` must name).
         public var url: String
 
-        public init(realm: String, form: [String: String], authorization: [String], dpopProofs: [String], url: String) {
+        public init(realm: Realm, form: [String: String], authorization: [String], dpopProofs: [String], url: String) {
             self.realm = realm
             self.form = form
             self.authorization = authorization
@@ -27,7 +28,6 @@ public final class TokenService: Sendable {
         }
     }
 
-    private let realms: RealmService
     private let clients: ClientService
     private let issuer: AccessTokenIssuer
     private let singleUse: any SingleUseStore
@@ -46,13 +46,12 @@ public final class TokenService: Sendable {
     }
 
     init(
-        realms: RealmService, clients: ClientService, issuer: AccessTokenIssuer, singleUse: any SingleUseStore,
+        clients: ClientService, issuer: AccessTokenIssuer, singleUse: any SingleUseStore,
         dpopOptions: DPoPVerifier.Options, nonces: DPoPNonces?, clock: any KeywardClock, metrics: KeywardMetrics,
         grants: [any TokenGrant] = []
     ) {
         self.grants = Dictionary(grants.map { ($0.grantType, $0) }, uniquingKeysWith: { first, _ in first })
         self.nonces = nonces
-        self.realms = realms
         self.clients = clients
         self.issuer = issuer
         self.singleUse = singleUse
@@ -64,7 +63,7 @@ public final class TokenService: Sendable {
     /// The same endpoint with more extension grants (the parts assembled after the OAuth core add theirs).
     func adding(_ more: [any TokenGrant]) -> TokenService {
         TokenService(
-            realms: realms, clients: clients, issuer: issuer, singleUse: singleUse, dpopOptions: dpopOptions, nonces: nonces,
+            clients: clients, issuer: issuer, singleUse: singleUse, dpopOptions: dpopOptions, nonces: nonces,
             clock: clock, metrics: metrics, grants: Array(grants.values) + more
         )
     }
@@ -84,9 +83,7 @@ public final class TokenService: Sendable {
     }
 
     private func issueToken(_ request: Request) async throws -> Issued {
-        guard let realm = try await realms.realm(named: request.realm) else {
-            throw OAuthFailure(status: 404, code: .realmNotFound, description: "realm '\(request.realm)' does not exist")
-        }
+        let realm = request.realm
         guard let grantType = request.form["grant_type"] else { throw OAuthFailure.invalidRequest("missing parameter: grant_type") }
         let now = clock.now()
         let client: OAuthClient

@@ -6,16 +6,15 @@ import KeywardWire
 
 extension PushMFAService {
     /// Endpoint 3: the pending login challenges this device may answer (docs/PUSH-MFA-PROTOCOL.md §3.5).
-    func pendingChallenges(userId: String, request: DeviceAuthenticator.Request) async throws(PushMFAError) -> PendingChallengesResponse {
-        let device = try await authenticator.authenticate(request)
+    func pendingChallenges(userId: String, device: DeviceAuthenticator.Device) async throws(PushMFAError) -> PendingChallengesResponse {
         guard userId == device.user.id else { return PendingChallengesResponse(challenges: []) }
         let now = clock.now()
         let pending = try await stored {
-            try await challenges.pendingChallenges(realm: request.realm.name, userId: device.user.id, kind: .authentication, now: now)
+            try await challenges.pendingChallenges(realm: device.credential.realm, userId: device.user.id, kind: .authentication, now: now)
         }
         // "Last used" for the account page; minute precision is plenty and spares a write per poll.
         if device.credential.lastUsedAt.map({ now.timeIntervalSince($0) >= 60 }) ?? true {
-            try? await credentials.touch(realm: request.realm.name, id: device.credential.id, at: now)
+            try? await credentials.touch(realm: device.credential.realm, id: device.credential.id, at: now)
         }
         return PendingChallengesResponse(challenges: pending.filter { $0.credentialId == nil || $0.credentialId == device.credential.id }.map { challenge in
             PendingChallenge(
@@ -37,13 +36,12 @@ extension PushMFAService {
     /// Endpoint 4: approve or deny (docs/PUSH-MFA-PROTOCOL.md §3.6). Keyward authenticates the device **before** looking the
     /// challenge up, so a stranger cannot probe which challenge ids exist; authenticated devices see the
     /// original's statuses and messages in the original's order.
-    func respond(challengeId rawId: String, body: JSONObject?, request: DeviceAuthenticator.Request) async throws(PushMFAError) -> String {
+    func respond(challengeId rawId: String, body: JSONObject?, device: DeviceAuthenticator.Device) async throws(PushMFAError) -> String {
         guard let body else { throw PushMFAError.badRequest("Request body required") }
         let challengeId = try PushMFAInput.uuid(rawId, "cid")
-        let device = try await authenticator.authenticate(request)
         let now = clock.now()
         guard let challenge = try await stored({ try await challenges.challenge(id: challengeId, now: now) }),
-            challenge.realm == request.realm.name
+            challenge.realm == device.credential.realm
         else { throw PushMFAError.notFound("Challenge not found") }
         guard challenge.kind == .authentication else { throw PushMFAError.badRequest("Challenge is not for login") }
         guard challenge.status == .pending else { throw PushMFAError.badRequest("Challenge already resolved or expired") }

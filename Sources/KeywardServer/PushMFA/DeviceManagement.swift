@@ -5,9 +5,8 @@ import KeywardJOSE
 extension PushMFAService {
     /// Endpoint 5, the device's panic button: disables the user and ends all their pending challenges
     /// (docs/PUSH-MFA-PROTOCOL.md §3.7). Disabling comes first, so a failure halfway leaves the account safe.
-    func lockout(request: DeviceAuthenticator.Request) async throws(PushMFAError) {
-        let device = try await authenticator.authenticate(request)
-        let realm = request.realm.name
+    func lockout(device: DeviceAuthenticator.Device) async throws(PushMFAError) {
+        let realm = device.credential.realm
         try await stored { try await users.setEnabled(false, realm: realm, id: device.user.id) }
         let ended = try await stored { try await challenges.resolveAllPending(realm: realm, userId: device.user.id, to: .userLockedOut, now: clock.now()) }
         for challenge in ended { signals.notify(challenge.id) }
@@ -18,8 +17,7 @@ extension PushMFAService {
     }
 
     /// Endpoint 6 (docs/PUSH-MFA-PROTOCOL.md §3.8): authentication runs before the body is read.
-    func updatePushProvider(body: JSONObject?, request: DeviceAuthenticator.Request) async throws(PushMFAError) -> String {
-        let device = try await authenticator.authenticate(request)
+    func updatePushProvider(body: JSONObject?, device: DeviceAuthenticator.Device) async throws(PushMFAError) -> String {
         guard let body else { throw PushMFAError.badRequest("Request body required") }
         let providerId = try PushMFAInput.required(body, "pushProviderId", maxLength: PushMFALimits.pushProviderIdLength)
         let providerType = try PushMFAInput.optional(body, "pushProviderType", maxLength: PushMFALimits.pushProviderTypeLength)
@@ -28,32 +26,31 @@ extension PushMFAService {
             return "unchanged"
         }
         try await stored {
-            try await credentials.updatePushProvider(realm: request.realm.name, id: device.credential.id, providerId: providerId, providerType: providerType)
+            try await credentials.updatePushProvider(realm: device.credential.realm, id: device.credential.id, providerId: providerId, providerType: providerType)
         }
         return "updated"
     }
 
     /// Endpoint 7 (docs/PUSH-MFA-PROTOCOL.md §3.9): authenticated with the **old** key. Keyward closes the original's gap when
     /// the client sends `proofOfPossession`, a JWS signed by the new key naming the user, device and old key.
-    func rotateKey(body: JSONObject?, request: DeviceAuthenticator.Request) async throws(PushMFAError) {
-        let device = try await authenticator.authenticate(request)
+    func rotateKey(body: JSONObject?, device: DeviceAuthenticator.Device) async throws(PushMFAError) {
         do throws(PushMFAError) {
             guard let body else { throw PushMFAError.badRequest("Request body required") }
             let newKey = try DeviceKeyInput.rotationKey(body["publicKeyJwk"])
             if let proof = body["proofOfPossession"] {
                 try RotationProof.verify(proof, newKey: newKey, device: device, now: clock.now())
-            } else if try await self.stored({ try await self.settings(realm: request.realm.name) }).requireRotationProof {
+            } else if try await self.stored({ try await self.settings(realm: device.credential.realm) }).requireRotationProof {
                 throw PushMFAError.missingField("proofOfPossession")
             }
             let stored = String(decoding: StrictJSON.serialize(newKey.jsonObject), as: UTF8.self)
-            try await self.stored { try await credentials.replaceKey(realm: request.realm.name, id: device.credential.id, publicKeyJWK: stored, createdAt: clock.now()) }
+            try await self.stored { try await credentials.replaceKey(realm: device.credential.realm, id: device.credential.id, publicKeyJWK: stored, createdAt: clock.now()) }
             await audit.record(
-                .keyRotated, realm: request.realm.name, userId: device.user.id,
+                .keyRotated, realm: device.credential.realm, userId: device.user.id,
                 details: ["credentialId": device.credential.credentialId, "jkt": newKey.thumbprint(), "possessionProven": body["proofOfPossession"] == nil ? "false" : "true"]
             )
         } catch {
             if error.status == 400 || error.status == 403 {
-                await audit.record(.keyRotationDenied, realm: request.realm.name, userId: device.user.id, details: ["credentialId": device.credential.credentialId, "reason": error.message])
+                await audit.record(.keyRotationDenied, realm: device.credential.realm, userId: device.user.id, details: ["credentialId": device.credential.credentialId, "reason": error.message])
             }
             throw error
         }

@@ -16,19 +16,18 @@ public struct EnrollmentStart: Sendable {
 
 extension PushMFAService {
     /// Creates an enrollment challenge for `user` and the link the phone scans (docs/PUSH-MFA-PROTOCOL.md §6.2, §4.1).
-    public func startEnrollment(realm realmName: String, user: User) async throws(PushMFAError) -> EnrollmentStart {
-        let realm = try await realm(named: realmName)
-        let settings = try await stored { try await self.settings(realm: realm.name) }
+    public func startEnrollment(realm: String, user: User) async throws(PushMFAError) -> EnrollmentStart {
+        let settings = try await stored { try await self.settings(realm: realm) }
         let now = clock.now()
         let watchSecret = PushMFATokens.secret()
         let challenge = PushChallenge(
-            id: SecureRandom.uuidString(), realm: realm.name, userId: user.id, kind: .enrollment,
+            id: SecureRandom.uuidString(), realm: realm, userId: user.id, kind: .enrollment,
             nonce: PushMFATokens.enrollmentNonce(), watchSecretHash: PushMFATokens.secretHash(watchSecret),
             createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(settings.enrollmentChallengeTtlSeconds))
         )
         try await stored { try await challenges.insertChallenge(challenge) }
-        await audit.record(.challengeCreated, realm: realm.name, userId: user.id, details: ["challengeId": challenge.id, "type": "ENROLLMENT"])
-        let token = try await stored { try await tokens.enrollmentToken(realm: realm.name, user: user, challenge: challenge, now: now) }
+        await audit.record(.challengeCreated, realm: realm, userId: user.id, details: ["challengeId": challenge.id, "type": "ENROLLMENT"])
+        let token = try await stored { try await tokens.enrollmentToken(realm: realm, user: user, challenge: challenge, now: now) }
         let requestURI = settings.enrollmentUseRequestUri ? try await requestURI(for: challenge, settings: settings, now: now) : nil
         let link = requestURI.map { Self.appLink(settings.enrollmentAppUniversalLink, parameter: "request_uri", value: $0) }
             ?? Self.appLink(settings.enrollmentAppUniversalLink, parameter: "token", value: token)
@@ -61,9 +60,8 @@ extension PushMFAService {
     }
 
     /// Endpoint 1: a freshly signed enrollment token for a reusable, time-limited request handle (docs/PUSH-MFA-PROTOCOL.md §3.3).
-    public func enrollmentToken(realm realmName: String, handle rawHandle: String) async throws(PushMFAError) -> String {
+    public func enrollmentToken(realm: Realm, handle rawHandle: String) async throws(PushMFAError) -> String {
         let handle = try PushMFAInput.uuid(rawHandle, "requestHandle")
-        let realm = try await realm(named: realmName)
         let now = clock.now()
         let notFound = PushMFAError.notFound("Enrollment request not found")
         guard let request = try await stored({ try await challenges.enrollmentRequest(handle: handle, now: now) }),
@@ -79,9 +77,7 @@ extension PushMFAService {
     }
 
     /// Endpoint 2: the device's signed enrollment JWT, checked in the original's order (docs/PUSH-MFA-PROTOCOL.md §3.4).
-    func completeEnrollment(
-        realm realmName: String, body: JSONObject?, request: DeviceAuthenticator.Request
-    ) async throws(PushMFAError) {
+    func completeEnrollment(body: JSONObject?, request: DeviceAuthenticator.Request) async throws(PushMFAError) {
         let realm = request.realm
         guard let body else { throw PushMFAError.badRequest("Request body required") }
         let compact = try PushMFAInput.required(body, "token", maxLength: PushMFALimits.jwtLength)

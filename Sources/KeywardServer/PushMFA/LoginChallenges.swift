@@ -19,9 +19,8 @@ extension PushMFAService {
     /// A new challenge from the same browser session replaces that session's pending one (resend). `languages`
     /// (the browser's Accept-Language, most preferred first) picks the notification text.
     public func startLogin(
-        realm realmName: String, user: User, clientId: String?, sessionId: String, languages: [String] = []
+        realm: Realm, user: User, clientId: String?, sessionId: String, languages: [String] = []
     ) async throws(PushMFAError) -> LoginChallengeStart {
-        let realm = try await realm(named: realmName)
         let (realmSettings, devices) = try await stored { try await credentials.settingsAndCredentials(realm: realm.name, userId: user.id) }
         let settings = realmSettings ?? PushMFASettings()
         guard let newest = devices.max(by: { $0.createdAt < $1.createdAt }) else { return .noDevice }

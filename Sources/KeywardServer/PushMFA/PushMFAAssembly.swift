@@ -57,7 +57,7 @@ public struct PushMFAAssembly: KeywardPart {
         PushMFARoutes(
             service: service,
             events: ChallengeEventStream(service: service, signals: signals, metrics: core.metrics, options: settings.events),
-            publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize, renderer: renderer
+            realmResolution: RealmResolution(realms: realms), publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize, renderer: renderer
         ).register(on: router)
     }
 

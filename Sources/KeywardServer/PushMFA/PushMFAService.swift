@@ -63,17 +63,6 @@ public struct PushMFAService: Sendable {
         ConstantTime.equal(PushMFATokens.secretHash(secret), challenge.watchSecretHash)
     }
 
-    func realm(named name: String) async throws(PushMFAError) -> Realm {
-        do {
-            guard let realm = try await realms.realm(named: name) else { throw PushMFAError.notFound("Realm not found") }
-            return realm
-        } catch let error as PushMFAError {
-            throw error
-        } catch {
-            throw PushMFAError.unavailable
-        }
-    }
-
     /// Runs a storage call; any storage failure becomes the original's `unknown_error` (503 here: it is transient).
     func stored<T>(_ body: () async throws -> T) async throws(PushMFAError) -> T {
         do {

@@ -32,7 +32,7 @@ struct PushPages: Sendable {
     private func withForm(
         _ request: Request, _ context: KeywardRequestContext, _ body: ([String: String], BrowserSession) async throws -> Response
     ) async throws -> Response {
-        let realm = context.parameters.get("realm") ?? ""
+        let realm = try context.realm.name
         guard let session = try await browser.session(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm) + "?notice=expired") }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
             return renderer.formExpired(realm: realm, backToAccount: false)
@@ -43,7 +43,7 @@ struct PushPages: Sendable {
     // MARK: - Account page: removing a phone
 
     private func removeDevice(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
         guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else {
             return renderer.formExpired(realm: realm, backToAccount: false)
@@ -65,7 +65,7 @@ struct PushPages: Sendable {
 
     /// `session` is the one a form post was checked against; a GET reads it here.
     private func wait(_ request: Request, _ context: KeywardRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
-        let realmRecord = try await realms.pathRealm(context)
+        let realmRecord = try context.realm
         let realm = realmRecord.name
         let current = if let posted { posted } else { try await browser.session(request, realm: realm) }
         guard var session = current, session.stage == .passwordVerified,
@@ -79,7 +79,7 @@ struct PushPages: Sendable {
         }
         if form?["refresh"] != nil || form?["retry"] != nil || session.challengeId == nil {
             let languages = AcceptLanguage.preferences(request.headers[.acceptLanguage])
-            switch try await pushMFA.startLogin(realm: realm, user: user, clientId: session.clientId, sessionId: session.idHash, languages: languages) {
+            switch try await pushMFA.startLogin(realm: realmRecord, user: user, clientId: session.clientId, sessionId: session.idHash, languages: languages) {
             case .created(let challenge, let secret, let sameDeviceLink, let confirmToken):
                 session.challengeId = challenge.id
                 session.challengeSecret = secret
@@ -155,7 +155,7 @@ struct PushPages: Sendable {
     // MARK: - Enrollment
 
     private func enroll(_ request: Request, _ context: KeywardRequestContext, form: [String: String]?, session posted: BrowserSession? = nil) async throws -> Response {
-        let realm = try await realms.pathRealm(context).name
+        let realm = try context.realm.name
         let current = if let posted { posted } else { try await browser.session(request, realm: realm) }
         guard var session = current, session.stage == .authenticated || session.stage == .enrollmentRequired,
             let userId = session.userId, let user = try await users.user(realm: realm, id: userId)

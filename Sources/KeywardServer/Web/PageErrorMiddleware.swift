@@ -25,7 +25,9 @@ struct PageErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         switch error {
         case let error as APIError where error.status == .notFound:
             return (.notFound, "Not found", "There is no such page here. Check the address.")
-        case let error as APIError:
+        case let error as APIError where error.status == .serviceUnavailable:
+            return (.serviceUnavailable, "Temporarily unavailable", "Keyward cannot complete this step right now. Please try again in a moment.")
+        case let error as APIError where error.status.code < 500:
             return (error.status, "Request refused", error.message)
         case is NIOTooManyBytesError:
             return (.contentTooLarge, "Request too large", "The form sent more data than this page accepts.")

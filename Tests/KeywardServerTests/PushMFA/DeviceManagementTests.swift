@@ -193,8 +193,9 @@ final class DeviceManagementTests: XCTestCase {
             var deny = try request(); deny.realm = realm
             let approveBody: JSONObject = ["token": .string(try device.loginJWT(challengeId: challenge.id))]
             let denyBody: JSONObject = ["token": .string(try device.loginJWT(challengeId: challenge.id, action: "deny"))]
-            async let a = Self.outcome { try await service.respond(challengeId: challenge.id, body: approveBody, request: approve) }
-            async let b = Self.outcome { try await service.respond(challengeId: challenge.id, body: denyBody, request: deny) }
+            let authenticator = server.runtime.pushMFA.service.authenticator
+            async let a = Self.outcome { try await service.respond(challengeId: challenge.id, body: approveBody, device: try await authenticator.authenticate(approve)) }
+            async let b = Self.outcome { try await service.respond(challengeId: challenge.id, body: denyBody, device: try await authenticator.authenticate(deny)) }
             let results = await [a, b]
             XCTAssertEqual(results.filter { $0 == "approved" || $0 == "denied" }.count, 1, "\(results)")
             XCTAssertEqual(results.filter { $0 == "409 Challenge is currently being resolved" }.count, 1, "\(results)")

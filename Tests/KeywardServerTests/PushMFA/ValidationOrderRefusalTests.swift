@@ -123,7 +123,7 @@ final class ValidationOrderRefusalTests: XCTestCase {
             let other = try await server.runtime.accounts.users.createUser(realm: "demo", username: "other", password: "pw")
             let otherDevice = try TestDevice(server: server, userId: other.id)
             _ = try await otherDevice.enroll(client, enrollmentToken: try await server.runtime.pushMFA.service.startEnrollment(realm: "demo", user: other).enrollmentToken)
-            guard case .created(let othersChallenge, _, _, _) = try await server.runtime.pushMFA.service.startLogin(realm: "demo", user: other, clientId: nil, sessionId: "x") else { return XCTFail() }
+            guard case .created(let othersChallenge, _, _, _) = try await server.runtime.pushMFA.service.startLogin(realm: try await server.demoRealm(), user: other, clientId: nil, sessionId: "x") else { return XCTFail() }
             let enrollment = try await server.startEnrollment(try await server.demoUser())
             let path = "/login/challenges/\(challenge.id)/respond"
             func respond(_ body: JSONObject?, path target: String = path) async throws -> PushAnswer {

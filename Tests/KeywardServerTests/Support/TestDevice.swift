@@ -173,6 +173,12 @@ extension TestServer {
         return try XCTUnwrap(user)
     }
 
+    /// The demo realm.
+    func demoRealm() async throws -> Realm {
+        let realm = try await runtime.oauth.realms.realm(named: "demo")
+        return try XCTUnwrap(realm)
+    }
+
     /// A fresh enrollment for `user`.
     func startEnrollment(_ user: User) async throws -> EnrollmentStart {
         try await runtime.pushMFA.service.startEnrollment(realm: "demo", user: user)
@@ -190,7 +196,7 @@ extension TestServer {
 
     /// A login challenge for the demo user from browser session `session`.
     func startLogin(session: String = "browser-1") async throws -> LoginChallengeStart {
-        try await runtime.pushMFA.service.startLogin(realm: "demo", user: try await demoUser(), clientId: "test-app", sessionId: session)
+        try await runtime.pushMFA.service.startLogin(realm: try await demoRealm(), user: try await demoUser(), clientId: "test-app", sessionId: session)
     }
 
     func createdChallenge(session: String = "browser-1") async throws -> (PushChallenge, String) {

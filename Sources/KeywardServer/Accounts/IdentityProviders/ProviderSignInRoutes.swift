@@ -176,7 +176,7 @@ struct ProviderSignInRoutes: Sendable {
     }
 
     private func names(_ context: KeywardRequestContext) async throws -> (realm: String, alias: String) {
-        (try await realms.pathRealm(context).name, context.parameters.get("alias") ?? "")
+        (try context.realm.name, context.parameters.get("alias") ?? "")
     }
 
     /// `realm`: the route's realm once it is known to exist (nil before), so the refusal is audited under it.
