@@ -16,6 +16,8 @@ public final class UserService: Sendable {
     let passwordWork: PasswordWork
     /// A hash of a random password at the configured cost, checked when the username is unknown.
     private let decoyHash: String
+    /// Identities at another issuer and their users, kept `identityCacheLifetime` for `cachedUser`.
+    private let identityCache = ShortLivedCache<String, IdentifiedUser>(lifetime: UserService.identityCacheLifetime)
 
     /// `passwordKey` keys the pre-hash: derive it from the master key (`PasswordHasher.keyPurpose`), the same
     /// on every node.
@@ -218,6 +220,31 @@ public final class UserService: Sendable {
         guard Self.canNameIdentity(issuer, subject) else { return nil }
         return try await identities.user(realm: realm, issuer: issuer, subject: subject)
     }
+
+    /// An identity at another issuer and the user it names.
+    public struct IdentifiedUser: Sendable {
+        public let identity: ExternalIdentity
+        public let user: User
+    }
+
+    /// How long `cachedUser` keeps an answer. A user disabled or unlinked on any node is refused by its readers
+    /// within this time (the access tokens already issued to them live longer than that anyway).
+    public static let identityCacheLifetime: TimeInterval = 5
+
+    /// `user(realm:issuer:subject:)` kept a few seconds, for a hot path that names the same users again and again:
+    /// a host token's exchange then costs no query for its user.
+    public func cachedUser(realm: String, issuer: String, subject: String) async throws -> IdentifiedUser? {
+        let key = [realm, issuer, subject].joined(separator: "\u{0}")
+        let now = clock.now()
+        if let cached = identityCache.value(for: key, now: now) { return cached }
+        guard let found = try await user(realm: realm, issuer: issuer, subject: subject) else { return nil }
+        let identified = IdentifiedUser(identity: found.identity, user: found.user)
+        identityCache.store(identified, for: key, now: now)
+        return identified
+    }
+
+    /// After this node changed identities in bulk (an issuer removed): no stale answer here, at least.
+    public func forgetCachedIdentities() { identityCache.removeAll() }
 
     /// An issuer or subject with a NUL names no identity: PostgreSQL text cannot hold one and refuses it even in a
     /// lookup, so it is answered as unknown here, alike on both engines, instead of failing as the store.

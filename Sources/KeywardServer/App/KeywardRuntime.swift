@@ -121,7 +121,7 @@ public final class KeywardRuntime: Sendable {
         router.get(RouterPath(StaticScript.path)) { _, _ in PageRenderer.scriptResponse() }
         let web = PageSurface(
             pages: router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer)).add(middleware: oauth.realmResolution),
-            renderer: pageRenderer, browser: accounts.browser
+            renderer: pageRenderer
         )
         for part in parts { part.registerRoutes(on: router, web: web) }
         // Last, so that it wraps only the router's not-found answer.

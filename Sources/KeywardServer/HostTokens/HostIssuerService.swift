@@ -64,18 +64,16 @@ public final class HostIssuerService: Sendable {
 
     private let store: any HostIssuerStore
     private let directory: HostIssuerDirectory
-    private let enrolled: EnrolledUsers
     private let users: UserService
     private let audit: AuditLog
     private let clock: any KeywardClock
 
     init(
-        store: any HostIssuerStore, directory: HostIssuerDirectory, enrolled: EnrolledUsers, users: UserService, audit: AuditLog,
+        store: any HostIssuerStore, directory: HostIssuerDirectory, users: UserService, audit: AuditLog,
         clock: any KeywardClock
     ) {
         self.store = store
         self.directory = directory
-        self.enrolled = enrolled
         self.users = users
         self.audit = audit
         self.clock = clock
@@ -131,7 +129,7 @@ public final class HostIssuerService: Sendable {
             throw HostIssuerError.notFound(issuer)
         }
         directory.forget()
-        enrolled.forget()
+        users.forgetCachedIdentities()
         await audit.record(.hostIssuerRemoved, realm: realm, userId: nil, details: ["issuer": issuer, "identitiesRemoved": String(unlinked)])
         return unlinked
     }

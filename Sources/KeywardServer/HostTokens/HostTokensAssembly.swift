@@ -10,13 +10,12 @@ public struct HostTokensAssembly: KeywardPart {
         let directory = HostIssuerDirectory(store: SQLHostIssuerStore(database: core.database), clock: core.clock)
         fetcher = HTTPDocumentFetcher()
         let keys = HostIssuerKeys(jwks: JWKSCache(fetcher: fetcher, clock: core.clock, logger: core.logger), clock: core.clock)
-        let enrolled = EnrolledUsers(users: accounts.users, clock: core.clock)
         issuers = HostIssuerService(
-            store: SQLHostIssuerStore(database: core.database), directory: directory, enrolled: enrolled, users: accounts.users,
+            store: SQLHostIssuerStore(database: core.database), directory: directory, users: accounts.users,
             audit: core.audit, clock: core.clock
         )
         let verifier = HostTokenVerifier(issuers: directory, keys: keys, realmIssuerURL: { [realms = oauth.realms] in realms.issuer(of: $0) })
-        oauth.grants.add(JWTBearerGrant(verifier: verifier, enrolled: enrolled, metrics: core.metrics))
+        oauth.grants.add(JWTBearerGrant(verifier: verifier, users: accounts.users, metrics: core.metrics))
     }
 
     func shutdown() async {

@@ -10,7 +10,7 @@ struct JWTBearerGrant: TokenGrant {
     var grantType: String { Self.grantType }
 
     let verifier: HostTokenVerifier
-    let enrolled: EnrolledUsers
+    let users: UserService
     let metrics: KeywardMetrics
 
     func authorize(_ request: TokenGrantRequest) async throws(OAuthFailure) -> TokenGrantDecision {
@@ -36,9 +36,9 @@ struct JWTBearerGrant: TokenGrant {
         if let clients = token.issuer.clients, !clients.contains(client) {
             throw HostTokenRefusal(.clientNotAllowed, "issuer \(token.issuer.issuer) does not serve client '\(client)'")
         }
-        let enrolled: EnrolledUsers.Enrolled?
+        let enrolled: UserService.IdentifiedUser?
         do {
-            enrolled = try await self.enrolled.user(realm: realm, issuer: token.issuer.issuer, subject: token.subject)
+            enrolled = try await users.cachedUser(realm: realm, issuer: token.issuer.issuer, subject: token.subject)
         } catch {
             throw HostTokenRefusal(.storeUnavailable, "enrolled users cannot be read")
         }

@@ -21,7 +21,7 @@ struct DPoPAuthentication: RouterMiddleware {
                 authorization: request.headers.values(.authorization), dpopProofs: request.headers.dpopProofs
             ))
         } catch {
-            throw error.oauthFailure(algorithms: gate.options.proof.allowedAlgorithms)
+            throw error.oauthFailure(algorithms: gate.policy.proof.allowedAlgorithms)
         }
         var context = context
         context.authenticatedCaller = caller

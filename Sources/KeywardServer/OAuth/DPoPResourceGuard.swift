@@ -12,8 +12,6 @@ public final class DPoPResourceGuard: Sendable {
     public struct Caller: Sendable {
         public let claims: JSONObject
         public let proof: DPoPVerifier.Verified
-        /// What a `.stored` key source found besides the key (a push-MFA device and its user).
-        public let owner: (any Sendable)?
         public var subject: String { claims["sub"]?.stringValue ?? "" }
     }
 
@@ -34,42 +32,48 @@ public final class DPoPResourceGuard: Sendable {
         }
     }
 
-    public struct Options: Sendable {
+    /// What a gate accepts, stated once per use as a value: the proof's checks, how the token is presented,
+    /// whether `ath` is required, where proofs are remembered and how refusals are counted.
+    public struct Policy: Sendable {
+        /// How the access token is presented.
+        public enum Scheme: Sendable {
+            /// `Authorization: DPoP <token>` only (RFC 9449 §7.1).
+            case dpop
+            /// `Bearer` tolerated where older clients need it (the push-MFA device API); the proof is required either way.
+            case dpopOrBearer
+        }
+
+        /// The proof's `ath` claim (the access token's hash).
+        public enum AccessTokenHash: Sendable {
+            /// Required (RFC 9449 §4.2).
+            case required
+            /// Checked only when the proof carries one (push MFA's `requireAth=false`).
+            case checkedWhenPresent
+        }
+
         public var proof: DPoPVerifier.Options
-        /// `Authorization: Bearer` tolerated where older clients need it (the push-MFA device API); the proof is
-        /// required either way.
-        public var acceptsBearerScheme = false
-        /// `ath` required (RFC 9449), or checked only when the proof carries one (push MFA's `requireAth=false`).
-        public var requiresAth = true
+        public var scheme: Scheme
+        public var accessTokenHash: AccessTokenHash
         /// Prefix of the replay cache's scope; the realm is appended.
-        public var replayScope = "dpop"
+        public var replayScope: String
         /// The metric label of refusals.
-        public var endpoint = DPoPRejection.Endpoint.resource
-        public var maxTokenSize = 16384
+        public var endpoint: DPoPRejection.Endpoint
+        public var maxTokenSize: Int
 
-        public init(proof: DPoPVerifier.Options) {
+        public init(
+            proof: DPoPVerifier.Options, scheme: Scheme = .dpop, accessTokenHash: AccessTokenHash = .required, replayScope: String = "dpop",
+            endpoint: DPoPRejection.Endpoint = .resource, maxTokenSize: Int = 16384
+        ) {
             self.proof = proof
+            self.scheme = scheme
+            self.accessTokenHash = accessTokenHash
+            self.replayScope = replayScope
+            self.endpoint = endpoint
+            self.maxTokenSize = maxTokenSize
         }
-    }
 
-    /// A key stored for the caller, and whatever else its lookup found.
-    public struct StoredKey: Sendable {
-        public let key: JWK
-        public let owner: any Sendable
-
-        public init(key: JWK, owner: any Sendable) {
-            self.key = key
-            self.owner = owner
-        }
-    }
-
-    /// Where the proof's key comes from.
-    public enum KeySource: Sendable {
-        /// The proof's `jwk` header, whose thumbprint must be the token's `cnf.jkt`.
-        case proofHeader
-        /// A key found from the proof's header and claims (not yet verified), whose thumbprint must be the token's
-        /// `cnf.jkt`. The lookup may refuse; it runs before any signature is checked.
-        case stored(@Sendable (_ proof: JWS, _ claims: JSONObject) async throws(Refusal) -> StoredKey)
+        /// A protected resource of the OAuth core (RFC 9449 §7): the DPoP scheme, `ath` required, the proof's own key.
+        public static func resource(proof: DPoPVerifier.Options) -> Policy { Policy(proof: proof) }
     }
 
     public struct Refusal: Error, Sendable {
@@ -88,58 +92,67 @@ public final class DPoPResourceGuard: Sendable {
 
     private let issuer: AccessTokenIssuer
     private let singleUse: any SingleUseStore
-    public let options: Options
+    public let policy: Policy
     private let clock: any KeywardClock
     private let metrics: KeywardMetrics
 
-    public init(issuer: AccessTokenIssuer, singleUse: any SingleUseStore, options: Options, clock: any KeywardClock, metrics: KeywardMetrics) {
+    public init(issuer: AccessTokenIssuer, singleUse: any SingleUseStore, policy: Policy, clock: any KeywardClock, metrics: KeywardMetrics) {
         self.issuer = issuer
         self.singleUse = singleUse
-        self.options = options
+        self.policy = policy
         self.clock = clock
         self.metrics = metrics
     }
 
-    public func authenticate(_ request: Request, keys: KeySource = .proofHeader) async throws(Refusal) -> Caller {
+    /// A caller whose proof carries its key (`jwk`), whose thumbprint must be the token's `cnf.jkt`.
+    public func authenticate(_ request: Request) async throws(Refusal) -> Caller {
+        try await counted { () async throws(Refusal) in try await check(request, keys: nil as ProofHeaderKey?).caller }
+    }
+
+    /// A caller whose key is stored (`keys` finds it from the proof's header and claims before any signature is
+    /// checked, and may refuse); its thumbprint must be the token's `cnf.jkt`. Returns what the lookup found besides.
+    public func authenticate<Keys: StoredProofKeys>(_ request: Request, keys: Keys) async throws(Refusal) -> (caller: Caller, owner: Keys.Owner) {
+        try await counted { () async throws(Refusal) in
+            let (caller, owner) = try await check(request, keys: keys)
+            guard let owner else { throw Refusal(.unavailable, "the stored key's lookup returned nothing") }
+            return (caller, owner)
+        }
+    }
+
+    private func counted<T>(_ body: () async throws(Refusal) -> T) async throws(Refusal) -> T {
         do throws(Refusal) {
-            return try await check(request, keys: keys)
+            return try await body()
         } catch {
-            metrics.dpopRejected(endpoint: options.endpoint, reason: error.reason)
+            metrics.dpopRejected(endpoint: policy.endpoint, reason: error.reason)
             throw error
         }
     }
 
     /// Only the access token, for the push-MFA enrollment path that sends no proof (the original's legacy clients).
     public func verifiedToken(_ request: Request) async throws(Refusal) -> VerifiedJWT {
-        do throws(Refusal) {
-            return try await token(request).verified
-        } catch {
-            metrics.dpopRejected(endpoint: options.endpoint, reason: error.reason)
-            throw error
-        }
+        try await counted { () async throws(Refusal) in try await token(request).verified }
     }
 
-    private func check(_ request: Request, keys: KeySource) async throws(Refusal) -> Caller {
+    private func check<Keys: StoredProofKeys>(_ request: Request, keys: Keys?) async throws(Refusal) -> (caller: Caller, owner: Keys.Owner?) {
         let (compactToken, token) = try await token(request)
         guard request.dpopProofs.count == 1 else {
             throw request.dpopProofs.isEmpty
                 ? Refusal(.proofMissing, "DPoP proof required (DPoP header)") : Refusal(.multipleProofs, "more than one DPoP header")
         }
         let compactProof = request.dpopProofs[0]
-        guard compactProof.utf8.count <= options.proof.maxProofSize else {
-            throw Refusal(.proof(.tooLarge), "DPoP proof is larger than \(options.proof.maxProofSize) bytes")
+        guard compactProof.utf8.count <= policy.proof.maxProofSize else {
+            throw Refusal(.proof(.tooLarge), "DPoP proof is larger than \(policy.proof.maxProofSize) bytes")
         }
         let jws: JWS
         let proofClaims: JSONObject
         do throws(JOSEError) {
-            jws = try JWS.parse(compactProof, maxSize: options.proof.maxProofSize)
+            jws = try JWS.parse(compactProof, maxSize: policy.proof.maxProofSize)
             proofClaims = try jws.claims()
         } catch {
             throw Refusal(.proof(.malformed), "DPoP proof: \(error.message)")
         }
 
-        var storedKey: StoredKey?
-        if case .stored(let lookup) = keys { storedKey = try await lookup(jws, proofClaims) }
+        let storedKey = try await keys?.key(for: jws, claims: proofClaims, realm: request.realm)
         guard case .object(let confirmation)? = token.claims["cnf"], let jkt = confirmation["jkt"]?.stringValue else {
             throw Refusal(.tokenNotBound, "access token is not DPoP-bound (no cnf.jkt)")
         }
@@ -148,15 +161,15 @@ public final class DPoPResourceGuard: Sendable {
         }
 
         let verifier = DPoPVerifier(
-            options: options.proof, replayCache: DPoPReplayAdapter(store: singleUse, scope: options.replayScope + ":" + request.realm.name)
+            options: policy.proof, replayCache: DPoPReplayAdapter(store: singleUse, scope: policy.replayScope + ":" + request.realm.name)
         )
-        let checksAth = options.requiresAth || proofClaims["ath"] != nil
+        let checksAth = policy.accessTokenHash == .required || proofClaims["ath"] != nil
         do throws(DPoPError) {
             let proof = try await verifier.verify(
                 parsed: jws, claims: proofClaims, method: request.method, url: request.url, accessToken: checksAth ? compactToken : nil,
                 expectedThumbprint: jkt, verificationKey: storedKey?.key, now: clock.now()
             )
-            return Caller(claims: token.claims, proof: proof, owner: storedKey?.owner)
+            return (Caller(claims: token.claims, proof: proof), storedKey?.owner)
         } catch {
             throw Refusal(error.reason == .replayCheckFailed ? .unavailable : .proof(error.reason), error.message)
         }
@@ -170,7 +183,7 @@ public final class DPoPResourceGuard: Sendable {
         let parts = headers[0].split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2 else { throw Refusal(.authorizationMalformed, "malformed Authorization header") }
         let scheme = parts[0].lowercased()
-        guard scheme == "dpop" || (scheme == "bearer" && options.acceptsBearerScheme) else {
+        guard scheme == "dpop" || (scheme == "bearer" && policy.scheme == .dpopOrBearer) else {
             throw Refusal(
                 .authorizationMalformed,
                 scheme == "bearer" ? "DPoP-bound tokens must be sent with the DPoP scheme, not Bearer" : "unsupported authorization scheme"
@@ -178,7 +191,7 @@ public final class DPoPResourceGuard: Sendable {
         }
         let compact = String(parts[1].trimmingBlanks)
         guard !compact.isEmpty else { throw Refusal(.authorizationMalformed, "access token is empty") }
-        guard compact.utf8.count <= options.maxTokenSize else { throw Refusal(.tokenTooLarge, "access token is larger than \(options.maxTokenSize) bytes") }
+        guard compact.utf8.count <= policy.maxTokenSize else { throw Refusal(.tokenTooLarge, "access token is larger than \(policy.maxTokenSize) bytes") }
         do {
             return (compact, try await issuer.verify(compact, realm: request.realm, now: clock.now()))
         } catch let error as JOSEError {
@@ -186,6 +199,22 @@ public final class DPoPResourceGuard: Sendable {
         } catch {
             throw Refusal(.unavailable, "token verification is temporarily unavailable")
         }
+    }
+}
+
+/// A key stored for a caller of the DPoP gate (an enrolled device's), found from the proof's header and claims
+/// before any signature is checked; the lookup may refuse with the part's own error (`Refusal.partError`).
+public protocol StoredProofKeys: Sendable {
+    /// What the lookup found besides the key (a push-MFA device and its user), handed back with the caller.
+    associatedtype Owner: Sendable
+
+    func key(for proof: JWS, claims: JSONObject, realm: Realm) async throws(DPoPResourceGuard.Refusal) -> (key: JWK, owner: Owner)
+}
+
+/// No stored key: the proof's own `jwk` is verified (`DPoPResourceGuard.authenticate(_:)`).
+private struct ProofHeaderKey: StoredProofKeys {
+    func key(for proof: JWS, claims: JSONObject, realm: Realm) async throws(DPoPResourceGuard.Refusal) -> (key: JWK, owner: Void) {
+        throw DPoPResourceGuard.Refusal(.unavailable, "no stored key")
     }
 }
 

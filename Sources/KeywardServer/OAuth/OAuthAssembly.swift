@@ -32,7 +32,7 @@ public struct OAuthAssembly: KeywardPart {
         )
         resourceGuard = DPoPResourceGuard(
             issuer: accessTokens, singleUse: singleUse,
-            options: .init(proof: Self.dpopOptions(maxAge: settings.resourceProofMaxAge, futureSkew: settings.resourceProofFutureSkew)),
+            policy: .resource(proof: Self.dpopOptions(maxAge: settings.resourceProofMaxAge, futureSkew: settings.resourceProofFutureSkew)),
             clock: core.clock, metrics: core.metrics
         )
     }
@@ -40,9 +40,9 @@ public struct OAuthAssembly: KeywardPart {
     /// The token endpoint with every grant the other parts plugged in.
     var tokenEndpoint: TokenService { tokens.adding(grants.all) }
 
-    /// A gate for another part's resources with options of its own, on this part's tokens and Core's single-use records.
-    func gate(_ options: DPoPResourceGuard.Options) -> DPoPResourceGuard {
-        DPoPResourceGuard(issuer: accessTokens, singleUse: core.singleUse, options: options, clock: core.clock, metrics: core.metrics)
+    /// A gate for another part's resources with a policy of its own, on this part's tokens and Core's single-use records.
+    func gate(_ policy: DPoPResourceGuard.Policy) -> DPoPResourceGuard {
+        DPoPResourceGuard(issuer: accessTokens, singleUse: core.singleUse, policy: policy, clock: core.clock, metrics: core.metrics)
     }
 
     /// The one realm resolver, in front of every part's routes under `/realms/{realm}`.

@@ -17,7 +17,7 @@ struct DeviceAuthenticator: Sendable {
 
     /// The headers and URL of one request, as the route saw them: the same as the resource guard's.
     typealias Request = DPoPResourceGuard.Request
-    private typealias Refusal = DPoPResourceGuard.Refusal
+    typealias Refusal = DPoPResourceGuard.Refusal
 
     /// The gate, configured for the device API (`DeviceAuthenticator.gateOptions`).
     let gate: DPoPResourceGuard
@@ -28,74 +28,96 @@ struct DeviceAuthenticator: Sendable {
     let metrics: KeywardMetrics
     /// One audit row per realm and reason a minute for refusals (metrics count them all).
     let refusalAudit: RefusalAuditSampler
+    /// What the gate checks `htu` against, and the largest body a device call may send.
+    let publicURL: String
+    let maxBodySize: Int
+    /// As the middleware in front of a device call (DeviceCallMiddleware.swift): what the original checks before
+    /// authentication, and whether the route reads a JSON body.
+    var checkedFirst = CheckedFirst.nothing
+    var readsBody = false
 
     static let algorithms: Set<JWSAlgorithm> = [.rs256, .rs384, .rs512, .es256, .es384, .es512]
 
-    /// The device API's settings of the gate: `Bearer` tolerated for the original's older clients,
+    /// The device API's policy of the gate: `Bearer` tolerated for the original's older clients,
     /// `dpop-require-ath`, `iat` within ±`dpop-iat-tolerance-seconds`, `jti` remembered `dpop-jti-ttl-seconds`.
-    static func gateOptions(requireAth: Bool, iatTolerance: TimeInterval, jtiLifetime: TimeInterval) -> DPoPResourceGuard.Options {
-        var options = DPoPResourceGuard.Options(proof: DPoPVerifier.Options(
-            allowedAlgorithms: algorithms, maxAge: iatTolerance, maxFutureSkew: iatTolerance,
-            maxProofSize: PushMFALimits.jwtLength, maxJTILength: PushMFALimits.dpopJTILength, replayLifetime: jtiLifetime
-        ))
-        options.acceptsBearerScheme = true
-        options.requiresAth = requireAth
-        options.replayScope = "push-mfa:dpop"
-        options.endpoint = .pushMFA
-        options.maxTokenSize = PushMFALimits.jwtLength
-        return options
+    static func gatePolicy(requireAth: Bool, iatTolerance: TimeInterval, jtiLifetime: TimeInterval) -> DPoPResourceGuard.Policy {
+        DPoPResourceGuard.Policy(
+            proof: DPoPVerifier.Options(
+                allowedAlgorithms: algorithms, maxAge: iatTolerance, maxFutureSkew: iatTolerance,
+                maxProofSize: PushMFALimits.jwtLength, maxJTILength: PushMFALimits.dpopJTILength, replayLifetime: jtiLifetime
+            ),
+            scheme: .dpopOrBearer, accessTokenHash: requireAth ? .required : .checkedWhenPresent, replayScope: "push-mfa:dpop",
+            endpoint: .pushMFA, maxTokenSize: PushMFALimits.jwtLength
+        )
     }
 
     /// Authenticates an enrolled device.
     func authenticate(_ request: Request) async throws(PushMFAError) -> Device {
-        let (credentials, users) = (self.credentials, self.users)
-        let caller: DPoPResourceGuard.Caller
+        let found: Device
+        let claims: JSONObject
         do throws(Refusal) {
-            caller = try await gate.authenticate(request, keys: .stored { proof, claims async throws(Refusal) in
-                let named = try Self.preChecked(proof, claims)
-                let owner: (user: User?, credential: PushCredential?)
-                do {
-                    // The user through Accounts' service, the device from push MFA's own table: both at once.
-                    async let user = users.user(realm: request.realm.name, id: named.subject)
-                    async let credential = credentials.credential(realm: request.realm.name, userId: named.subject, deviceId: named.deviceId)
-                    owner = (try await user, try await credential)
-                } catch {
-                    throw Refusal(.unavailable, "device lookup failed", partError: PushMFAError.unavailable)
-                }
-                guard let user = owner.user else { throw Refusal(.unknownDevice, "no such user", partError: PushMFAError.notFound("User not found")) }
-                guard let credential = owner.credential, let key = try? JWK(jsonString: credential.publicKeyJWK) else {
-                    throw Refusal(.unknownDevice, "no such device", partError: PushMFAError.forbidden("Device not registered for user"))
-                }
-                return DPoPResourceGuard.StoredKey(key: key, owner: Device(user: user, credential: credential, key: key, accessTokenClaims: [:]))
-            })
+            let (caller, owner) = try await gate.authenticate(request, keys: EnrolledDeviceKeys(credentials: credentials, users: users))
+            (found, claims) = (owner, caller.claims)
         } catch {
             throw await reported(error, request: request)
         }
-        guard let found = caller.owner as? Device else { throw PushMFAError.unavailable }
         // Checked once the device has proven itself, so it tells a stranger nothing about the account.
         guard found.user.enabled else {
             metrics.dpopRejected(endpoint: .pushMFA, reason: .userDisabled)
             throw await reported(Refusal(.userDisabled, "user disabled", partError: PushMFAError.forbidden("User is disabled")), request: request)
         }
-        return Device(user: found.user, credential: found.credential, key: found.key, accessTokenClaims: caller.claims)
+        return Device(user: found.user, credential: found.credential, key: found.key, accessTokenClaims: claims)
+    }
+
+    /// An enrolled device's key: the credential the proof's `sub` + `deviceId` name (push MFA's own table) and its
+    /// user (through Accounts' service), read at once.
+    private struct EnrolledDeviceKeys: StoredProofKeys {
+        let credentials: any PushCredentialStore
+        let users: UserService
+
+        func key(for proof: JWS, claims: JSONObject, realm: Realm) async throws(Refusal) -> (key: JWK, owner: Device) {
+            let named = try DeviceAuthenticator.preChecked(proof, claims)
+            let owner: (user: User?, credential: PushCredential?)
+            do {
+                async let user = users.user(realm: realm.name, id: named.subject)
+                async let credential = credentials.credential(realm: realm.name, userId: named.subject, deviceId: named.deviceId)
+                owner = (try await user, try await credential)
+            } catch {
+                throw Refusal(.unavailable, "device lookup failed", partError: PushMFAError.unavailable)
+            }
+            guard let user = owner.user else { throw Refusal(.unknownDevice, "no such user", partError: PushMFAError.notFound("User not found")) }
+            guard let credential = owner.credential, let key = try? JWK(jsonString: credential.publicKeyJWK) else {
+                throw Refusal(.unknownDevice, "no such device", partError: PushMFAError.forbidden("Device not registered for user"))
+            }
+            return (key, Device(user: user, credential: credential, key: key, accessTokenClaims: [:]))
+        }
     }
 
     /// Authentication for `/enroll/complete`, where no key is stored yet: the proof must be signed by the key
     /// being enrolled, and name the same user and device as the enrollment token (docs/PUSH-MFA-PROTOCOL.md §3.4 step 7).
     func authenticateEnrollment(_ request: Request, enrollingKey: JWK, subject: String, deviceId: String) async throws(PushMFAError) {
         do throws(Refusal) {
-            _ = try await gate.authenticate(request, keys: .stored { proof, claims async throws(Refusal) in
-                let named = try Self.preChecked(proof, claims)
-                guard named.subject == subject else {
-                    throw Refusal(.proof(.invalidClaim), "sub mismatch", partError: PushMFAError.forbidden("DPoP proof sub mismatch"))
-                }
-                guard named.deviceId == deviceId else {
-                    throw Refusal(.proof(.invalidClaim), "deviceId mismatch", partError: PushMFAError.forbidden("DPoP proof deviceId mismatch"))
-                }
-                return DPoPResourceGuard.StoredKey(key: enrollingKey, owner: subject)
-            })
+            _ = try await gate.authenticate(request, keys: EnrollingKey(key: enrollingKey, subject: subject, deviceId: deviceId))
         } catch {
             throw await reported(error, request: request)
+        }
+    }
+
+    /// The key being enrolled, for a proof that names the enrollment token's user and device.
+    private struct EnrollingKey: StoredProofKeys {
+        let key: JWK
+        let subject: String
+        let deviceId: String
+
+        func key(for proof: JWS, claims: JSONObject, realm: Realm) async throws(Refusal) -> (key: JWK, owner: Void) {
+            let named = try DeviceAuthenticator.preChecked(proof, claims)
+            guard named.subject == subject else {
+                throw Refusal(.proof(.invalidClaim), "sub mismatch", partError: PushMFAError.forbidden("DPoP proof sub mismatch"))
+            }
+            guard named.deviceId == deviceId else {
+                throw Refusal(.proof(.invalidClaim), "deviceId mismatch", partError: PushMFAError.forbidden("DPoP proof deviceId mismatch"))
+            }
+            return (key, ())
         }
     }
 
@@ -109,7 +131,7 @@ struct DeviceAuthenticator: Sendable {
     }
 
     /// The original's checks of the proof before the device is looked up, with its messages and in its order.
-    private static func preChecked(_ proof: JWS, _ claims: JSONObject) throws(Refusal) -> (subject: String, deviceId: String) {
+    fileprivate static func preChecked(_ proof: JWS, _ claims: JSONObject) throws(Refusal) -> (subject: String, deviceId: String) {
         func refuse(_ reason: DPoPError.Reason, _ error: PushMFAError) -> Refusal {
             Refusal(.proof(reason), error.message, partError: error)
         }

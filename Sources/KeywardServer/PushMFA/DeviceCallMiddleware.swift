@@ -58,10 +58,10 @@ struct PushMFAErrorBodies: RouterMiddleware {
     }
 }
 
-/// An enrolled device's call (docs/PUSH-MFA-PROTOCOL.md §3.2): its JSON body parsed, what the original checks before
-/// authentication (in its order), then the device authenticated with its stored key (`DeviceAuthenticator`) and put
-/// on the context.
-struct DeviceCallAuthentication: RouterMiddleware {
+/// In front of an enrolled device's call (docs/PUSH-MFA-PROTOCOL.md §3.2), the authenticator is the middleware: its
+/// JSON body parsed, what the original checks before authentication (in its order), then the device authenticated
+/// with its stored key and put on the context.
+extension DeviceAuthenticator: RouterMiddleware {
     /// The original's checks that come before authentication.
     enum CheckedFirst: Sendable {
         case nothing
@@ -72,15 +72,18 @@ struct DeviceCallAuthentication: RouterMiddleware {
         case respondBodyAndChallengeId
     }
 
-    let authenticator: DeviceAuthenticator
-    let publicURL: String
-    let maxBodySize: Int
-    /// The body is a JSON object the route reads (`context.jsonBody`); parsed before authentication, as the original does.
-    let readsBody: Bool
-    let checkedFirst: CheckedFirst
+    /// This authenticator in front of one route: `readsBody`, the body is a JSON object the route reads
+    /// (`context.jsonBody`), parsed before authentication as the original does.
+    func call(checkingFirst checkedFirst: CheckedFirst, readsBody: Bool) -> DeviceAuthenticator {
+        var call = self
+        call.checkedFirst = checkedFirst
+        call.readsBody = readsBody
+        return call
+    }
 
     func handle(
-        _ request: Request, context: KeywardRequestContext, next: (Request, KeywardRequestContext) async throws -> Response
+        _ request: Hummingbird.Request, context: KeywardRequestContext,
+        next: (Hummingbird.Request, KeywardRequestContext) async throws -> Response
     ) async throws -> Response {
         var context = context
         if readsBody { context.jsonBody = try await Self.jsonBody(request, maxSize: maxBodySize) }
@@ -93,12 +96,12 @@ struct DeviceCallAuthentication: RouterMiddleware {
             guard context.jsonBody != nil else { throw PushMFAError.badRequest("Request body required") }
             _ = try PushMFAInput.uuid(context.parameters.get("cid") ?? "", "cid")
         }
-        context.authenticatedCaller = try await authenticator.authenticate(Self.deviceRequest(request, context, publicURL: publicURL))
+        context.authenticatedCaller = try await authenticate(deviceRequest(request, context))
         return try await next(request, context)
     }
 
     /// The headers and URL the gate checks, and the realm resolved in front.
-    static func deviceRequest(_ request: Request, _ context: KeywardRequestContext, publicURL: String) throws(APIError) -> DeviceAuthenticator.Request {
+    func deviceRequest(_ request: Hummingbird.Request, _ context: KeywardRequestContext) throws(APIError) -> DeviceAuthenticator.Request {
         DeviceAuthenticator.Request(
             realm: try context.realm, method: request.method.rawValue, url: publicURL + request.uri.path,
             authorization: request.headers[values: .authorization], dpopProofs: request.headers.dpopProofs
@@ -106,7 +109,7 @@ struct DeviceCallAuthentication: RouterMiddleware {
     }
 
     /// The body as a JSON object; nil when empty. Malformed JSON is a 400 here (the original answers 500).
-    static func jsonBody(_ request: Request, maxSize: Int) async throws -> JSONObject? {
+    static func jsonBody(_ request: Hummingbird.Request, maxSize: Int) async throws -> JSONObject? {
         let buffer = try await request.body.collect(upTo: maxSize)
         guard buffer.readableBytes > 0 else { return nil }
         do {

@@ -12,13 +12,14 @@ public struct PushMFAAssembly: KeywardPart {
     private let realms: RealmService
     private let users: UserService
     private let throttle: LoginThrottle
+    private let browser: BrowserRequests
     private let settings: PushMFAServerSettings
 
     /// Plugs push approval into Accounts' login flow as its second factor, and the user's phones into its removal.
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, senders: [any PushSender], settings: PushMFAServerSettings) {
         self.core = core
         self.settings = settings
-        (realms, users, throttle) = (oauth.realms, accounts.users, accounts.loginThrottle)
+        (realms, users, throttle, browser) = (oauth.realms, accounts.users, accounts.loginThrottle, accounts.browser)
         let metrics = core.metrics
         signals = ChallengeSignals()
         challengeStore = SQLPushChallengeStore(database: core.database)
@@ -27,11 +28,12 @@ public struct PushMFAAssembly: KeywardPart {
             realms: oauth.realms, users: accounts.users, credentials: credentials, challenges: challengeStore,
             state: SQLPushMFAStateStore(database: core.database), tokens: PushMFATokens(realms: oauth.realms, keys: oauth.keys),
             authenticator: DeviceAuthenticator(
-                gate: oauth.gate(DeviceAuthenticator.gateOptions(
+                gate: oauth.gate(DeviceAuthenticator.gatePolicy(
                     requireAth: settings.requireAth, iatTolerance: TimeInterval(settings.dpopIatTolerance),
                     jtiLifetime: TimeInterval(settings.dpopJtiTTL)
                 )),
-                credentials: credentials, users: accounts.users, clock: core.clock, audit: core.audit, metrics: metrics, refusalAudit: RefusalAuditSampler()
+                credentials: credentials, users: accounts.users, clock: core.clock, audit: core.audit, metrics: metrics, refusalAudit: RefusalAuditSampler(),
+                publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize
             ),
             pusher: DispatchingChallengePusher(dispatcher: PushDispatcher(senders: senders, logger: core.logger) { type, outcome in
                 metrics.pushDelivered(providerType: type, outcome: outcome.rawValue)
@@ -49,7 +51,7 @@ public struct PushMFAAssembly: KeywardPart {
     /// The device API and the challenge event streams (JSON errors), the push step's and the enrollment's pages.
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         registerAPI(on: router, renderer: web.renderer)
-        PushPages(renderer: web.renderer, browser: web.browser, realms: realms, users: users, pushMFA: service, throttle: throttle, clock: core.clock)
+        PushPages(renderer: web.renderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, clock: core.clock)
             .register(on: web.pages)
     }
 
@@ -57,7 +59,7 @@ public struct PushMFAAssembly: KeywardPart {
         PushMFARoutes(
             service: service,
             events: ChallengeEventStream(service: service, signals: signals, metrics: core.metrics, options: settings.events),
-            realmResolution: RealmResolution(realms: realms), publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize, renderer: renderer
+            realmResolution: RealmResolution(realms: realms), maxBodySize: core.settings.maxBodySize, renderer: renderer
         ).register(on: router)
     }
 

@@ -7,12 +7,11 @@ import KeywardWire
 
 /// The push-MFA device API under `/realms/{realm}/push-mfa/` (docs/PUSH-MFA-PROTOCOL.md §3.1). Thin: the realm, the
 /// original's error shapes and the device's authentication are resolved in front (`PushMFAErrorBodies`,
-/// `RealmResolution`, `DeviceCallAuthentication`); a route calls the service and answers in the original's shapes.
+/// `RealmResolution`, `DeviceAuthenticator`); a route calls the service and answers in the original's shapes.
 struct PushMFARoutes {
     let service: PushMFAService
     let events: ChallengeEventStream
     let realmResolution: RealmResolution
-    let publicURL: String
     let maxBodySize: Int
     /// For the HTML error page a browser gets when it prefers HTML (docs/PUSH-MFA-PROTOCOL.md §2.1).
     let renderer: PageRenderer
@@ -22,10 +21,8 @@ struct PushMFARoutes {
     func register(on router: Router<KeywardRequestContext>) {
         let api = router.group("/realms/:realm/push-mfa").add(middleware: PushMFAErrorBodies(renderer: renderer)).add(middleware: realmResolution)
         /// A group of the API whose routes are an enrolled device's calls.
-        func device(_ checkedFirst: DeviceCallAuthentication.CheckedFirst, readsBody: Bool = false) -> RouterGroup<KeywardRequestContext> {
-            api.group().add(middleware: DeviceCallAuthentication(
-                authenticator: service.authenticator, publicURL: publicURL, maxBodySize: maxBodySize, readsBody: readsBody, checkedFirst: checkedFirst
-            ))
+        func device(_ checkedFirst: DeviceAuthenticator.CheckedFirst, readsBody: Bool = false) -> RouterGroup<KeywardRequestContext> {
+            api.group().add(middleware: service.authenticator.call(checkingFirst: checkedFirst, readsBody: readsBody))
         }
         api.get("enroll/request-token/:handle") { _, context in
             let token = try await service.enrollmentToken(realm: try context.realm, handle: context.parameters.get("handle") ?? "")
@@ -33,8 +30,8 @@ struct PushMFARoutes {
         }
         // Authenticated inside: the proof is by the key being enrolled, or only the token is checked (§3.4).
         api.post("enroll/complete") { request, context in
-            let body = try await DeviceCallAuthentication.jsonBody(request, maxSize: maxBodySize)
-            try await service.completeEnrollment(body: body, request: try DeviceCallAuthentication.deviceRequest(request, context, publicURL: publicURL))
+            let body = try await DeviceAuthenticator.jsonBody(request, maxSize: maxBodySize)
+            try await service.completeEnrollment(body: body, request: try service.authenticator.deviceRequest(request, context))
             return status("enrolled")
         }
         device(.userIdQuery).get("login/pending") { request, context in

@@ -135,7 +135,7 @@ final class HostTokenRefusalTests: XCTestCase {
         }
     }
 
-    /// Enrolled users are cached for EnrolledUsers.lifetime (5 s): one disabled after an exchange is refused once it passed.
+    /// Enrolled users are cached for UserService.identityCacheLifetime (5 s): one disabled after an exchange is refused once it passed.
     func testAUserDisabledAfterAnExchangeIsRefusedWithinFiveSeconds() async throws {
         try await TestServer.forEachEngine { server, client in
             try await JWKSTestServer().run { jwks in

@@ -34,7 +34,7 @@ struct IdentityProvidersAssembly: KeywardPart {
     /// Sign-in and linking through a provider, and its callback, ending in Accounts' login flow.
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         ProviderSignInRoutes(
-            signIn: signIn, completion: accounts.signInCompletion, browser: web.browser, realms: realms, renderer: web.renderer, clock: clock,
+            signIn: signIn, completion: accounts.signInCompletion, browser: accounts.browser, realms: realms, renderer: web.renderer, clock: clock,
             limiter: callbackLimiter
         ).register(on: web.pages)
     }
