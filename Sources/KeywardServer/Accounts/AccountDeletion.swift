@@ -9,7 +9,6 @@ import Hummingbird
 struct AccountDeletion: Sendable {
     let renderer: PageRenderer
     let browser: BrowserRequests
-    let realms: RealmService
     let users: UserService
     let removal: UserRemoval
     let clock: any KeywardClock

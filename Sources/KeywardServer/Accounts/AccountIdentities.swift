@@ -9,7 +9,6 @@ import Hummingbird
 struct AccountIdentities: Sendable {
     let renderer: PageRenderer
     let browser: BrowserRequests
-    let realms: RealmService
     let users: UserService
     let providers: IdentityProviderService
     /// What other parts do once an identity is unlinked (revoke its Apple token).

@@ -11,7 +11,6 @@ import Hummingbird
 struct AccountSessions: Sendable {
     let renderer: PageRenderer
     let browser: BrowserRequests
-    let realms: RealmService
     let audit: AuditLog
     let clock: any KeywardClock
 

@@ -56,15 +56,15 @@ public struct AccountsAssembly: KeywardPart {
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         let (renderer, clock) = (web.renderer, core.clock)
         SessionRoutes(browser: browser, realms: realms, users: users).register(on: router)
-        let accountSessions = AccountSessions(renderer: renderer, browser: browser, realms: realms, audit: core.audit, clock: clock)
+        let accountSessions = AccountSessions(renderer: renderer, browser: browser, audit: core.audit, clock: clock)
         accountSessions.register(on: web.pages)
-        AccountDeletion(renderer: renderer, browser: browser, realms: realms, users: users, removal: removal, clock: clock).register(on: web.pages)
+        AccountDeletion(renderer: renderer, browser: browser, users: users, removal: removal, clock: clock).register(on: web.pages)
         let accountIdentities = AccountIdentities(
-            renderer: renderer, browser: browser, realms: realms, users: users, providers: providers, unlinkSteps: plugins.unlinkSteps, clock: clock
+            renderer: renderer, browser: browser, users: users, providers: providers, unlinkSteps: plugins.unlinkSteps, clock: clock
         )
         accountIdentities.register(on: web.pages)
         LoginPages(
-            renderer: renderer, browser: browser, realms: realms, users: users, secondFactor: plugins.secondFactor, throttle: loginThrottle,
+            renderer: renderer, browser: browser, users: users, secondFactor: plugins.secondFactor, throttle: loginThrottle,
             signIn: signInCompletion, providers: providers, accountSessions: accountSessions, accountIdentities: accountIdentities
         ).register(on: web.pages)
     }

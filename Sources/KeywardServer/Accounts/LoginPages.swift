@@ -7,7 +7,6 @@ import Hummingbird
 struct LoginPages: Sendable {
     let renderer: PageRenderer
     let browser: BrowserRequests
-    let realms: RealmService
     let users: UserService
     let secondFactor: any SecondFactor
     let throttle: LoginThrottle

@@ -51,7 +51,7 @@ public struct PushMFAAssembly: KeywardPart {
     /// The device API and the challenge event streams (JSON errors), the push step's and the enrollment's pages.
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         registerAPI(on: router, renderer: web.renderer)
-        PushPages(renderer: web.renderer, browser: browser, realms: realms, users: users, pushMFA: service, throttle: throttle, clock: core.clock)
+        PushPages(renderer: web.renderer, browser: browser, users: users, pushMFA: service, throttle: throttle, clock: core.clock)
             .register(on: web.pages)
     }
 

@@ -9,7 +9,6 @@ import KeywardQR
 struct PushPages: Sendable {
     let renderer: PageRenderer
     let browser: BrowserRequests
-    let realms: RealmService
     let users: UserService
     let pushMFA: PushMFAService
     let throttle: LoginThrottle

@@ -10,13 +10,12 @@ struct IdentityProvidersAssembly: KeywardPart {
     private let fetcher: HTTPDocumentFetcher
     private let tokens: ProviderTokenClient
     private let accounts: AccountsAssembly
-    private let realms: RealmService
     private let clock: any KeywardClock
 
     init(_ core: CoreServices, accounts: AccountsAssembly, oauth: OAuthAssembly, settings: IdentityProviderSettings) {
         fetcher = HTTPDocumentFetcher()
         tokens = ProviderTokenClient()
-        (self.accounts, realms, clock) = (accounts, oauth.realms, core.clock)
+        (self.accounts, clock) = (accounts, core.clock)
         callbackLimiter = ProviderCallbackLimiter(limit: settings.callbackFailuresPerAddress)
         let appleSecrets = AppleClientSecrets(masterKey: core.masterKey, clock: core.clock)
         let appleRevocation = AppleTokenRevocation(providers: accounts.providers, appleSecrets: appleSecrets, tokens: tokens, audit: core.audit, logger: core.logger)
@@ -34,7 +33,7 @@ struct IdentityProvidersAssembly: KeywardPart {
     /// Sign-in and linking through a provider, and its callback, ending in Accounts' login flow.
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         ProviderSignInRoutes(
-            signIn: signIn, completion: accounts.signInCompletion, browser: accounts.browser, realms: realms, renderer: web.renderer, clock: clock,
+            signIn: signIn, completion: accounts.signInCompletion, browser: accounts.browser, renderer: web.renderer, clock: clock,
             limiter: callbackLimiter
         ).register(on: web.pages)
     }

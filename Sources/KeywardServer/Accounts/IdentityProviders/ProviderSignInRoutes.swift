@@ -12,7 +12,6 @@ struct ProviderSignInRoutes: Sendable {
     let signIn: ProviderSignIn
     let completion: SignInCompletion
     let browser: BrowserRequests
-    let realms: RealmService
     let renderer: PageRenderer
     let clock: any KeywardClock
     let limiter: ProviderCallbackLimiter
