@@ -41,24 +41,41 @@ struct Clients: AsyncParsableCommand {
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a client; a confidential client's secret is printed once.",
-            discussion: "A public client (--public) has no secret: an app names itself by client_id on the jwt-bearer grant, whose host token proves the caller. It cannot use client_credentials."
+            discussion: """
+                A public client (--public) has no secret: an app names itself by client_id on the jwt-bearer grant, whose host token proves the caller. It cannot use client_credentials.
+
+                Redirect URIs are compared byte for byte (RFC 9700 §4.1.3): a claimed https URL, a private-use scheme in reverse-DNS form (com.example.app:/callback) or a loopback URL on http://127.0.0.1 or http://[::1], whose port the app may choose at each request (RFC 8252 §7.3). No fragments, no http off the loopback, no localhost.
+                """
         )
         @OptionGroup var common: CommonOptions
         @Option(help: "Realm name.") var realm: String
         @Argument(help: "Client id.") var clientId: String
         @Option(help: "Scopes granted (space separated).") var scope = ""
         @Flag(name: .customLong("allow-bearer"), help: "Do not require DPoP-bound tokens for this client.") var allowBearer = false
-        @Flag(name: .customLong("public"), help: "A public client without a secret (a mobile app exchanging host tokens).") var isPublic = false
+        @Flag(name: .customLong("public"), help: "A public client without a secret (a mobile app or a single-page app).") var isPublic = false
+        @Option(name: .customLong("redirect-uri"), help: "A redirect URI the authorization endpoint may send the person back to (repeat for several).")
+        var redirectURIs: [String] = []
+        @Option(name: .customLong("post-logout-redirect-uri"), help: "Where logout may send the person back (repeat for several).")
+        var postLogoutRedirectURIs: [String] = []
+        @Flag(name: .customLong("first-party"), help: "The realm's own app: no consent page.") var firstParty = false
+        @Flag(name: .customLong("require-par"), help: "Accept authorization requests only as pushed requests (RFC 9126).") var requirePAR = false
 
         func run() async throws {
+            let redirects = try ClientRedirects(
+                redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, firstParty: firstParty, requirePAR: requirePAR
+            )
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
                 if isPublic {
-                    let client = try await runtime.oauth.clients.createPublicClient(realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope)
+                    let client = try await runtime.oauth.clients.createPublicClient(
+                        realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope, redirects: redirects
+                    )
                     print("created public client \(client.clientId) in realm \(realm)\(client.requireDPoP ? " (DPoP required)" : ""); it has no secret")
                     return
                 }
-                let (client, secret) = try await runtime.oauth.clients.createClient(realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope)
+                let (client, secret) = try await runtime.oauth.clients.createClient(
+                    realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope, redirects: redirects
+                )
                 print("created client \(client.clientId) in realm \(realm)\(client.requireDPoP ? " (DPoP required)" : "")")
                 print("secret: \(secret)")
                 print("store the secret now: only its digest is kept")
@@ -75,7 +92,12 @@ struct Clients: AsyncParsableCommand {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
                 for client in try await runtime.oauth.clients.listClients(realm: realm) {
-                    print("\(client.clientId)\t\(client.isPublic ? "public" : "confidential")\tdpop=\(client.requireDPoP ? "required" : "optional")\tscope=\(client.scope)")
+                    var line = "\(client.clientId)\t\(client.isPublic ? "public" : "confidential")\tdpop=\(client.requireDPoP ? "required" : "optional")\tscope=\(client.scope)"
+                    if !client.redirectURIs.isEmpty { line += "\tredirect_uris=" + client.redirectURIs.map(\.value).joined(separator: ",") }
+                    if !client.postLogoutRedirectURIs.isEmpty { line += "\tpost_logout_redirect_uris=" + client.postLogoutRedirectURIs.map(\.value).joined(separator: ",") }
+                    if client.firstParty { line += "\tfirst_party" }
+                    if client.requirePAR { line += "\trequire_par" }
+                    print(line)
                 }
             }
         }

@@ -63,6 +63,30 @@ def test_realm_client_and_rotation_commands_serve_real_tokens(keyward_bin, tmp_p
     assert run(keyward_bin, data, "clients", "list", "--realm", "acme").stdout.strip() == ""
 
 
+def test_clients_register_redirect_uris_checked_by_the_native_app_rules(keyward_bin, tmp_path):
+    data = tmp_path / "redirects"
+    assert run(keyward_bin, data, "realms", "create", "acme").returncode == 0
+    created = run(
+        keyward_bin, data, "clients", "create", "--realm", "acme", "ios-app", "--public", "--first-party",
+        "--redirect-uri", "com.example.app:/oauth2redirect", "--redirect-uri", "http://127.0.0.1/callback",
+        "--post-logout-redirect-uri", "com.example.app:/signed-out",
+    )
+    assert created.returncode == 0, created.stderr
+    listing = run(keyward_bin, data, "clients", "list", "--realm", "acme").stdout
+    assert "redirect_uris=com.example.app:/oauth2redirect,http://127.0.0.1/callback" in listing, listing
+    assert "post_logout_redirect_uris=com.example.app:/signed-out" in listing and "first_party" in listing, listing
+    for uri, needle in [
+        ("http://localhost:8080/cb", "instead of localhost"),
+        ("https://app.example.com/cb#frag", "must not have a fragment"),
+        ("myapp:/cb", "reverse domain name"),
+    ]:
+        refused = run(keyward_bin, data, "clients", "create", "--realm", "acme", "bad-app", "--public", "--redirect-uri", uri)
+        assert refused.returncode != 0, uri
+        errors = [line for line in refused.stderr.splitlines() if line.strip()]
+        assert len(errors) == 1 and errors[0].startswith("Error: --redirect-uri: ") and needle in errors[0], (uri, errors)
+    assert "bad-app" not in run(keyward_bin, data, "clients", "list", "--realm", "acme").stdout
+
+
 def test_cli_errors_are_one_clear_line(keyward_bin, tmp_path):
     data = tmp_path / "errors"
     cases = [

@@ -1,6 +1,7 @@
 // A realm's OAuth clients: creating confidential and public ones, looking them up, checking secrets.
 import Crypto
 import Foundation
+import KeywardHTTPInput
 import KeywardJOSE
 
 /// OAuth clients. Secrets of confidential clients are never stored: only a salted SHA-256 digest, which is enough
@@ -19,7 +20,7 @@ public final class ClientService: Sendable {
 
     /// Creates a client. Returns the client and its secret, which is shown once and not recoverable.
     public func createClient(
-        realm: String, clientId: String, secret: String? = nil, requireDPoP: Bool = true, scope: String = ""
+        realm: String, clientId: String, secret: String? = nil, requireDPoP: Bool = true, scope: String = "", redirects: ClientRedirects = ClientRedirects()
     ) async throws -> (client: OAuthClient, secret: String) {
         guard Self.isValidClientId(clientId) else { throw ClientError.invalidClientId(clientId) }
         let secret = secret ?? Base64URL.encode(SecureRandom.bytes(32))
@@ -27,7 +28,7 @@ public final class ClientService: Sendable {
         let salt = SecureRandom.bytes(16)
         let client = OAuthClient(
             realm: realm, clientId: clientId, secretSalt: salt, secretHash: Self.digest(secret: secret, salt: salt),
-            requireDPoP: requireDPoP, scope: scope, createdAt: clock.now()
+            requireDPoP: requireDPoP, scope: scope, redirects: redirects, createdAt: clock.now()
         )
         do {
             try await store.createClient(client)
@@ -37,12 +38,15 @@ public final class ClientService: Sendable {
         return (client, secret)
     }
 
-    /// A public client: no secret; it can use only the jwt-bearer grant, whose host token identifies the caller.
-    public func createPublicClient(realm: String, clientId: String, requireDPoP: Bool = true, scope: String = "") async throws -> OAuthClient {
+    /// A public client: no secret; it can use only grants whose own credential identifies the caller (the jwt-bearer
+    /// grant's host token).
+    public func createPublicClient(
+        realm: String, clientId: String, requireDPoP: Bool = true, scope: String = "", redirects: ClientRedirects = ClientRedirects()
+    ) async throws -> OAuthClient {
         guard Self.isValidClientId(clientId) else { throw ClientError.invalidClientId(clientId) }
         let client = OAuthClient(
             realm: realm, clientId: clientId, secretSalt: [], secretHash: [], requireDPoP: requireDPoP, scope: scope, isPublic: true,
-            createdAt: clock.now()
+            redirects: redirects, createdAt: clock.now()
         )
         do {
             try await store.createClient(client)
@@ -104,6 +108,8 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
     case invalidSecret
     case exists(String)
     case notFound(String)
+    case invalidRedirectURI(setting: String, RedirectURIError)
+    case tooManyRedirectURIs(setting: String, Int)
 
     public var description: String {
         switch self {
@@ -111,6 +117,8 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
         case .invalidSecret: "client secret must be 8-512 bytes"
         case .exists(let id): "client '\(id)' exists already"
         case .notFound(let id): "client '\(id)' does not exist"
+        case .invalidRedirectURI(let setting, let error): "\(setting): \(error)"
+        case .tooManyRedirectURIs(let setting, let count): "\(setting): \(count) URIs given, at most \(ClientRedirects.maxURIs)"
         }
     }
 }

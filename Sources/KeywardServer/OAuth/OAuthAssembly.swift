@@ -68,7 +68,7 @@ public struct OAuthAssembly: KeywardPart {
 }
 
 extension OAuthAssembly {
-    static let migrations = [InitialSchemaMigration.piece, PublicClientSchemaMigration.piece]
+    static let migrations = [InitialSchemaMigration.piece, PublicClientSchemaMigration.piece, ClientRedirectSchemaMigration.piece]
 
     var sweeps: [ExpiredRowSweep] { [.signingKeys(signingKeyStore)] }
 }

@@ -1,5 +1,6 @@
 // The OAuth core's stored records: realm signing keys, sealed, and OAuth clients.
 import Foundation
+import KeywardHTTPInput
 
 /// One realm signing key as persisted. The private key is sealed (AES-GCM under the master key)
 /// before it reaches the store; the store never sees plaintext key material.
@@ -46,13 +47,25 @@ public struct OAuthClient: Sendable, Equatable {
     public var scope: String
     /// No secret (empty salt and digest); authenticates no request by itself.
     public var isPublic: Bool
+    /// Where the authorization endpoint may send the person back, each checked when registered (`RedirectURI`).
+    public var redirectURIs: [RedirectURI]
+    /// Where RP-initiated logout may send the person back.
+    public var postLogoutRedirectURIs: [RedirectURI]
+    /// The realm's own app: the person is not asked to consent.
+    public var firstParty: Bool
+    /// Authorization requests only through a pushed request (RFC 9126 §6).
+    public var requirePAR: Bool
     public var createdAt: Date
 
     public init(
         realm: String, clientId: String, secretSalt: [UInt8], secretHash: [UInt8], requireDPoP: Bool,
-        scope: String, isPublic: Bool = false, createdAt: Date
+        scope: String, isPublic: Bool = false, redirects: ClientRedirects = ClientRedirects(), createdAt: Date
     ) {
         self.isPublic = isPublic
+        self.redirectURIs = redirects.redirectURIs
+        self.postLogoutRedirectURIs = redirects.postLogoutRedirectURIs
+        self.firstParty = redirects.firstParty
+        self.requirePAR = redirects.requirePAR
         self.realm = realm
         self.clientId = clientId
         self.secretSalt = secretSalt
@@ -60,5 +73,55 @@ public struct OAuthClient: Sendable, Equatable {
         self.requireDPoP = requireDPoP
         self.scope = scope
         self.createdAt = createdAt
+    }
+}
+
+extension OAuthClient {
+    /// The registration a request's `redirect_uri` names, if any (byte for byte; a loopback URI's port aside).
+    public func redirectURI(matching requested: String) -> RedirectURI? {
+        redirectURIs.first { $0.matches(requested) }
+    }
+
+    /// What the client registered for the authorization endpoint.
+    public var redirects: ClientRedirects {
+        ClientRedirects(redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, firstParty: firstParty, requirePAR: requirePAR)
+    }
+}
+
+/// What a client registers for the authorization endpoint (`keyward clients create --redirect-uri …`).
+public struct ClientRedirects: Sendable, Equatable {
+    public static let maxURIs = 20
+
+    public var redirectURIs: [RedirectURI]
+    public var postLogoutRedirectURIs: [RedirectURI]
+    public var firstParty: Bool
+    public var requirePAR: Bool
+
+    public init(redirectURIs: [RedirectURI] = [], postLogoutRedirectURIs: [RedirectURI] = [], firstParty: Bool = false, requirePAR: Bool = false) {
+        self.redirectURIs = redirectURIs
+        self.postLogoutRedirectURIs = postLogoutRedirectURIs
+        self.firstParty = firstParty
+        self.requirePAR = requirePAR
+    }
+
+    /// From what an operator typed: each URI checked (`RedirectURI`), repeats dropped, at most `maxURIs` of each.
+    public init(redirectURIs: [String], postLogoutRedirectURIs: [String], firstParty: Bool, requirePAR: Bool) throws(ClientError) {
+        func checked(_ texts: [String], _ setting: String) throws(ClientError) -> [RedirectURI] {
+            var seen = Set<String>()
+            var uris: [RedirectURI] = []
+            for text in texts where seen.insert(text).inserted {
+                do throws(RedirectURIError) {
+                    uris.append(try RedirectURI(registering: text))
+                } catch {
+                    throw ClientError.invalidRedirectURI(setting: setting, error)
+                }
+            }
+            guard uris.count <= Self.maxURIs else { throw ClientError.tooManyRedirectURIs(setting: setting, uris.count) }
+            return uris
+        }
+        self.init(
+            redirectURIs: try checked(redirectURIs, "--redirect-uri"), postLogoutRedirectURIs: try checked(postLogoutRedirectURIs, "--post-logout-redirect-uri"),
+            firstParty: firstParty, requirePAR: requirePAR
+        )
     }
 }

@@ -1,5 +1,6 @@
 // The oauth_clients table: the clients of a realm, confidential (with a secret digest) or public, and their DPoP requirement.
 import Foundation
+import KeywardHTTPInput
 import SQLKit
 
 public struct SQLClientStore: ClientStore {
@@ -16,10 +17,12 @@ public struct SQLClientStore: ClientStore {
             missingParent: "realm '\(client.realm)' does not exist"
         ) {
             try await database.sql.raw("""
-                INSERT INTO oauth_clients (realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client, created_at)
+                INSERT INTO oauth_clients (realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client,
+                                           redirect_uris, post_logout_redirect_uris, first_party, require_par, created_at)
                 VALUES (\(bind: client.realm), \(bind: client.clientId), \(bind: Data(client.secretSalt)),
                         \(bind: Data(client.secretHash)), \(bind: client.requireDPoP), \(bind: client.scope), \(bind: client.isPublic),
-                        \(bind: StorageTime.milliseconds(client.createdAt)))
+                        \(bind: Self.stored(client.redirectURIs)), \(bind: Self.stored(client.postLogoutRedirectURIs)),
+                        \(bind: client.firstParty), \(bind: client.requirePAR), \(bind: StorageTime.milliseconds(client.createdAt)))
                 """).run()
         }
     }
@@ -48,7 +51,18 @@ public struct SQLClientStore: ClientStore {
         guard deleted > 0 else { throw StoreError.notFound("client '\(clientId)' does not exist in realm '\(realm)'") }
     }
 
-    private static let columns = "realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client, created_at"
+    private static let columns = """
+        realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client, redirect_uris, post_logout_redirect_uris, first_party,
+        require_par, created_at
+        """
+
+    /// Space-separated: a registered URI is printable ASCII without spaces (`RedirectURI`).
+    private static func stored(_ uris: [RedirectURI]) -> String { uris.map(\.value).joined(separator: " ") }
+
+    /// The stored URIs, each checked again: one that no longer passes (a rule made stricter) is left out, not trusted.
+    private static func redirectURIs(_ text: String) -> [RedirectURI] {
+        text.split(separator: " ").compactMap { try? RedirectURI(registering: String($0)) }
+    }
 
     private static func client(from row: any SQLRow) throws -> OAuthClient {
         OAuthClient(
@@ -59,6 +73,11 @@ public struct SQLClientStore: ClientStore {
             requireDPoP: try row.decode(column: "require_dpop", as: Bool.self),
             scope: try row.decode(column: "scope", as: String.self),
             isPublic: try row.decode(column: "public_client", as: Bool.self),
+            redirects: ClientRedirects(
+                redirectURIs: redirectURIs(try row.decode(column: "redirect_uris", as: String.self)),
+                postLogoutRedirectURIs: redirectURIs(try row.decode(column: "post_logout_redirect_uris", as: String.self)),
+                firstParty: try row.decode(column: "first_party", as: Bool.self), requirePAR: try row.decode(column: "require_par", as: Bool.self)
+            ),
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
         )
     }
