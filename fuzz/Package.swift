@@ -69,6 +69,7 @@ let package = Package(
         fuzzer("jwk", ["KeywardJOSE", "FuzzFixtures"]),
         fuzzer("dpop", ["KeywardJOSE", "FuzzFixtures"]),
         fuzzer("form-body", ["KeywardHTTPInput"]),
+        fuzzer("authorization-request", ["KeywardHTTPInput"]),
         fuzzer("htu", ["KeywardJOSE"]),
         fuzzer("accept", ["KeywardHTTPInput"]),
         fuzzer("device-jwt", ["KeywardHTTPInput", "KeywardJOSE"]),

@@ -28,6 +28,8 @@ public struct RedirectURI: Sendable, Equatable, CustomStringConvertible {
             throw refuse("only printable ASCII is allowed (percent-encode anything else), no spaces")
         }
         guard !text.contains("#") else { throw refuse("a redirect URI must not have a fragment (RFC 6749 §3.1.2)") }
+        // Browsers read a backslash as a slash (the WHATWG URL standard), so it would hide another host or path.
+        guard !text.contains("\\") else { throw refuse("a backslash is not allowed") }
         guard let colon = text.firstIndex(of: ":") else { throw refuse("it has no scheme") }
         let scheme = text[..<colon]
         let rest = text[text.index(after: colon)...]
@@ -37,10 +39,15 @@ public struct RedirectURI: Sendable, Equatable, CustomStringConvertible {
         case "https":
             guard let authority = Self.authority(of: rest), !authority.host.isEmpty else { throw refuse("an https URI needs a host") }
             guard !authority.hasUserInfo else { throw refuse("a user name or password in the URI is not allowed") }
+            guard Self.isHost(authority.host) else {
+                throw refuse("'\(authority.host)' is not a host name or IP address (letters, digits, '-' and '.', or [IPv6])")
+            }
             guard authority.port.map(Self.isPort) ?? true else { throw refuse("the port is not a number in 1-65535") }
+            guard authority.remainder.hasPrefix("/") else { throw refuse("an https URI needs a path, at least '/'") }
             kind = .https
         case "http":
-            guard let authority = Self.authority(of: rest), !authority.hasUserInfo else { throw refuse("an http URI needs a host") }
+            guard let authority = Self.authority(of: rest) else { throw refuse("an http URI needs a host") }
+            guard !authority.hasUserInfo else { throw refuse("a user name or password in the URI is not allowed") }
             guard Self.loopbackHosts.contains(authority.host) else {
                 if authority.host.lowercased() == "localhost" {
                     throw refuse("use the loopback address 127.0.0.1 or [::1] instead of localhost (RFC 8252 §8.3)")
@@ -55,6 +62,9 @@ public struct RedirectURI: Sendable, Equatable, CustomStringConvertible {
                 throw refuse("a private-use scheme is the app's reverse domain name, such as com.example.app (RFC 8252 §7.1, §8.4)")
             }
             guard rest.hasPrefix("/") else { throw refuse("write a private-use URI as \(scheme):/path (RFC 8252 §7.1)") }
+            if let authority = Self.authority(of: rest), authority.hasUserInfo {
+                throw refuse("a user name or password in the URI is not allowed")
+            }
             kind = .privateUseScheme
         }
         value = text
@@ -78,6 +88,21 @@ public struct RedirectURI: Sendable, Equatable, CustomStringConvertible {
         func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
         guard let first = text.utf8.first, isLetter(first) else { return false }
         return text.utf8.allSatisfy { isLetter($0) || (0x30...0x39).contains($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E }
+    }
+
+    /// A DNS name (letters, digits, '-', labels split by '.', none empty) or an IPv4 address, or an IPv6 literal in
+    /// brackets; nothing a browser would read another way (no '%', '*', '_' or other sub-delimiters).
+    private static func isHost(_ host: Substring) -> Bool {
+        if host.hasPrefix("[") {
+            guard host.hasSuffix("]"), host.count > 2 else { return false }
+            return host.dropFirst().dropLast().utf8.allSatisfy { $0 == 0x3A || $0 == 0x2E || (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) }
+        }
+        guard host.utf8.count <= 253 else { return false }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.allSatisfy { label in
+            (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
+                && label.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) || (0x41...0x5A).contains($0) || $0 == 0x2D }
+        }
     }
 
     /// Decimal, no sign or leading zero, 1-65535.

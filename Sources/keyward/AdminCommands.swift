@@ -52,13 +52,13 @@ struct Clients: AsyncParsableCommand {
         @Argument(help: "Client id.") var clientId: String
         @Option(help: "Scopes granted (space separated).") var scope = ""
         @Flag(name: .customLong("allow-bearer"), help: "Do not require DPoP-bound tokens for this client.") var allowBearer = false
-        @Flag(name: .customLong("public"), help: "A public client without a secret (a mobile app or a single-page app).") var isPublic = false
+        @Flag(name: .customLong("public"), help: "A public client without a secret (a mobile app exchanging host tokens).") var isPublic = false
         @Option(name: .customLong("redirect-uri"), help: "A redirect URI the authorization endpoint may send the person back to (repeat for several).")
         var redirectURIs: [String] = []
         @Option(name: .customLong("post-logout-redirect-uri"), help: "Where logout may send the person back (repeat for several).")
         var postLogoutRedirectURIs: [String] = []
-        @Flag(name: .customLong("first-party"), help: "The realm's own app: no consent page.") var firstParty = false
-        @Flag(name: .customLong("require-par"), help: "Accept authorization requests only as pushed requests (RFC 9126).") var requirePAR = false
+        @Flag(name: .customLong("first-party"), help: "The realm's own app: no consent page (for the authorization endpoint, issue 28).") var firstParty = false
+        @Flag(name: .customLong("require-par"), help: "Accept authorization requests only as pushed requests (RFC 9126; for the authorization endpoint, issue 28).") var requirePAR = false
 
         func run() async throws {
             let redirects = try ClientRedirects(
@@ -93,8 +93,8 @@ struct Clients: AsyncParsableCommand {
                 _ = try await requireRealm(runtime, realm)
                 for client in try await runtime.oauth.clients.listClients(realm: realm) {
                     var line = "\(client.clientId)\t\(client.isPublic ? "public" : "confidential")\tdpop=\(client.requireDPoP ? "required" : "optional")\tscope=\(client.scope)"
-                    if !client.redirectURIs.isEmpty { line += "\tredirect_uris=" + client.redirectURIs.map(\.value).joined(separator: ",") }
-                    if !client.postLogoutRedirectURIs.isEmpty { line += "\tpost_logout_redirect_uris=" + client.postLogoutRedirectURIs.map(\.value).joined(separator: ",") }
+                    if !client.redirectURIs.isEmpty { line += "\tredirect_uris=" + client.redirectURIs.map(\.value).joined(separator: " ") }
+                    if !client.postLogoutRedirectURIs.isEmpty { line += "\tpost_logout_redirect_uris=" + client.postLogoutRedirectURIs.map(\.value).joined(separator: " ") }
                     if client.firstParty { line += "\tfirst_party" }
                     if client.requirePAR { line += "\trequire_par" }
                     print(line)

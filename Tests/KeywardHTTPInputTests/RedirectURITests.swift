@@ -7,6 +7,8 @@ final class RedirectURITests: XCTestCase {
     func testTheThreeKindsANativeOrWebAppRegisters() throws {
         XCTAssertEqual(try RedirectURI(registering: "https://app.example.com/oauth/callback").kind, .https)
         XCTAssertEqual(try RedirectURI(registering: "https://app.example.com:8443/cb?from=keyward").kind, .https)
+        XCTAssertEqual(try RedirectURI(registering: "https://192.0.2.10/cb").kind, .https)
+        XCTAssertEqual(try RedirectURI(registering: "https://[2001:db8::1]:8443/cb").kind, .https)
         XCTAssertEqual(try RedirectURI(registering: "com.example.app:/oauth2redirect").kind, .privateUseScheme)
         XCTAssertEqual(try RedirectURI(registering: "com.example.app://callback").kind, .privateUseScheme)
         XCTAssertEqual(try RedirectURI(registering: "http://127.0.0.1/callback").kind, .loopback)
@@ -29,7 +31,19 @@ final class RedirectURITests: XCTestCase {
             ("https://app.example.com:08443/cb", "1-65535"),
             ("http://app.example.com/cb", "only on the loopback"),
             ("http://localhost:8080/cb", "instead of localhost"),
-            ("http://127.0.0.1@evil.example/cb", "needs a host"),
+            ("http://127.0.0.1@evil.example/cb", "user name or password"),
+            ("https://evil.example\\.app.example.com/cb", "backslash"),
+            ("com.example.app:/cb\\x", "backslash"),
+            ("https://[evil/cb", "not a host name"),
+            ("https://a.example:443:1/cb", "not a host name"),
+            ("https://*.example.com/cb", "not a host name"),
+            ("https://a%2e.example/cb", "not a host name"),
+            ("https://a..example/cb", "not a host name"),
+            ("https://-a.example/cb", "not a host name"),
+            ("https://a_b.example/cb", "not a host name"),
+            ("https://app.example.com", "needs a path"),
+            ("https://app.example.com?x=1", "needs a path"),
+            ("com.example.app://user@host/cb", "user name or password"),
             ("http://127.0.0.1:8080", "needs a path"),
             ("http://127.0.0.2/cb", "only on the loopback"),
             ("myapp:/cb", "reverse domain name"),

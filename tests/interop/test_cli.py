@@ -73,7 +73,7 @@ def test_clients_register_redirect_uris_checked_by_the_native_app_rules(keyward_
     )
     assert created.returncode == 0, created.stderr
     listing = run(keyward_bin, data, "clients", "list", "--realm", "acme").stdout
-    assert "redirect_uris=com.example.app:/oauth2redirect,http://127.0.0.1/callback" in listing, listing
+    assert "redirect_uris=com.example.app:/oauth2redirect http://127.0.0.1/callback" in listing, listing
     assert "post_logout_redirect_uris=com.example.app:/signed-out" in listing and "first_party" in listing, listing
     for uri, needle in [
         ("http://localhost:8080/cb", "instead of localhost"),

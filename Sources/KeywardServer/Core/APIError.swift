@@ -21,10 +21,6 @@ struct APIError: Error {
 
     static let realmUnavailable = APIError(.serviceUnavailable, .unavailable, "the realm could not be read; try again shortly")
 
-    /// A route reads what no middleware in front of it resolved: a wiring mistake, logged and answered as a 500.
-    static func unwired(_ what: String) -> APIError {
-        APIError(.internalServerError, .internalError, "internal error: no \(what) resolved for this route")
-    }
 }
 
 /// A part's own error type, seen from outside the part: only the HTTP status it stands for. Pages describe

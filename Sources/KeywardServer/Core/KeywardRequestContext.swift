@@ -34,15 +34,23 @@ public struct KeywardRequestContext: RequestContext, RemoteAddressRequestContext
     /// The realm of the path. Only a route registered without the realm middleware in front fails here: a
     /// programming error, answered as one.
     var realm: Realm {
-        get throws(APIError) {
-            guard let resolvedRealm else { throw APIError.unwired("realm") }
+        get throws(UnwiredRoute) {
+            guard let resolvedRealm else { throw UnwiredRoute(missing: "realm") }
             return resolvedRealm
         }
     }
 
     /// The caller the route's authenticator proved, of the type that authenticator puts here.
-    func caller<Caller: RequestCaller>(_ type: Caller.Type) throws(APIError) -> Caller {
-        guard let caller = authenticatedCaller as? Caller else { throw APIError.unwired("caller \(Caller.self)") }
+    func caller<Caller: RequestCaller>(_ type: Caller.Type) throws(UnwiredRoute) -> Caller {
+        guard let caller = authenticatedCaller as? Caller else { throw UnwiredRoute(missing: "caller \(Caller.self)") }
         return caller
     }
+}
+
+/// A route read what no middleware in front of it resolved (its realm, its caller): a wiring mistake. No error
+/// middleware answers it in a body of its own, so it reaches `ErrorMiddleware`'s last branch: logged with the
+/// request id, answered as a bare 500 without the detail.
+struct UnwiredRoute: Error, CustomStringConvertible {
+    let missing: String
+    var description: String { "no \(missing) was resolved in front of this route" }
 }

@@ -16,6 +16,7 @@ struct RealmResolution: RouterMiddleware {
         do {
             found = try await realms.realm(named: name)
         } catch {
+            context.logger.error("realm could not be read", metadata: ["error": "\(String(reflecting: error))"])
             throw APIError.realmUnavailable
         }
         guard let realm = found else { throw APIError.realmNotFound(name) }

@@ -101,7 +101,7 @@ extension DeviceAuthenticator: RouterMiddleware {
     }
 
     /// The headers and URL the gate checks, and the realm resolved in front.
-    func deviceRequest(_ request: Hummingbird.Request, _ context: KeywardRequestContext) throws(APIError) -> DeviceAuthenticator.Request {
+    func deviceRequest(_ request: Hummingbird.Request, _ context: KeywardRequestContext) throws(UnwiredRoute) -> DeviceAuthenticator.Request {
         DeviceAuthenticator.Request(
             realm: try context.realm, method: request.method.rawValue, url: publicURL + request.uri.path,
             authorization: request.headers[values: .authorization], dpopProofs: request.headers.dpopProofs
