@@ -55,11 +55,21 @@ struct PushMFARoutes {
             try await service.rotateKey(body: context.jsonBody, device: try context.caller(Device.self))
             return status("rotated")
         }
-        api.get("enroll/challenges/:id/events") { request, context in
-            try await events.response(realm: try context.realm.name, rawId: context.parameters.get("id") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .enrollment)
+        // The event streams read no realm: a challenge is shown only when it belongs to the path's realm name, and
+        // anything else, an unknown realm included, is the stream's own NOT_FOUND event, which the pages' script reads
+        // (docs/PUSH-MFA-PROTOCOL.md §3.10).
+        let streams = router.group("/realms/:realm/push-mfa").add(middleware: PushMFAErrorBodies(renderer: renderer))
+        streams.get("enroll/challenges/:id/events") { request, context in
+            try await events.response(
+                realm: context.parameters.get("realm") ?? "", rawId: context.parameters.get("id") ?? "", secret: request.uri.queryParameters.get("secret"),
+                kind: .enrollment
+            )
         }
-        api.get("login/challenges/:cid/events") { request, context in
-            try await events.response(realm: try context.realm.name, rawId: context.parameters.get("cid") ?? "", secret: request.uri.queryParameters.get("secret"), kind: .authentication)
+        streams.get("login/challenges/:cid/events") { request, context in
+            try await events.response(
+                realm: context.parameters.get("realm") ?? "", rawId: context.parameters.get("cid") ?? "", secret: request.uri.queryParameters.get("secret"),
+                kind: .authentication
+            )
         }
     }
 

@@ -12,7 +12,10 @@ import XCTest
 final class RealmResolutionTests: XCTestCase {
     func testEveryRouteUnderARealmRefusesAnUnknownRealmWith404InItsFamilysBody() async throws {
         try await TestServer.forEachEngine { server, client in
-            let routes = server.runtime.makeRouter().routes.map { (path: "\($0.path)", method: $0.method) }.filter { $0.path.hasPrefix("/realms/") }
+            // The push-MFA event streams read no realm: what they answer for a challenge outside the path's realm is the
+            // stream's own NOT_FOUND event (the next test).
+            let routes = server.runtime.makeRouter().routes.map { (path: "\($0.path)", method: $0.method) }
+                .filter { $0.path.hasPrefix("/realms/") && !$0.path.hasSuffix("/events") }
             XCTAssertGreaterThan(routes.count, 30, "\(routes.map(\.path))")
             for route in routes {
                 let uri = "/" + route.path.split(separator: "/").map { component in
@@ -31,6 +34,19 @@ final class RealmResolutionTests: XCTestCase {
                         let error = json["error"]?.stringValue
                         XCTAssertTrue(error == "realm_not_found" || error == "Realm not found", "\(label): \(body)")
                     }
+                }
+            }
+        }
+    }
+
+    func testTheEventStreamsAnswerAnUnknownRealmWithTheirNotFoundEvent() async throws {
+        try await TestServer.forEachEngine { _, client in
+            for kind in ["enroll", "login"] {
+                let uri = "/realms/no-such-realm/push-mfa/\(kind)/challenges/\(UUID().uuidString)/events?secret=abc"
+                try await client.execute(uri: uri, method: .get) { response in
+                    XCTAssertEqual(response.status, .ok, uri)
+                    XCTAssertEqual(response.headers[.contentType], "text/event-stream", uri)
+                    XCTAssertTrue(String(buffer: response.body).contains("\"status\":\"NOT_FOUND\""), String(buffer: response.body))
                 }
             }
         }
