@@ -42,7 +42,7 @@ public struct KeywardRequestContext: RequestContext, RemoteAddressRequestContext
 
     /// The caller the route's authenticator proved, of the type that authenticator puts here.
     func caller<Caller: RequestCaller>(_ type: Caller.Type) throws(UnwiredRoute) -> Caller {
-        guard let caller = authenticatedCaller as? Caller else { throw UnwiredRoute(missing: "caller \(Caller.self)") }
+        guard let caller = authenticatedCaller as? Caller else { throw UnwiredRoute(missing: "caller \(String(reflecting: Caller.self))") }
         return caller
     }
 }

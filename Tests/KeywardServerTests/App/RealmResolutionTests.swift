@@ -52,6 +52,25 @@ final class RealmResolutionTests: XCTestCase {
         }
     }
 
+    /// A route registered without the middleware it reads from is a wiring mistake: a bare 500 whose body names
+    /// nothing of the server's types, never a crash.
+    func testARouteReadingWhatNoMiddlewareResolvedIsABare500() async throws {
+        let router = Router(context: KeywardRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        router.get("/realms/:realm/unwired") { _, context in try context.realm.name }
+        router.get("/realms/:realm/no-caller") { _, context in try context.caller(DPoPResourceGuard.Caller.self).subject }
+        try await Application(router: router).test(.router) { client in
+            for uri in ["/realms/demo/unwired", "/realms/demo/no-caller"] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    XCTAssertEqual(response.status, .internalServerError, uri)
+                    let body = String(buffer: response.body)
+                    XCTAssertTrue(body.contains("internal_error"), body)
+                    XCTAssertFalse(body.contains("realm") || body.contains("Caller") || body.contains("resolved"), body)
+                }
+            }
+        }
+    }
+
     func testTheResolvedRealmReachesTheRouteAndTheTokenEndpointKeepsRFC6749Bodies() async throws {
         try await TestServer.forEachEngine { _, client in
             try await client.execute(uri: "/realms/demo/.well-known/openid-configuration", method: .get) { response in
