@@ -1,4 +1,5 @@
 // The authorization endpoint's parameters, read and checked before anything is looked up (issue 28; RFC 6749 §4.1.1).
+import KeywardJOSE
 
 /// An authorization request's parameters (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2.1, RFC 7636, RFC 9449 §10,
 /// RFC 9126), read from the query or a pushed request's form and checked on their own: what the parameters alone
@@ -165,13 +166,10 @@ public struct AuthorizationRequest: Sendable, Equatable {
         (1...max).contains(text.utf8.count) && text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 
-    /// 43 base64url characters without padding whose last carries no stray bits: 32 bytes, a SHA-256.
+    /// Strict base64url (`KeywardJOSE.Base64URL`: no padding, no foreign characters, no stray trailing bits) of 32
+    /// bytes, a SHA-256: 43 characters.
     static func isBase64URLSHA256(_ text: String) -> Bool {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        let bytes = Array(text.utf8)
-        guard bytes.count == 43, bytes.allSatisfy({ alphabet.contains($0) }), let last = alphabet.firstIndex(of: bytes[42]) else { return false }
-        // 43 characters carry 258 bits; the last character's two low bits must be zero.
-        return last & 0b11 == 0
+        text.utf8.count == 43 && (try? Base64URL.decode(text))?.count == 32
     }
 }
 

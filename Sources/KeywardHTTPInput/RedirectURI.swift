@@ -1,4 +1,5 @@
 // A client's registered redirect URI and the one rule a request's is compared by (RFC 8252 §7, RFC 9700 §4.1.3).
+import KeywardJOSE
 
 /// A redirect URI a client registered: a claimed `https` URL, a private-use scheme in reverse-DNS form
 /// (`com.example.app:/cb`) or a loopback `http` URL on `127.0.0.1` or `[::1]` (RFC 8252 §7.1–7.3). A request's
@@ -95,7 +96,7 @@ public struct RedirectURI: Sendable, Equatable, CustomStringConvertible {
     private static func isHost(_ host: Substring) -> Bool {
         if host.hasPrefix("[") {
             guard host.hasSuffix("]"), host.count > 2 else { return false }
-            return host.dropFirst().dropLast().utf8.allSatisfy { $0 == 0x3A || $0 == 0x2E || (0x30...0x39).contains($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) }
+            return host.dropFirst().dropLast().utf8.allSatisfy { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") || HexDigit.value($0) != nil }
         }
         guard host.utf8.count <= 253 else { return false }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)

@@ -16,12 +16,13 @@ struct OAuthRoutes {
     let maxBodySize: Int
 
     func register(on router: Router<KeywardRequestContext>) {
-        let realm = router.group("/realms/:realm").add(middleware: RealmResolution(realms: realms))
+        let realmResolution = RealmResolution(realms: realms)
+        let realm = router.group("/realms/:realm").add(middleware: realmResolution)
         realm.get(".well-known/openid-configuration") { _, context in try discovery(context.realm) }
         realm.get("protocol/openid-connect/certs") { _, context in try await certs(context.realm) }
         realm.group().add(middleware: authentication).get("v1/whoami", use: whoami)
         // RFC 6749 §5.2 bodies for every refusal, the realm's included.
-        router.group("/realms/:realm/protocol/openid-connect/token").add(middleware: OAuthErrorBodies()).add(middleware: RealmResolution(realms: realms))
+        router.group("/realms/:realm/protocol/openid-connect/token").add(middleware: OAuthErrorBodies()).add(middleware: realmResolution)
             .post { request, context in try await token(request, context) }
     }
 
