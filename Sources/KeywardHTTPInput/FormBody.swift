@@ -29,6 +29,32 @@ package enum FormBody {
         return .success(result)
     }
 
+    /// Percent-encodes everything but RFC 3986's unreserved characters, for a query or form value.
+    package static func encodeComponent(_ text: String) -> String {
+        var encoded = ""
+        encoded.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                encoded.unicodeScalars.append("%")
+                encoded.unicodeScalars.append(hex[Int(byte >> 4)])
+                encoded.unicodeScalars.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return encoded
+    }
+
+    /// `base` with the parameters appended to its query (after `?`, or `&` when it has one), each encoded.
+    package static func appending(_ parameters: [(String, String)], to base: String) -> String {
+        guard !parameters.isEmpty else { return base }
+        let query = parameters.map { encodeComponent($0.0) + "=" + encodeComponent($0.1) }.joined(separator: "&")
+        return base + (base.contains("?") ? "&" : "?") + query
+    }
+
     /// Percent-decoding with `+` as space; nil on invalid escapes or invalid UTF-8.
     package static func decodeComponent(_ text: some StringProtocol) -> String? {
         // As a String (a copy for a Substring), for the same reason as in `parse`.

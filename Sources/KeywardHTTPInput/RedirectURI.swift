@@ -82,6 +82,21 @@ public struct RedirectURI: Sendable, Equatable, CustomStringConvertible {
         return given.remainder.utf8.elementsEqual(wanted.remainder.utf8)
     }
 
+    /// The Content-Security-Policy source (CSP3 §2.3.1) that admits a redirect to `requested`, a URI this
+    /// registration `matches`: a page whose form leads there through redirects must allow it in `form-action`, which
+    /// Chromium checks against every redirect a form submission follows. An IPv6 literal cannot be written as a
+    /// CSP host, so it gets its scheme alone.
+    public func formActionSource(requested: String) -> String {
+        switch kind {
+        case .privateUseScheme:
+            return String(value[..<(value.firstIndex(of: ":") ?? value.endIndex)]) + ":"
+        case .https, .loopback:
+            let scheme = kind == .https ? "https" : "http"
+            guard let authority = Self.authority(of: requested.dropFirst(scheme.count + 1)), !authority.host.hasPrefix("[") else { return scheme + ":" }
+            return scheme + "://" + authority.host + (authority.port.map { ":" + $0 } ?? "")
+        }
+    }
+
     static let loopbackHosts: Set<Substring> = ["127.0.0.1", "[::1]"]
 
     /// RFC 3986 §3.1: a letter, then letters, digits, "+", "-" and ".".

@@ -5,12 +5,18 @@ public struct TokenResponse: Codable, Sendable, Equatable {
     public var tokenType: String
     public var expiresIn: Int
     public var scope: String?
+    /// From the authorization_code and refresh_token grants: the next refresh token (rotated on every use).
+    public var refreshToken: String?
+    /// From the authorization_code grant when `openid` was asked for (OpenID Connect Core §3.1.3.3).
+    public var idToken: String?
 
-    public init(accessToken: String, tokenType: String, expiresIn: Int, scope: String?) {
+    public init(accessToken: String, tokenType: String, expiresIn: Int, scope: String?, refreshToken: String? = nil, idToken: String? = nil) {
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresIn = expiresIn
         self.scope = scope
+        self.refreshToken = refreshToken
+        self.idToken = idToken
     }
 
     enum CodingKeys: String, CodingKey {
@@ -18,6 +24,8 @@ public struct TokenResponse: Codable, Sendable, Equatable {
         case tokenType = "token_type"
         case expiresIn = "expires_in"
         case scope
+        case refreshToken = "refresh_token"
+        case idToken = "id_token"
     }
 }
 
@@ -59,6 +67,14 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
     public var responseTypesSupported: [String]
     public var subjectTypesSupported: [String]
     public var scopesSupported: [String]
+    /// Named once the realm serves the authorization endpoint (issue 28), with what it supports.
+    public var authorizationEndpoint: String?
+    public var responseModesSupported: [String]?
+    public var codeChallengeMethodsSupported: [String]?
+    /// RFC 9207 §3: the authorization response carries `iss`.
+    public var authorizationResponseIssParameterSupported: Bool?
+    public var acrValuesSupported: [String]?
+    public var claimsSupported: [String]?
 
     public init(
         issuer: String, jwksURI: String, tokenEndpoint: String, grantTypesSupported: [String],
@@ -89,5 +105,11 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
         case responseTypesSupported = "response_types_supported"
         case subjectTypesSupported = "subject_types_supported"
         case scopesSupported = "scopes_supported"
+        case authorizationEndpoint = "authorization_endpoint"
+        case responseModesSupported = "response_modes_supported"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case acrValuesSupported = "acr_values_supported"
+        case claimsSupported = "claims_supported"
     }
 }

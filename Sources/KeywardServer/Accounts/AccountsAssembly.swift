@@ -40,7 +40,7 @@ public struct AccountsAssembly: KeywardPart {
         loginThrottle = LoginThrottle(store: loginAttemptStore, clock: core.clock, maxAttemptsPerAddress: settings.loginAttemptsPerAddress)
         browser = BrowserRequests(
             sessions: browserSessions, secureCookies: core.settings.publicURL.lowercased().hasPrefix("https://"),
-            maxBodySize: core.settings.maxBodySize, clients: core.settings.clients
+            maxBodySize: core.settings.maxBodySize, clients: core.settings.clients, plugins: plugins
         )
     }
 
@@ -78,7 +78,7 @@ extension AccountsAssembly {
     static let migrations = [
         UsersSchemaMigration.piece, BrowserSessionSchemaMigration.piece, LoginThrottleSchemaMigration.piece,
         ExternalIdentitySchemaMigration.piece, IdentityProviderSchemaMigration.piece, AppleRevocationSchemaMigration.piece,
-        NewAccountSchemaMigration.piece,
+        NewAccountSchemaMigration.piece, SessionSignInTimeSchemaMigration.piece,
     ]
 
     var sweeps: [ExpiredRowSweep] { [.browserSessions(sessionStore), .loginAttempts(loginAttemptStore)] }

@@ -10,6 +10,8 @@ struct BrowserRequests: Sendable {
     let secureCookies: Bool
     let maxBodySize: Int
     let clients: ClientNetworks
+    /// Read for the sign-in's continuations (`formTargets`), plugged in after this is built.
+    let plugins: AccountPlugins
 
     /// `__Host-` pins the cookie to this origin, but browsers accept it only with `Secure`, i.e. over https.
     var cookieName: String { secureCookies ? "__Host-keyward-session" : "keyward-session" }
@@ -88,6 +90,13 @@ struct BrowserRequests: Sendable {
 
     var clearCookie: HTTPFields {
         [.setCookie: "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax\(secureCookies ? "; Secure" : "")"]
+    }
+
+    /// The CSP `form-action` sources a sign-in page must admit beside its own origin: where a sign-in returning to
+    /// `returnTo` continues once it completes (`SignInContinuation`).
+    func formTargets(_ request: Request, realm: String, returnTo: String?) -> [String] {
+        guard let returnTo else { return [] }
+        return plugins.continuations.flatMap { $0.formTargets(realm: realm, returnTo: returnTo, request: request) }
     }
 
     /// The form fields of a POST; repeated or malformed fields make the request invalid.

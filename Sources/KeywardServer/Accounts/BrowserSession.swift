@@ -36,6 +36,14 @@ public struct BrowserSession: Sendable, Equatable {
     public var userAgent: String?
     /// When the user last gave a first factor in this session; actions that ask for a recent sign-in check it.
     public var authenticatedAt: Date?
+    /// When the last first factor of this session completed, whatever it proved (OpenID Connect's `auth_time`: the
+    /// authorization endpoint's `prompt=login` and `max_age` compare with it). Nil for sessions from before
+    /// migration 16, which count from `createdAt`.
+    public var signedInAt: Date?
+    /// The session's lasting id: unlike `idHash` it survives the new cookie a sign-in gives, so what an app holds
+    /// from the session (a refresh-token family) names it by this. Nil for sessions from before migration 16, which
+    /// go by `idHash`.
+    public var sid: String?
     public var createdAt: Date
     public var lastSeenAt: Date
     public var expiresAt: Date
@@ -48,6 +56,12 @@ public struct BrowserSession: Sendable, Equatable {
     mutating func clearSecondFactorState() {
         (challengeId, challengeSecret, enrollmentId, enrollmentSecret) = (nil, nil, nil, nil)
     }
+
+    /// When the person last signed in to this session.
+    var signInTime: Date { signedInAt ?? createdAt }
+
+    /// The id that names the session to what an app holds from it (`sid`).
+    var lastingId: String { sid ?? idHash }
 
     func signedInRecently(now: Date) -> Bool {
         guard let authenticatedAt else { return false }

@@ -35,7 +35,7 @@ public struct BrowserSessionService: Sendable {
         let session = BrowserSession(
             idHash: Self.hash(cookie), realm: realm, userId: userId, stage: stage, csrfToken: Self.randomToken(),
             returnTo: returnTo, clientId: clientId, amr: amr, userAgent: userAgent.map { String($0.prefix(Self.userAgentLength)) },
-            authenticatedAt: authenticatedNow ? now : nil,
+            authenticatedAt: authenticatedNow ? now : nil, signedInAt: now, sid: Self.randomToken(),
             createdAt: now, lastSeenAt: now,
             expiresAt: now.addingTimeInterval(Self.idleLifetime)
         )

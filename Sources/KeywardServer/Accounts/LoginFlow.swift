@@ -77,9 +77,14 @@ struct SignInCompletion: Sendable {
             await secondFactor.abandon(current)
             var fresh = current
             fresh.clearSecondFactorState()
+            // Another person signing in on this browser starts a session of their own: what an app holds from the
+            // last one's stays with it.
+            if fresh.userId != user.id || fresh.sid == nil { fresh.sid = BrowserSessionService.randomToken() }
             fresh.userId = user.id
             fresh.amr = [factor.amr]
-            fresh.authenticatedAt = factor.provesPresence ? sessions.now() : nil
+            let now = sessions.now()
+            fresh.authenticatedAt = factor.provesPresence ? now : nil
+            fresh.signedInAt = now
             if let returnTo { fresh.returnTo = returnTo }
             let next: String
             (fresh.stage, next) = LoginFlow.afterFirstFactor(realm: realm, returnTo: fresh.returnTo, step: step)

@@ -31,6 +31,9 @@ struct LoginPages: Sendable {
         // `reauth`: an action asks for a fresh sign-in (deleting the account), so a signed-in browser gets the form too.
         let reauthenticate = request.uri.queryParameters.get("reauth") == "1"
         let notice = request.uri.queryParameters.get("notice").flatMap(Self.notices) ?? (reauthenticate ? "Sign in again to continue." : nil)
+        // An app's authorization request may name who signs in (OpenID Connect Core §3.1.2.1 `login_hint`).
+        let username = request.uri.queryParameters.get("login_hint").map { String($0.prefix(128)) } ?? ""
+        let targets = browser.formTargets(request, realm: realm, returnTo: returnTo)
         if var session = try await browser.session(request, realm: realm) {
             if session.stage == .authenticated, !reauthenticate {
                 return renderer.redirect(to: returnTo ?? session.returnTo ?? PageURLs.account(realm))
@@ -42,14 +45,20 @@ struct LoginPages: Sendable {
                 session.clientId = clientId
                 try await browser.sessions.save(session)
             }
-            return try await loginPage(realm: realm, csrf: session.csrfToken, notice: notice, returnTo: returnTo, reauthenticate: reauthenticate)
+            return try await loginPage(
+                realm: realm, csrf: session.csrfToken, username: username, notice: notice, returnTo: returnTo, reauthenticate: reauthenticate,
+                formTargets: targets
+            )
         }
         // No stored session: the browser's state lives in a signed cookie, and nothing is written. A reload keeps
         // the state's nonce, so a form already open in another tab stays valid.
         var state = browser.preLogin(request, realm: realm) ?? browser.sessions.startPreLogin(realm: realm, returnTo: returnTo, clientId: clientId).state
         (state.returnTo, state.clientId) = (returnTo, clientId)
         let cookie = state.cookieValue(key: browser.sessions.preLoginKey)
-        return try await loginPage(realm: realm, csrf: browser.sessions.csrfToken(for: state), notice: notice, headers: browser.setCookie(cookie), returnTo: returnTo)
+        return try await loginPage(
+            realm: realm, csrf: browser.sessions.csrfToken(for: state), username: username, notice: notice, headers: browser.setCookie(cookie),
+            returnTo: returnTo, reauthenticate: reauthenticate, formTargets: targets
+        )
     }
 
     private static func notices(_ key: String) -> String? {
@@ -65,7 +74,7 @@ struct LoginPages: Sendable {
 
     private func loginPage(
         realm: String, csrf: String, username: String = "", error: String? = nil, notice: String? = nil, status: HTTPResponse.Status = .ok,
-        headers: HTTPFields = [:], returnTo: String? = nil, reauthenticate: Bool = false
+        headers: HTTPFields = [:], returnTo: String? = nil, reauthenticate: Bool = false, formTargets: [String] = []
     ) async throws -> Response {
         var context: [String: Any] = ["realmName": realm, "action": PageURLs.login(realm), "csrf": csrf, "username": username]
         // One button per identity provider; each starts its flow, returning where this sign-in was going.
@@ -80,7 +89,7 @@ struct LoginPages: Sendable {
         context["providers"] = buttons
         if let error { context["error"] = error }
         if let notice { context["notice"] = notice }
-        return renderer.page("login", title: "Sign in", realm: realm, context: context, status: status, headers: headers)
+        return renderer.page("login", title: "Sign in", realm: realm, context: context, status: status, headers: headers, formTargets: formTargets)
     }
 
     /// What a sign-in form is posted under: a stored session (back from the push step), or a pre-login state.
@@ -128,24 +137,28 @@ struct LoginPages: Sendable {
             csrf = browser.sessions.csrfToken(for: state)
         }
         guard let form else { return forbidden(realm) }
+        let targets = browser.formTargets(request, realm: realm, returnTo: holder.returnTo)
         let username = String((form["username"] ?? "").prefix(128))
         if let seconds = try await throttle.admit(realm: realm, username: username, address: browser.clientAddress(request, context)) {
             return try await loginPage(
                 realm: realm, csrf: csrf, username: username,
                 error: "Too many failed sign-ins. Try again in \(max(1, seconds / 60)) minute\(seconds > 60 ? "s" : "").", status: .tooManyRequests,
-                headers: [.retryAfter: String(seconds)]
+                headers: [.retryAfter: String(seconds)], formTargets: targets
             )
         }
         switch try await users.authenticate(realm: realm, username: username, password: form["password"] ?? "") {
         case .invalidCredentials:
-            return try await loginPage(realm: realm, csrf: csrf, username: username, error: "Wrong username or password.", status: .unauthorized)
+            return try await loginPage(realm: realm, csrf: csrf, username: username, error: "Wrong username or password.", status: .unauthorized, formTargets: targets)
         case .busy:
             return try await loginPage(
                 realm: realm, csrf: csrf, username: username, error: "Too many sign-ins at this moment. Please try again in a few seconds.",
-                status: .serviceUnavailable, headers: [.retryAfter: "2"]
+                status: .serviceUnavailable, headers: [.retryAfter: "2"], formTargets: targets
             )
         case .disabled:
-            return try await loginPage(realm: realm, csrf: csrf, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden)
+            return try await loginPage(
+                realm: realm, csrf: csrf, username: username, error: "This account is disabled. Contact your administrator.", status: .forbidden,
+                formTargets: targets
+            )
         case .authenticated(let user):
             try await throttle.recordSuccess(realm: realm, username: username)
             let (cookie, next) = try await signIn.complete(

@@ -15,12 +15,12 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
         try await StoreErrorMapping.mapping("insertSession", conflict: "session exists already", missingParent: "realm '\(session.realm)' does not exist") {
             try await database.sql.raw("""
                 INSERT INTO browser_sessions (id_hash, realm, user_id, stage, csrf_token, return_to, client_id, challenge_id,
-                    challenge_secret, enrollment_id, enrollment_secret, amr, user_agent, authenticated_at, created_at, last_seen_at, expires_at)
+                    challenge_secret, enrollment_id, enrollment_secret, amr, user_agent, authenticated_at, signed_in_at, sid, created_at, last_seen_at, expires_at)
                 VALUES (\(bind: session.idHash), \(bind: session.realm), \(bind: session.userId), \(bind: session.stage.rawValue),
                     \(bind: session.csrfToken), \(bind: session.returnTo), \(bind: session.clientId), \(bind: session.challengeId),
                     \(bind: session.challengeSecret), \(bind: session.enrollmentId), \(bind: session.enrollmentSecret),
                     \(bind: Self.amrText(session.amr)), \(bind: session.userAgent), \(bind: session.authenticatedAt.map(StorageTime.milliseconds)),
-                    \(bind: StorageTime.milliseconds(session.createdAt)),
+                    \(bind: session.signedInAt.map(StorageTime.milliseconds)), \(bind: session.sid), \(bind: StorageTime.milliseconds(session.createdAt)),
                     \(bind: StorageTime.milliseconds(session.lastSeenAt)), \(bind: StorageTime.milliseconds(session.expiresAt)))
                 """).run()
         }
@@ -49,6 +49,7 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
                     challenge_id = \(bind: session.challengeId), challenge_secret = \(bind: session.challengeSecret),
                     enrollment_id = \(bind: session.enrollmentId), enrollment_secret = \(bind: session.enrollmentSecret),
                     amr = \(bind: Self.amrText(session.amr)), authenticated_at = \(bind: session.authenticatedAt.map(StorageTime.milliseconds)),
+                    signed_in_at = \(bind: session.signedInAt.map(StorageTime.milliseconds)), sid = \(bind: session.sid),
                     last_seen_at = \(bind: StorageTime.milliseconds(session.lastSeenAt)),
                     expires_at = \(bind: StorageTime.milliseconds(session.expiresAt))
                 WHERE id_hash = \(bind: session.idHash)
@@ -58,7 +59,7 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
 
     private static let columns = """
         s.id_hash, s.realm, s.user_id, s.stage, s.csrf_token, s.return_to, s.client_id, s.challenge_id, s.challenge_secret,
-        s.enrollment_id, s.enrollment_secret, s.amr, s.user_agent, s.authenticated_at, s.created_at, s.last_seen_at, s.expires_at
+        s.enrollment_id, s.enrollment_secret, s.amr, s.user_agent, s.authenticated_at, s.signed_in_at, s.sid, s.created_at, s.last_seen_at, s.expires_at
         """
 
     private static func session(from row: any SQLRow) throws -> BrowserSession {
@@ -77,6 +78,8 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
             amr: (try row.decode(column: "amr", as: String?.self) ?? "").split(separator: " ").map(String.init),
             userAgent: try row.decode(column: "user_agent", as: String?.self),
             authenticatedAt: try row.decode(column: "authenticated_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) },
+            signedInAt: try row.decode(column: "signed_in_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) },
+            sid: try row.decode(column: "sid", as: String?.self),
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
             lastSeenAt: StorageTime.date(milliseconds: try row.decode(column: "last_seen_at", as: Int64.self)),
             expiresAt: StorageTime.date(milliseconds: try row.decode(column: "expires_at", as: Int64.self))

@@ -1,6 +1,7 @@
 // The factor seam of the one login flow: Accounts runs the first factor (a password or an identity provider) and
 // asks the realm's second factor what comes next; the part that implements the factor (push approval today,
 // passkeys next) answers, runs its own step pages, and hands the session back through `LoginFlow`.
+import Hummingbird
 import Synchronization
 
 /// What the login flow does after the first factor, as the second factor says.
@@ -44,6 +45,15 @@ protocol IdentityUnlinkStep: Sendable {
     func unlinked(_ identity: ExternalIdentity) async
 }
 
+/// Where a finished sign-in continues beyond Keyward's own pages (an app's redirect URI, when the sign-in serves the
+/// authorization endpoint). The sign-in pages' forms lead there through redirects, and Chromium checks a form
+/// page's CSP `form-action` against every redirect the submission follows, so those pages must admit it.
+protocol SignInContinuation: Sendable {
+    /// The CSP sources a page of a sign-in that returns to `returnTo` must admit, as this request shows them; none
+    /// when `returnTo` is not one of this continuation's.
+    func formTargets(realm: String, returnTo: String, request: Request) -> [String]
+}
+
 /// Where other parts plug into Accounts while they are assembled, so that Accounts names none of them: the login
 /// flow's second factor, and what they remove with a user or an identity. Filled before the server starts, read
 /// while it serves.
@@ -52,6 +62,7 @@ final class AccountPlugins: Sendable {
         var secondFactor: (any SecondFactor)?
         var removalSteps: [any UserRemovalStep] = []
         var unlinkSteps: [any IdentityUnlinkStep] = []
+        var continuations: [any SignInContinuation] = []
     }
 
     private let plugged = Mutex(Plugged())
@@ -64,6 +75,7 @@ final class AccountPlugins: Sendable {
     fileprivate var current: any SecondFactor { plugged.withLock { $0.secondFactor } ?? NoSecondFactor() }
     var removalSteps: [any UserRemovalStep] { plugged.withLock { $0.removalSteps } }
     var unlinkSteps: [any IdentityUnlinkStep] { plugged.withLock { $0.unlinkSteps } }
+    var continuations: [any SignInContinuation] { plugged.withLock { $0.continuations } }
 
     /// One second factor today; passkeys will make it a choice.
     func plug(secondFactor: any SecondFactor) {
@@ -76,6 +88,7 @@ final class AccountPlugins: Sendable {
     /// Steps run in the order they were added (the order the parts are assembled in).
     func add(removalStep: any UserRemovalStep) { plugged.withLock { $0.removalSteps.append(removalStep) } }
     func add(unlinkStep: any IdentityUnlinkStep) { plugged.withLock { $0.unlinkSteps.append(unlinkStep) } }
+    func add(continuation: any SignInContinuation) { plugged.withLock { $0.continuations.append(continuation) } }
 }
 
 /// Forwards each call to the factor plugged in at that moment.

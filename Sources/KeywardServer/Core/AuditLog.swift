@@ -56,6 +56,11 @@ public struct AuditEvent: Sendable, Equatable {
         /// Development traffic for an app that may not have any: a build meant for QA reached production, or someone
         /// is probing for a bypass.
         case devModeRefused = "DevModeRefused"
+        /// An authorization code was presented again after its first redemption: the refresh-token family it
+        /// started (`family`) was revoked.
+        case authorizationCodeReused = "AuthorizationCodeReused"
+        /// A rotated refresh token was presented again: its family (`family`) was revoked.
+        case refreshTokenReused = "RefreshTokenReused"
         case unknown = "Unknown"
     }
 

@@ -38,6 +38,8 @@ enum JSONResponse {
             "expires_in": .number(Double(response.expiresIn)),
         ]
         if let scope = response.scope { object["scope"] = .string(scope) }
+        if let refreshToken = response.refreshToken { object["refresh_token"] = .string(refreshToken) }
+        if let idToken = response.idToken { object["id_token"] = .string(idToken) }
         return make(bytes: StrictJSON.serialize(object), headers: headers)
     }
 

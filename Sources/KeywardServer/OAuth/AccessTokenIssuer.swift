@@ -16,7 +16,8 @@ public struct AccessTokenIssuer: Sendable {
         public let expiresIn: Int
     }
 
-    func issue(realm: Realm, clientId: String, subject: String, scope: String, jkt: String?, now: Date) async throws -> Issued {
+    /// `extraClaims` never replace the token's own (`iss`, `sub`, `exp`, …).
+    func issue(realm: Realm, clientId: String, subject: String, scope: String, jkt: String?, now: Date, extraClaims: JSONObject = [:]) async throws -> Issued {
         let signer = try await keys.activeSigner(realm: realm.name)
         let issuedAt = Int64(now.timeIntervalSince1970)
         let issuer = realms.issuer(of: realm.name)
@@ -30,6 +31,7 @@ public struct AccessTokenIssuer: Sendable {
             "exp": .number(Double(issuedAt + Int64(realm.accessTokenLifetime))),
             "jti": .string(Base64URL.encode(SecureRandom.bytes(16))),
         ]
+        claims.merge(extraClaims) { own, _ in own }
         if !scope.isEmpty { claims["scope"] = .string(scope) }
         if let jkt { claims["cnf"] = .object(["jkt": .string(jkt)]) }
         let header: JSONObject = ["typ": .string(Self.tokenType), "kid": .string(signer.kid)]

@@ -15,6 +15,8 @@ public struct OAuthAssembly: KeywardPart {
     private let core: CoreServices
     /// Extension grants other parts answer at the token endpoint (RFC 6749 §4.5), plugged in as they are assembled.
     let grants = TokenGrants()
+    /// Endpoints other parts serve under the realm's OpenID Connect paths, for discovery.
+    let endpoints = ProviderEndpoints()
 
     init(_ core: CoreServices, settings: OAuthSettings) {
         self.core = core
@@ -51,7 +53,7 @@ public struct OAuthAssembly: KeywardPart {
     /// The token endpoint with the extension grants parts assembled later plugged in (`grants`).
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         OAuthRoutes(
-            realms: realms, keys: keys, tokens: tokenEndpoint,
+            realms: realms, keys: keys, tokens: tokenEndpoint, endpoints: endpoints,
             authentication: DPoPAuthentication(gate: resourceGuard, publicURL: core.settings.publicURL),
             publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize
         ).register(on: router)

@@ -11,6 +11,7 @@ struct OAuthRoutes {
     let realms: RealmService
     let keys: RealmKeyService
     let tokens: TokenService
+    let endpoints: ProviderEndpoints
     let authentication: DPoPAuthentication
     let publicURL: String
     let maxBodySize: Int
@@ -28,7 +29,7 @@ struct OAuthRoutes {
 
     private func discovery(_ realm: Realm) -> Response {
         let issuer = realms.issuer(of: realm.name)
-        let metadata = ProviderMetadata(
+        var metadata = ProviderMetadata(
             issuer: issuer,
             jwksURI: issuer + "/protocol/openid-connect/certs",
             tokenEndpoint: issuer + "/protocol/openid-connect/token",
@@ -41,6 +42,16 @@ struct OAuthRoutes {
             subjectTypesSupported: ["public"],
             scopesSupported: []
         )
+        if endpoints.serves(.authorization) {
+            metadata.authorizationEndpoint = issuer + "/protocol/openid-connect/auth"
+            metadata.responseTypesSupported = ["code"]
+            metadata.responseModesSupported = ["query"]
+            metadata.codeChallengeMethodsSupported = ["S256"]
+            metadata.authorizationResponseIssParameterSupported = true
+            metadata.scopesSupported = ["openid"]
+            metadata.acrValuesSupported = ["urn:keyward:acr:mfa", "urn:keyward:acr:1fa"]
+            metadata.claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "at_hash"]
+        }
         return JSONResponse.make(metadata, headers: [.cacheControl: "public, max-age=300"])
     }
 

@@ -1,5 +1,6 @@
 // How other parts plug extension grants into the realm's token endpoint.
 import Foundation
+import KeywardJOSE
 import Synchronization
 
 /// An extension grant (RFC 6749 §4.5) that another part answers at this realm's token endpoint, such as the
@@ -27,9 +28,9 @@ struct TokenGrantDecision: Sendable {
         let scope: String
         let key: String
         let expiresAt: Date
-        /// Called only when it was used before (so the grant counts it): the answer to give. Built then, not on
-        /// every request.
-        let replayed: @Sendable () -> OAuthFailure
+        /// Called only when it was used before (so the grant counts it, or revokes what the first use gave): the
+        /// answer to give. Built then, not on every request.
+        let replayed: @Sendable () async -> OAuthFailure
     }
 
     /// The access token's `sub`.
@@ -40,6 +41,29 @@ struct TokenGrantDecision: Sendable {
     /// The proof key the grant is bound to (an assertion's `cnf.jkt`), and the answer when the proof's differs.
     /// A bound grant always needs a proof, whatever `requiresDPoP` says.
     var boundThumbprint: (thumbprint: String, refusal: OAuthFailure)? = nil
+    /// The access token's scope, when the grant decides it (an authorization code carries what the person
+    /// consented to); nil: the requested scope, within the client's.
+    var scope: String? = nil
+    /// Claims the access token carries beside the endpoint's own (`auth_time`, `acr`, `sid`).
+    var accessTokenClaims: JSONObject = [:]
+    /// Runs once the access token is signed, and adds to the answer (a refresh token, an id_token); a failure
+    /// here refuses the request.
+    var finish: (@Sendable (TokenGrantIssued) async throws(OAuthFailure) -> TokenGrantExtras)? = nil
+}
+
+/// What the endpoint issued, for a grant's `finish`.
+struct TokenGrantIssued: Sendable {
+    let client: OAuthClient
+    let accessToken: String
+    /// The proof key's thumbprint, when the token is bound to one.
+    let jkt: String?
+    let now: Date
+}
+
+/// What a grant adds to the token response.
+struct TokenGrantExtras: Sendable {
+    var refreshToken: String?
+    var idToken: String?
 }
 
 /// The extension grants other parts plug into the token endpoint while they are assembled (host tokens' jwt-bearer

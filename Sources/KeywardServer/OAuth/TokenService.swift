@@ -103,7 +103,7 @@ public final class TokenService: Sendable {
                 description: "grant_type '\(grantType.prefix(64))' is not supported; use one of: \(grantTypes.joined(separator: ", "))"
             )
         }
-        let scope = try grantedScope(requested: request.form["scope"], client: client)
+        let scope = try decision.scope ?? grantedScope(requested: request.form["scope"], client: client)
 
         var jkt: String?
         // With a grant's single-use value to spend, the proof's jti is recorded together with it, after both checks.
@@ -144,18 +144,18 @@ public final class TokenService: Sendable {
             if proofEntry != nil, fresh.first != true {
                 throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "DPoP proof jti has already been used", dpopReason: .proof(.replayed))
             }
-            guard fresh.last == true else { throw once.replayed() }
+            guard fresh.last == true else { throw await once.replayed() }
         }
 
         let issued = try await issuer.issue(
-            realm: realm, clientId: client.clientId, subject: decision.subject, scope: scope, jkt: jkt, now: now
+            realm: realm, clientId: client.clientId, subject: decision.subject, scope: scope, jkt: jkt, now: now, extraClaims: decision.accessTokenClaims
         )
+        let extras = try await decision.finish?(TokenGrantIssued(client: client, accessToken: issued.token, jkt: jkt, now: now)) ?? TokenGrantExtras()
         let tokenType = jkt == nil ? "Bearer" : "DPoP"
         metrics.tokenIssued(realm: realm.name, tokenType: tokenType)
-        return Issued(
-            response: TokenResponse(accessToken: issued.token, tokenType: tokenType, expiresIn: issued.expiresIn, scope: scope.isEmpty ? nil : scope),
-            dpopNonce: nonces?.current(now: now)
-        )
+        var response = TokenResponse(accessToken: issued.token, tokenType: tokenType, expiresIn: issued.expiresIn, scope: scope.isEmpty ? nil : scope)
+        (response.refreshToken, response.idToken) = (extras.refreshToken, extras.idToken)
+        return Issued(response: response, dpopNonce: nonces?.current(now: now))
     }
 
     /// client_secret_basic or client_secret_post, never both (RFC 6749 §2.3); a public client by its `client_id`

@@ -83,7 +83,7 @@ struct PushPages: Sendable {
                 session.challengeId = challenge.id
                 session.challengeSecret = secret
                 try await browser.sessions.save(session)
-                return waitingPage(realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink)
+                return waitingPage(request, realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink)
             case .noDevice:
                 // The device was removed after the password step: the realm's rule decides, as it did there.
                 let step = PushSecondFactor.withoutDevice(realm: realm, settings: try await pushMFA.settings(realm: realm))
@@ -102,7 +102,7 @@ struct PushPages: Sendable {
         switch challenge.status {
         case .pending:
             let aid = realmRecord.demo ? try await pushMFA.confirmLinks(for: challenge) : nil
-            return waitingPage(realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink)
+            return waitingPage(request, realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink)
         case .approved:
             await pushMFA.discardChallenge(id: challenge.id)
             LoginFlow.secondFactorVerified(&session, amr: PushSecondFactor.amr)
@@ -123,7 +123,10 @@ struct PushPages: Sendable {
         }
     }
 
-    private func waitingPage(_ realm: Realm, _ session: BrowserSession, _ challenge: PushChallenge, demoToken: String?, sameDeviceLink: String?) -> Response {
+    /// The page's form is submitted when the phone answers, and its redirect continues where the sign-in was going.
+    private func waitingPage(
+        _ request: Request, _ realm: Realm, _ session: BrowserSession, _ challenge: PushChallenge, demoToken: String?, sameDeviceLink: String?
+    ) -> Response {
         var page: [String: Any] = [
             "action": PageURLs.pushWait(realm.name), "csrf": session.csrfToken, "challengeId": challenge.id,
             "eventsURL": "/realms/\(realm.name)/push-mfa/login/challenges/\(challenge.id)/events?secret=\(session.challengeSecret ?? "")",
@@ -138,7 +141,10 @@ struct PushPages: Sendable {
         if realm.demo, let demoToken, let sameDeviceLink {
             page["demo"] = ["confirmToken": demoToken, "sameDeviceLink": sameDeviceLink]
         }
-        return renderer.page("push-wait", title: "Approve on your phone", realm: realm.name, context: page, refreshSeconds: 5)
+        return renderer.page(
+            "push-wait", title: "Approve on your phone", realm: realm.name, context: page, refreshSeconds: 5,
+            formTargets: browser.formTargets(request, realm: realm.name, returnTo: session.returnTo)
+        )
     }
 
     private func outcome(
@@ -206,7 +212,9 @@ struct PushPages: Sendable {
             "required": session.stage == .enrollmentRequired, "canSkip": session.stage == .authenticated, "accountURL": PageURLs.account(realm),
         ]
         if let error { page["error"] = error }
-        return renderer.page("enroll", title: "Add a device", realm: realm, context: page, refreshSeconds: 10)
+        // A required enrollment continues where the sign-in was going when its form is submitted.
+        let targets = session.stage == .enrollmentRequired ? browser.formTargets(request, realm: realm, returnTo: session.returnTo) : []
+        return renderer.page("enroll", title: "Add a device", realm: realm, context: page, refreshSeconds: 10, formTargets: targets)
     }
 }
 

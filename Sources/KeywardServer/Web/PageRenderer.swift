@@ -19,17 +19,18 @@ struct PageRenderer: Sendable {
     }
 
     /// `context` values are escaped by the templates (`{{…}}`) through `HTMLText`; only `body` and `qrSVG` are
-    /// inserted raw.
+    /// inserted raw. `formTargets`: CSP sources the page's forms may end at through redirects, beside its own origin
+    /// (an app's redirect URI after a sign-in or a consent).
     func page(
         _ template: String, title: String, realm: String, context: [String: Any], status: HTTPResponse.Status = .ok,
-        refreshSeconds: Int? = nil, headers extra: HTTPFields = [:]
+        refreshSeconds: Int? = nil, headers extra: HTTPFields = [:], formTargets: [String] = []
     ) -> Response {
         let nonce = Self.nonce()
         let body = library.render(context, withTemplate: template) ?? ""
         var layout: [String: Any] = ["title": title, "realmName": realm, "nonce": nonce, "body": body]
         if let refreshSeconds { layout["refreshSeconds"] = refreshSeconds }
         let html = library.render(layout, withTemplate: "layout") ?? ""
-        var headers = Self.securityHeaders(nonce: nonce)
+        var headers = Self.securityHeaders(nonce: nonce, formTargets: formTargets)
         headers[.contentType] = "text/html; charset=utf-8"
         headers.append(contentsOf: extra)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
@@ -41,9 +42,10 @@ struct PageRenderer: Sendable {
         return Response(status: .seeOther, headers: headers)
     }
 
-    static func securityHeaders(nonce: String) -> HTTPFields {
-        [
-            .contentSecurityPolicy: "default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    static func securityHeaders(nonce: String, formTargets: [String] = []) -> HTTPFields {
+        let formAction = (["'self'"] + formTargets).joined(separator: " ")
+        return [
+            .contentSecurityPolicy: "default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; img-src 'self' data:; connect-src 'self'; form-action \(formAction); frame-ancestors 'none'; base-uri 'none'",
             .init("X-Content-Type-Options")!: "nosniff",
             .init("X-Frame-Options")!: "DENY",
             .init("Referrer-Policy")!: "no-referrer",

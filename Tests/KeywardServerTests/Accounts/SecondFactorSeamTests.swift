@@ -142,7 +142,11 @@ final class SecondFactorSeamTests: XCTestCase {
             XCTAssertEqual(plugins.removalSteps.map { "\(type(of: $0))" }, ["PushSecondFactor", "AppleTokenRevocation"])
             XCTAssertEqual(plugins.unlinkSteps.map { "\(type(of: $0))" }, ["AppleTokenRevocation"])
             XCTAssertEqual(plugins.secondFactor.amr, "mfa", "push approval is the second factor")
-            XCTAssertEqual(runtime.oauth.grants.all.map(\.grantType), ["urn:ietf:params:oauth:grant-type:jwt-bearer"])
+            XCTAssertEqual(
+                runtime.oauth.grants.all.map(\.grantType), ["urn:ietf:params:oauth:grant-type:jwt-bearer", "authorization_code", "refresh_token"]
+            )
+            XCTAssertEqual(plugins.continuations.map { "\(type(of: $0))" }, ["PendingAuthorizations"])
+            XCTAssertTrue(runtime.oauth.endpoints.serves(.authorization))
         }
     }
 

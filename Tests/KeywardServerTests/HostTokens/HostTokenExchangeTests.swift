@@ -152,7 +152,7 @@ final class HostTokenExchangeTests: XCTestCase {
             }
             XCTAssertEqual(
                 discovery["grant_types_supported"]?.arrayValue?.compactMap(\.stringValue),
-                ["client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]
+                ["client_credentials", "authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:jwt-bearer"]
             )
         }
     }

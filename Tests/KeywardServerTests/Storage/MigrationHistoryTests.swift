@@ -24,6 +24,7 @@ final class MigrationHistoryTests: XCTestCase {
         13: ("a user and their first identity in one insert", "4bdcf5ef8db73671b5d9cf0cc2887cdc616bb19a19fb95698fdda3d349c1f257", "5c638a61fe0a454339216ec85b9f25914b15a25687fea106a5564a83648a70ec"),
         14: ("replay entries: no expiry index, swept in key order", "56c06568acd6cb78164649dca75d6befe22f5deaad0ba1abc48f7148f415de3e", "56c06568acd6cb78164649dca75d6befe22f5deaad0ba1abc48f7148f415de3e"),
         15: ("client redirect URIs, first-party and PAR settings", "b9157c9d2bc4112e3e6f5ecebf3de9ad7f27c6281f8d02026db80ac8aa7f5c3c", "b9157c9d2bc4112e3e6f5ecebf3de9ad7f27c6281f8d02026db80ac8aa7f5c3c"),
+        16: ("OpenID Connect sign-in: sign-in times and refresh-token families", "17e82c5c16d0792827c2df0a1c50c8ff1687f196c25ff2680e31aaf261beb9c5", "17e82c5c16d0792827c2df0a1c50c8ff1687f196c25ff2680e31aaf261beb9c5"),
     ]
 
     static func digest(_ migration: SchemaMigration, _ engine: DatabaseEngine) -> String {

@@ -6,12 +6,13 @@ import NIOCore
 import Synchronization
 import XCTest
 
-/// A browser for page tests: keeps the session cookie, follows nothing by itself, reads hidden fields.
+/// A browser for page tests: keeps its cookies (by name; every path of the test server is under the ones they
+/// name), follows nothing by itself, reads hidden fields.
 final class TestBrowser: Sendable {
     let client: any TestClientProtocol
     /// Sent as Accept-Language with every request when set.
     let acceptLanguage: String?
-    private let cookie = Mutex<String?>(nil)
+    private let jar = Mutex<[(name: String, value: String)]>([])
 
     init(_ client: any TestClientProtocol, acceptLanguage: String? = nil) {
         self.client = client
@@ -41,7 +42,16 @@ final class TestBrowser: Sendable {
         func contains(_ text: String) -> Bool { html.contains(text) }
     }
 
-    var sessionCookie: String? { cookie.withLock { $0 } }
+    /// The session cookie as `name=value`.
+    var sessionCookie: String? { cookie(named: "keyward-session") }
+
+    /// The cookie `name` as `name=value`, if the browser holds one.
+    func cookie(named name: String) -> String? {
+        jar.withLock { $0.first { $0.name == name }.map { "\($0.name)=\($0.value)" } }
+    }
+
+    /// The names of the cookies the browser holds.
+    var cookieNames: [String] { jar.withLock { $0.map(\.name) } }
 
     func get(_ path: String) async throws -> Page {
         try await send(path, method: .get, body: nil)
@@ -59,14 +69,21 @@ final class TestBrowser: Sendable {
 
     private func send(_ path: String, method: HTTPRequest.Method, body: String?, extra: HTTPFields = [:]) async throws -> Page {
         var headers = extra
-        if let cookie = sessionCookie { headers[.cookie] = cookie }
+        let cookies = jar.withLock { $0.map { "\($0.name)=\($0.value)" } }
+        if !cookies.isEmpty { headers[.cookie] = cookies.joined(separator: "; ") }
         if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
         if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
         let page = try await client.execute(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
             Page(status: response.status, headers: response.headers, html: String(buffer: response.body))
         }
-        if let setCookie = page.headers[.setCookie], let pair = setCookie.split(separator: ";").first {
-            cookie.withLock { $0 = pair.hasSuffix("=") ? nil : String(pair) }
+        for setCookie in page.headers[values: .setCookie] {
+            guard let pair = setCookie.split(separator: ";").first, let equals = pair.firstIndex(of: "=") else { continue }
+            let (name, value) = (String(pair[..<equals]), String(pair[pair.index(after: equals)...]))
+            let removed = value.isEmpty || setCookie.contains("Max-Age=0")
+            jar.withLock { jar in
+                jar.removeAll { $0.name == name }
+                if !removed { jar.append((name, value)) }
+            }
         }
         return page
     }

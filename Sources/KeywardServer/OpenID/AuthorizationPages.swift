@@ -1,0 +1,141 @@
+// The authorization endpoint's pages: the request, the return from the sign-in, the consent.
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KeywardHTTPInput
+
+/// `GET /realms/{realm}/protocol/openid-connect/auth` and its two continuations: `…/auth/resume` (where the sign-in
+/// returns) and `POST …/auth/consent`. Thin: each reads the browser's session and pending request and does what
+/// `AuthorizationService` says.
+struct AuthorizationPages: Sendable {
+    let service: AuthorizationService
+    let pending: PendingAuthorizations
+    let browser: BrowserRequests
+    let users: UserService
+    let renderer: PageRenderer
+
+    func register(on pages: RouterGroup<KeywardRequestContext>) {
+        pages.get("/realms/:realm/protocol/openid-connect/auth") { request, context in try await authorize(request, context) }
+        pages.get("/realms/:realm/protocol/openid-connect/auth/resume") { request, context in try await resume(request, context) }
+        pages.post("/realms/:realm/protocol/openid-connect/auth/consent") { request, context in try await consent(request, context) }
+    }
+
+    private func authorize(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try context.realm
+        let parameters: [String: String]
+        do throws(FormBody.Failure) {
+            parameters = try FormBody.parse(Array((request.uri.query ?? "").utf8))
+        } catch .duplicate(let name) {
+            return refusalPage(realm.name, "The parameter '\(name.prefix(64))' appears more than once in the request.")
+        } catch {
+            return refusalPage(realm.name, "The request's query is not well formed.")
+        }
+        let accepted: (PendingAuthorization, OAuthClient)
+        do {
+            accepted = try await service.accept(realm: realm, parameters: parameters)
+        } catch let refusal as AuthorizationService.Refusal {
+            switch refusal {
+            case .page(let text): return refusalPage(realm.name, text)
+            case .redirect(let location): return renderer.redirect(to: location)
+            }
+        }
+        return try await proceed(request, realm: realm.name, accepted.0, client: accepted.1)
+    }
+
+    /// Back from the sign-in (or a reload): the request from its cookie, and on.
+    private func resume(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try context.realm.name
+        guard let id = request.uri.queryParameters.get("id"), let held = pending.read(request, realm: realm, id: id) else {
+            return expiredPage(realm)
+        }
+        guard let client = try await service.clients.client(realm: realm, clientId: held.clientId), client.redirectURI(matching: held.redirectURI) != nil else {
+            return refusalPage(realm, "The app that asked to sign you in is no longer registered.", headers: pending.clear(realm: realm, id: id))
+        }
+        return try await proceed(request, realm: realm, held, client: client)
+    }
+
+    private func consent(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try context.realm.name
+        guard let form = try await browser.form(request), let id = form["id"], let held = pending.read(request, realm: realm, id: id) else {
+            return expiredPage(realm)
+        }
+        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated else {
+            return renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id))
+        }
+        guard BrowserSessionService.csrfMatches(form["csrf"], session) else { return renderer.formExpired(realm: realm, backToAccount: false) }
+        let cleared = pending.clear(realm: realm, id: id)
+        guard form["decision"] == "allow" else {
+            let location = service.refusalURI(
+                realm: realm, redirectURI: held.redirectURI, state: held.state, code: "access_denied", description: "the person did not allow the app"
+            )
+            return renderer.redirect(to: location, headers: cleared)
+        }
+        return renderer.redirect(to: service.complete(held, realm: realm, session: session), headers: cleared)
+    }
+
+    private func proceed(_ request: Request, realm: String, _ held: PendingAuthorization, client: OAuthClient) async throws -> Response {
+        var held = held
+        let session = try await browser.session(request, realm: realm)
+        switch service.next(held, client: client, session: session) {
+        case .complete:
+            return renderer.redirect(to: service.complete(held, realm: realm, session: session!), headers: pending.clear(realm: realm, id: held.id))
+        case .refuse(let code, let description):
+            let location = service.refusalURI(realm: realm, redirectURI: held.redirectURI, state: held.state, code: code, description: description)
+            return renderer.redirect(to: location, headers: pending.clear(realm: realm, id: held.id))
+        case .signIn(let reauthenticate):
+            held.signInStarted = true
+            return renderer.redirect(to: signInURL(realm: realm, held, reauthenticate: reauthenticate), headers: pending.keep(held, realm: realm))
+        case .consent:
+            return try await consentPage(request, realm: realm, held, session: session!)
+        }
+    }
+
+    /// The sign-in page, or the identity provider the request named, returning to `…/auth/resume`.
+    private func signInURL(realm: String, _ held: PendingAuthorization, reauthenticate: Bool) -> String {
+        let resume = PendingAuthorizations.resumePath(realm: realm, id: held.id)
+        if let alias = held.identityProviderHint {
+            return FormBody.appending([("return", resume)] + (reauthenticate ? [("reauth", "1")] : []), to: PageURLs.providerSignIn(realm, alias: alias))
+        }
+        var parameters = [("return_to", resume), ("client_id", held.clientId)]
+        if reauthenticate { parameters.append(("reauth", "1")) }
+        if let hint = held.loginHint { parameters.append(("login_hint", hint)) }
+        return FormBody.appending(parameters, to: PageURLs.login(realm))
+    }
+
+    private func consentPage(_ request: Request, realm: String, _ held: PendingAuthorization, session: BrowserSession) async throws -> Response {
+        let username = try await session.userId.asyncMap { try await users.user(realm: realm, id: $0)?.username } ?? nil
+        let context: [String: Any] = [
+            "clientId": held.clientId, "username": username ?? "", "realmName": realm, "csrf": session.csrfToken, "id": held.id,
+            "action": "/realms/\(realm)/protocol/openid-connect/auth/consent", "destination": held.redirectURI,
+            "scopes": held.scopes.map { ["text": Self.describe(scope: $0)] }, "hasScopes": !held.scopes.isEmpty,
+        ]
+        return renderer.page(
+            "consent", title: "Allow \(held.clientId)?", realm: realm, context: context, headers: pending.keep(held, realm: realm),
+            formTargets: PendingAuthorizations.formTargets(held)
+        )
+    }
+
+    /// What a scope lets the app do, in words.
+    static func describe(scope: String) -> String {
+        switch scope {
+        case "openid": "Know who you are: your account's identifier in this realm"
+        case "profile": "See your profile: your username"
+        case "email": "See your email address"
+        case "offline_access": "Stay signed in when you are not using it"
+        default: "Use the permission '\(scope)'"
+        }
+    }
+
+    private func refusalPage(_ realm: String, _ text: String, headers: HTTPFields = [:]) -> Response {
+        renderer.page("message", title: "Sign-in request refused", realm: realm, context: [
+            "heading": "This sign-in request cannot be completed", "text": text, "isError": true,
+        ], status: .badRequest, headers: headers)
+    }
+
+    private func expiredPage(_ realm: String) -> Response {
+        renderer.page("message", title: "Sign-in request expired", realm: realm, context: [
+            "heading": "This sign-in request has expired",
+            "text": "Too much time passed, or it was completed already. Go back to the app and start signing in again.", "isError": true,
+        ], status: .badRequest)
+    }
+}

@@ -1,0 +1,50 @@
+// The id_token: who signed in, how and when, for the app that asked (OpenID Connect Core §2, §3.1.3.6).
+import Crypto
+import Foundation
+import KeywardJOSE
+
+/// Signs id_tokens with the realm's active key, the key its JWKS publishes.
+struct IDTokenIssuer: Sendable {
+    let realms: RealmService
+    let keys: RealmKeyService
+
+    struct Subject: Sendable {
+        let userId: String
+        let clientId: String
+        let nonce: String?
+        let authTime: Date
+        let amr: [String]
+        let acr: String
+    }
+
+    func issue(realm: Realm, for subject: Subject, accessToken: String, now: Date) async throws -> String {
+        let signer = try await keys.activeSigner(realm: realm.name)
+        let issuedAt = now.timeIntervalSince1970.rounded(.down)
+        var claims: JSONObject = [
+            "iss": .string(realms.issuer(of: realm.name)),
+            "sub": .string(subject.userId),
+            "aud": .string(subject.clientId),
+            "azp": .string(subject.clientId),
+            "iat": .number(issuedAt),
+            "exp": .number(issuedAt + Double(realm.accessTokenLifetime)),
+            "auth_time": .number(subject.authTime.timeIntervalSince1970.rounded(.down)),
+            "amr": .array(subject.amr.map { .string($0) }),
+            "acr": .string(subject.acr),
+            "at_hash": .string(Self.leftHalfHash(of: accessToken, algorithm: signer.key.algorithm)),
+        ]
+        if let nonce = subject.nonce { claims["nonce"] = .string(nonce) }
+        return try JWS.sign(header: ["typ": .string("JWT"), "kid": .string(signer.kid)], claims: claims, key: signer.key)
+    }
+
+    /// OpenID Connect Core §3.1.3.6 `at_hash`: the left half of the hash the signing algorithm uses, base64url. EdDSA
+    /// names no hash of its own; SHA-512 is Ed25519's, as OpenID's EdDSA registrations use.
+    static func leftHalfHash(of token: String, algorithm: JWSAlgorithm) -> String {
+        let bytes = Array(token.utf8)
+        let digest: [UInt8] = switch algorithm {
+        case .es384, .rs384: Array(SHA384.hash(data: bytes))
+        case .es512, .rs512, .edDSA: Array(SHA512.hash(data: bytes))
+        default: Array(SHA256.hash(data: bytes))
+        }
+        return Base64URL.encode(digest.prefix(digest.count / 2))
+    }
+}

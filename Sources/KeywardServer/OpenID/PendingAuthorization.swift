@@ -1,0 +1,91 @@
+// An authorization request checked against its client, held by the browser while the person signs in and consents.
+import Foundation
+import KeywardHTTPInput
+import KeywardJOSE
+
+/// An authorization request whose client and redirect URI checked out: what the endpoint carries through the
+/// sign-in and the consent page. The browser holds it sealed (`SealedJSON`) in a cookie of its own, named by `id`,
+/// so a request that is only looked at writes no row, and two requests in one browser do not overwrite each other.
+struct PendingAuthorization: Sendable, Equatable {
+    /// Random, names the cookie and the resume URL.
+    var id: String
+    var clientId: String
+    /// As the request sent it (a loopback URI with the app's port), where the answer goes.
+    var redirectURI: String
+    var scopes: [String]
+    var state: String?
+    var nonce: String?
+    var codeChallenge: String
+    var prompt: AuthorizationRequest.Prompt?
+    var loginHint: String?
+    var identityProviderHint: String?
+    var dpopJKT: String?
+    var maxAge: Int?
+    var acrValues: [String]
+    /// When the request arrived, to the second: a sign-in after it satisfies `prompt=login`.
+    var createdAt: Date
+    /// The browser was sent to sign in for this request, so a sign-in since `createdAt` is the one it asked for.
+    var signInStarted = false
+
+    /// How long a browser may take to sign in and consent: the session's own pre-login limit is longer, but a
+    /// request older than this is stale for the app waiting on it.
+    static let lifetime: TimeInterval = 1800
+
+    init(_ request: AuthorizationRequest, scopes: [String], now: Date) {
+        id = Base64URL.encode(SecureRandom.bytes(16))
+        clientId = request.clientId
+        redirectURI = request.redirectURI
+        self.scopes = scopes
+        state = request.state
+        nonce = request.nonce
+        codeChallenge = request.codeChallenge
+        prompt = request.prompt
+        loginHint = request.loginHint
+        identityProviderHint = request.identityProviderHint
+        dpopJKT = request.dpopJKT
+        maxAge = request.maxAge
+        acrValues = request.acrValues
+        createdAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+    }
+
+    var json: JSONObject {
+        var object: JSONObject = [
+            "id": .string(id), "cid": .string(clientId), "ru": .string(redirectURI), "sc": .array(scopes.map { .string($0) }),
+            "cc": .string(codeChallenge), "t": .number(createdAt.timeIntervalSince1970), "acr": .array(acrValues.map { .string($0) }),
+        ]
+        if let state { object["st"] = .string(state) }
+        if let nonce { object["n"] = .string(nonce) }
+        if let prompt { object["p"] = .string(prompt.rawValue) }
+        if let loginHint { object["lh"] = .string(loginHint) }
+        if let identityProviderHint { object["idp"] = .string(identityProviderHint) }
+        if let dpopJKT { object["jkt"] = .string(dpopJKT) }
+        if let maxAge { object["ma"] = .number(Double(maxAge)) }
+        if signInStarted { object["si"] = .bool(true) }
+        return object
+    }
+
+    /// What `json` wrote; nil for anything else (the value was sealed by this server, so only a change of format
+    /// between versions could make it differ).
+    init?(json object: JSONObject) {
+        guard let id = object["id"]?.stringValue, let clientId = object["cid"]?.stringValue, let redirectURI = object["ru"]?.stringValue,
+            let scopes = object["sc"]?.arrayValue?.compactMap(\.stringValue), let codeChallenge = object["cc"]?.stringValue,
+            let seconds = object["t"]?.numberValue, let acr = object["acr"]?.arrayValue?.compactMap(\.stringValue)
+        else { return nil }
+        (self.id, self.clientId, self.redirectURI, self.scopes, self.codeChallenge) = (id, clientId, redirectURI, scopes, codeChallenge)
+        createdAt = Date(timeIntervalSince1970: seconds)
+        acrValues = acr
+        state = object["st"]?.stringValue
+        nonce = object["n"]?.stringValue
+        prompt = object["p"]?.stringValue.flatMap(AuthorizationRequest.Prompt.init(rawValue:))
+        loginHint = object["lh"]?.stringValue
+        identityProviderHint = object["idp"]?.stringValue
+        dpopJKT = object["jkt"]?.stringValue
+        maxAge = object["ma"]?.intValue.map(Int.init)
+        signInStarted = object["si"] == .bool(true)
+    }
+
+    /// `prompt=none`: no page may be shown (spelled out: `.none` would be read as a nil prompt).
+    var isSilent: Bool { prompt == AuthorizationRequest.Prompt.none }
+
+    func isExpired(now: Date) -> Bool { now.timeIntervalSince(createdAt) > Self.lifetime || createdAt > now.addingTimeInterval(60) }
+}

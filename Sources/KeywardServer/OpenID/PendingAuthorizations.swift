@@ -1,0 +1,61 @@
+// Where the browser holds its pending authorization requests: one sealed cookie each, scoped to the realm's paths.
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KeywardHTTPInput
+
+/// The browser's pending authorization requests, each in a cookie of its own (`keyward-authz-{id}`), sealed
+/// (`SealedJSON`), scoped to `/realms/{realm}/` and kept `PendingAuthorization.lifetime`. The realm's sign-in
+/// pages read it too: as a `SignInContinuation`, it tells them where a sign-in for the request will end, for their
+/// CSP `form-action`.
+struct PendingAuthorizations: SignInContinuation {
+    static let purpose = "keyward pending authorization v1"
+    static let cookiePrefix = "keyward-authz-"
+
+    let sealed: SealedJSON
+    let secureCookies: Bool
+    let clock: any KeywardClock
+
+    static func resumePath(realm: String, id: String) -> String {
+        "/realms/\(realm)/protocol/openid-connect/auth/resume?id=\(id)"
+    }
+
+    /// The request `id` the browser holds for `realm`, while it is fresh.
+    func read(_ request: Request, realm: String, id: String) -> PendingAuthorization? {
+        guard Self.isId(id), let value = BrowserRequests.cookie(named: Self.cookiePrefix + id, in: request),
+            let held = sealed.open(value, realm: realm).flatMap(PendingAuthorization.init(json:)), held.id == id, !held.isExpired(now: clock.now())
+        else { return nil }
+        return held
+    }
+
+    func keep(_ held: PendingAuthorization, realm: String) -> HTTPFields {
+        [.setCookie: cookie(held.id, realm: realm, value: sealed.seal(held.json, realm: realm), maxAge: Int(PendingAuthorization.lifetime))]
+    }
+
+    func clear(realm: String, id: String) -> HTTPFields {
+        Self.isId(id) ? [.setCookie: cookie(id, realm: realm, value: "", maxAge: 0)] : [:]
+    }
+
+    private func cookie(_ id: String, realm: String, value: String, maxAge: Int) -> String {
+        "\(Self.cookiePrefix)\(id)=\(value); Path=/realms/\(realm)/; Max-Age=\(maxAge); HttpOnly; SameSite=Lax\(secureCookies ? "; Secure" : "")"
+    }
+
+    /// 16 random bytes, base64url: what `PendingAuthorization` names itself by, and all a cookie name may carry here.
+    static func isId(_ id: String) -> Bool {
+        id.utf8.count == 22 && id.utf8.allSatisfy { byte in
+            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
+        }
+    }
+
+    /// Where the app's answer goes, as a CSP source for a page whose form leads there.
+    static func formTargets(_ held: PendingAuthorization) -> [String] {
+        guard let registration = try? RedirectURI(registering: held.redirectURI) else { return [] }
+        return [registration.formActionSource(requested: held.redirectURI)]
+    }
+
+    func formTargets(realm: String, returnTo: String, request: Request) -> [String] {
+        let prefix = "/realms/\(realm)/protocol/openid-connect/auth/resume?id="
+        guard returnTo.hasPrefix(prefix), let held = read(request, realm: realm, id: String(returnTo.dropFirst(prefix.count))) else { return [] }
+        return Self.formTargets(held)
+    }
+}

@@ -1,0 +1,174 @@
+// Refresh-token families: started by an authorization code, rotated on every use, revoked whole on a reuse.
+import Crypto
+import Foundation
+import Logging
+
+/// The families of refresh tokens (RFC 9700 §4.14.2): one starts when a code is redeemed; each refresh moves it to
+/// the next generation; a token of an earlier generation, or a code, presented again revokes the family.
+struct RefreshTokens: Sendable {
+    let store: any RefreshFamilyStore
+    let key: SymmetricKey
+    let users: UserService
+    let audit: AuditLog
+    let logger: Logger
+
+    /// Starts the family of a redeemed code and returns its first refresh token; refused when the code's reuse
+    /// revoked the family before this redemption stored it.
+    func start(_ code: AuthorizationCode, realm: String, jkt: String?, now: Date) async throws(OAuthFailure) -> String {
+        let family = Self.family(of: code, realm: realm, jkt: jkt, now: now)
+        let inserted: Bool
+        do {
+            inserted = try await store.insert(family)
+        } catch {
+            throw Self.unavailable
+        }
+        guard inserted else {
+            throw AuthorizationCodeGrant.invalidGrant("the authorization code was used already; the tokens issued for it are revoked", reason: "code_reused")
+        }
+        return token(family)
+    }
+
+    func token(_ family: RefreshFamily) -> String {
+        RefreshToken(familyId: family.id, generation: family.generation).encoded(realm: family.realm, key: key)
+    }
+
+    /// The token's family and generation, when the token is this server's for `realm`.
+    func presented(_ text: String, realm: String) -> RefreshToken? { RefreshToken(text, realm: realm, key: key) }
+
+    func family(realm: String, id: String) async throws(OAuthFailure) -> RefreshFamily? {
+        do {
+            return try await store.family(realm: realm, id: id)
+        } catch {
+            throw Self.unavailable
+        }
+    }
+
+    /// Moves the family from `generation` to the next and returns the next token; refused when another request moved
+    /// or revoked it first.
+    func rotate(_ family: RefreshFamily, from generation: Int64, now: Date) async throws(OAuthFailure) -> String {
+        let advanced: RefreshFamily?
+        do {
+            advanced = try await store.advance(realm: family.realm, id: family.id, from: generation, now: now)
+        } catch {
+            throw Self.unavailable
+        }
+        guard let advanced else { throw RefreshTokenGrant.invalidGrant("the refresh token is no longer valid", reason: "refresh_token_revoked") }
+        return token(advanced)
+    }
+
+    /// A rotated refresh token came back: whoever holds the family's current token may not be its app (RFC 9700
+    /// §4.14.2), so the family ends. Audited.
+    func revokeReused(_ family: RefreshFamily, now: Date) async {
+        guard await revoke(family, now: now) else { return }
+        await audit.record(.refreshTokenReused, realm: family.realm, userId: family.userId, clientId: family.clientId, details: ["family": family.id])
+    }
+
+    /// A code came back after its first redemption: the family that redemption started ends, or is written ended if
+    /// the first redemption has not stored it yet (RFC 9700 §4.2.4). Audited.
+    func revokeStartedBy(_ code: AuthorizationCode, realm: String, now: Date) async {
+        guard let existing = try? await store.family(realm: realm, id: code.id) else {
+            // Not redeemed before (an expired code, or one whose first redemption is still under way): written revoked.
+            if code.expiresAt > now, await revoke(Self.family(of: code, realm: realm, jkt: nil, now: now), now: now) {
+                await audit.record(.authorizationCodeReused, realm: realm, userId: code.userId, clientId: code.clientId, details: ["family": code.id])
+            }
+            return
+        }
+        guard existing.revokedAt == nil, await revoke(existing, now: now) else { return }
+        await audit.record(.authorizationCodeReused, realm: realm, userId: code.userId, clientId: code.clientId, details: ["family": code.id])
+    }
+
+    /// Refuses a user who was disabled or deleted since they signed in.
+    func requireEnabled(realm: String, userId: String) async throws(OAuthFailure) {
+        let user: User?
+        do {
+            user = try await users.user(realm: realm, id: userId)
+        } catch {
+            throw Self.unavailable
+        }
+        guard let user, user.enabled else {
+            throw AuthorizationCodeGrant.invalidGrant("the user is disabled or no longer exists", reason: "user_disabled")
+        }
+    }
+
+    private func revoke(_ family: RefreshFamily, now: Date) async -> Bool {
+        do {
+            return try await store.revoke(family, now: now)
+        } catch {
+            logger.error("refresh-token family not revoked", metadata: ["family": "\(family.id)", "error": "\(error)"])
+            return false
+        }
+    }
+
+    private static func family(of code: AuthorizationCode, realm: String, jkt: String?, now: Date) -> RefreshFamily {
+        RefreshFamily(
+            id: code.id, realm: realm, clientId: code.clientId, userId: code.userId, sessionId: code.sessionId, scope: code.scope,
+            jkt: jkt, authTime: code.authTime, amr: code.amr, acr: code.acr, generation: 0, createdAt: now, lastUsedAt: now,
+            expiresAt: now.addingTimeInterval(RefreshFamily.lifetime)
+        )
+    }
+
+    static let unavailable = OAuthFailure(status: 503, code: .unavailable, description: "the token service is temporarily unavailable")
+}
+
+/// `grant_type=refresh_token` (RFC 6749 §6): the family's current token, by the client it was issued to, with a
+/// proof by the family's key when it is DPoP-bound (RFC 9449 §5). Answers a new access token and the next refresh
+/// token; the presented one stops working.
+struct RefreshTokenGrant: TokenGrant {
+    var grantType: String { "refresh_token" }
+
+    let refresh: RefreshTokens
+
+    func authorize(_ request: TokenGrantRequest) async throws(OAuthFailure) -> TokenGrantDecision {
+        let realm = request.realm.name
+        guard let text = request.form["refresh_token"], !text.isEmpty else { throw OAuthFailure.invalidRequest("missing parameter: refresh_token") }
+        guard let presented = refresh.presented(text, realm: realm), let family = try await refresh.family(realm: realm, id: presented.familyId) else {
+            throw Self.invalidGrant("the refresh token is not valid", reason: "refresh_token_invalid")
+        }
+        guard family.clientId == request.client.clientId else {
+            throw Self.invalidGrant("the refresh token was issued to another client", reason: "refresh_token_client_mismatch")
+        }
+        guard family.isLive(now: request.now) else {
+            throw Self.invalidGrant("the refresh token was revoked or has expired", reason: "refresh_token_revoked")
+        }
+        guard presented.generation == family.generation else {
+            if presented.generation < family.generation { await refresh.revokeReused(family, now: request.now) }
+            throw Self.invalidGrant("the refresh token was used already; the sign-in it belonged to is revoked", reason: "refresh_token_reused")
+        }
+        try await refresh.requireEnabled(realm: realm, userId: family.userId)
+
+        var decision = TokenGrantDecision(subject: family.userId, requiresDPoP: false)
+        decision.scope = try Self.scope(requested: request.form["scope"], granted: family.scope)
+        decision.accessTokenClaims = ["auth_time": .number(family.authTime.timeIntervalSince1970), "acr": .string(family.acr)]
+        decision.singleUse = TokenGrantDecision.SingleUse(
+            scope: "refresh-token:" + realm, key: family.id + "." + String(family.generation), expiresAt: family.expiresAt,
+            replayed: { [refresh, now = request.now] in
+                await refresh.revokeReused(family, now: now)
+                return Self.invalidGrant("the refresh token was used already; the sign-in it belonged to is revoked", reason: "refresh_token_reused")
+            }
+        )
+        if let jkt = family.jkt {
+            decision.boundThumbprint = (
+                jkt, OAuthFailure(status: 400, code: .invalidDPoPProof, description: "the refresh token is bound to another DPoP key", reason: "refresh_token_key_mismatch")
+            )
+        }
+        decision.finish = { [refresh] issued throws(OAuthFailure) in
+            TokenGrantExtras(refreshToken: try await refresh.rotate(family, from: presented.generation, now: issued.now))
+        }
+        return decision
+    }
+
+    /// RFC 6749 §6: a refresh may ask for less than the sign-in granted, never more.
+    static func scope(requested: String?, granted: String) throws(OAuthFailure) -> String {
+        guard let requested, !requested.isEmpty else { return granted }
+        let allowed = Set(granted.split(separator: " "))
+        let wanted = requested.split(separator: " ")
+        if let extra = wanted.first(where: { !allowed.contains($0) }) {
+            throw OAuthFailure(status: 400, code: .invalidScope, description: "scope '\(extra.prefix(64))' was not granted to this sign-in")
+        }
+        return wanted.joined(separator: " ")
+    }
+
+    static func invalidGrant(_ description: String, reason: String) -> OAuthFailure {
+        OAuthFailure(status: 400, code: .invalidGrant, description: description, reason: reason)
+    }
+}

@@ -1,0 +1,117 @@
+// The oidc_refresh_families table: each family's rotation moved on by one atomic statement.
+import Foundation
+import SQLKit
+
+struct SQLRefreshFamilyStore: RefreshFamilyStore {
+    let database: KeywardDatabase
+
+    func insert(_ family: RefreshFamily) async throws -> Bool {
+        try await StoreErrorMapping.mapping("insertRefreshFamily", missingParent: "the client or user of the family is gone") {
+            try await database.sql.countingRows("""
+                INSERT INTO oidc_refresh_families (\(unsafeRaw: Self.columns))
+                VALUES \(Self.values(family))
+                ON CONFLICT (id) DO NOTHING
+                RETURNING id
+                """) == 1
+        }
+    }
+
+    func family(realm: String, id: String) async throws -> RefreshFamily? {
+        try await StoreErrorMapping.mapping("refreshFamily") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.columns) FROM oidc_refresh_families WHERE id = \(bind: id) AND realm = \(bind: realm)
+                """).first().map(Self.family(from:))
+        }
+    }
+
+    /// One statement: of two refreshes with the same token, one moves the generation and the other finds it moved.
+    func advance(realm: String, id: String, from generation: Int64, now: Date) async throws -> RefreshFamily? {
+        let time = StorageTime.milliseconds(now)
+        return try await StoreErrorMapping.mapping("advanceRefreshFamily") {
+            try await database.sql.raw("""
+                UPDATE oidc_refresh_families SET generation = generation + 1, last_used_at = \(bind: time)
+                WHERE id = \(bind: id) AND realm = \(bind: realm) AND generation = \(bind: generation)
+                    AND revoked_at IS NULL AND expires_at > \(bind: time)
+                RETURNING \(unsafeRaw: Self.columns)
+                """).first().map(Self.family(from:))
+        }
+    }
+
+    func revoke(_ family: RefreshFamily, now: Date) async throws -> Bool {
+        var revoked = family
+        revoked.revokedAt = now
+        return try await StoreErrorMapping.mapping("revokeRefreshFamily", missingParent: "the client or user of the family is gone") {
+            // A row comes back when this statement revoked the family or wrote it revoked; none when it was revoked already.
+            let rows = try await database.sql.raw("""
+                INSERT INTO oidc_refresh_families (\(unsafeRaw: Self.columns))
+                VALUES \(Self.values(revoked))
+                ON CONFLICT (id) DO UPDATE SET revoked_at = excluded.revoked_at
+                WHERE oidc_refresh_families.revoked_at IS NULL
+                RETURNING id
+                """).all()
+            return !rows.isEmpty
+        }
+    }
+
+    func revokeAll(realm: String, userId: String, now: Date) async throws -> Int {
+        try await StoreErrorMapping.mapping("revokeUserRefreshFamilies") {
+            try await database.sql.countingRows("""
+                UPDATE oidc_refresh_families SET revoked_at = \(bind: StorageTime.milliseconds(now))
+                WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND revoked_at IS NULL
+                RETURNING id
+                """)
+        }
+    }
+
+    func revokeAll(sessionId: String, now: Date) async throws -> Int {
+        try await StoreErrorMapping.mapping("revokeSessionRefreshFamilies") {
+            try await database.sql.countingRows("""
+                UPDATE oidc_refresh_families SET revoked_at = \(bind: StorageTime.milliseconds(now))
+                WHERE session_id = \(bind: sessionId) AND revoked_at IS NULL
+                RETURNING id
+                """)
+        }
+    }
+
+    func deleteExpired(now: Date) async throws -> Int {
+        try await StoreErrorMapping.mapping("deleteExpiredRefreshFamilies") {
+            try await database.sql.countingRows("""
+                DELETE FROM oidc_refresh_families WHERE expires_at <= \(bind: StorageTime.milliseconds(now)) RETURNING id
+                """)
+        }
+    }
+
+    private static let columns = """
+        id, realm, client_id, user_id, session_id, scope, jkt, auth_time, amr, acr, generation, created_at, last_used_at, expires_at, revoked_at
+        """
+
+    private static func values(_ family: RefreshFamily) -> SQLQueryString {
+        """
+        (\(bind: family.id), \(bind: family.realm), \(bind: family.clientId), \(bind: family.userId), \(bind: family.sessionId),
+            \(bind: family.scope), \(bind: family.jkt), \(bind: StorageTime.milliseconds(family.authTime)), \(bind: family.amr.joined(separator: " ")),
+            \(bind: family.acr), \(bind: family.generation), \(bind: StorageTime.milliseconds(family.createdAt)),
+            \(bind: StorageTime.milliseconds(family.lastUsedAt)), \(bind: StorageTime.milliseconds(family.expiresAt)),
+            \(bind: family.revokedAt.map(StorageTime.milliseconds)))
+        """
+    }
+
+    private static func family(from row: any SQLRow) throws -> RefreshFamily {
+        RefreshFamily(
+            id: try row.decode(column: "id", as: String.self),
+            realm: try row.decode(column: "realm", as: String.self),
+            clientId: try row.decode(column: "client_id", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self),
+            sessionId: try row.decode(column: "session_id", as: String.self),
+            scope: try row.decode(column: "scope", as: String.self),
+            jkt: try row.decode(column: "jkt", as: String?.self),
+            authTime: StorageTime.date(milliseconds: try row.decode(column: "auth_time", as: Int64.self)),
+            amr: try row.decode(column: "amr", as: String.self).split(separator: " ").map(String.init),
+            acr: try row.decode(column: "acr", as: String.self),
+            generation: try row.decode(column: "generation", as: Int64.self),
+            createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
+            lastUsedAt: StorageTime.date(milliseconds: try row.decode(column: "last_used_at", as: Int64.self)),
+            expiresAt: StorageTime.date(milliseconds: try row.decode(column: "expires_at", as: Int64.self)),
+            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) }
+        )
+    }
+}
