@@ -9,6 +9,11 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case invalidScope = "invalid_scope"
     case invalidDPoPProof = "invalid_dpop_proof"
     case useDPoPNonce = "use_dpop_nonce"
+    // Authorization requests (RFC 6749 §4.1.2.1, OpenID Connect Core §3.1.2.6, RFC 9126 §2.3), as a pushed
+    // request is answered.
+    case unsupportedResponseType = "unsupported_response_type"
+    case requestNotSupported = "request_not_supported"
+    case registrationNotSupported = "registration_not_supported"
     // Resource-server codes (RFC 6750 §3.1).
     case invalidToken = "invalid_token"
     // Keyward's own codes.

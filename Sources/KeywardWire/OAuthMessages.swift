@@ -75,6 +75,9 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
     public var authorizationResponseIssParameterSupported: Bool?
     public var acrValuesSupported: [String]?
     public var claimsSupported: [String]?
+    /// RFC 9126 §5.
+    public var pushedAuthorizationRequestEndpoint: String?
+    public var requirePushedAuthorizationRequests: Bool?
 
     public init(
         issuer: String, jwksURI: String, tokenEndpoint: String, grantTypesSupported: [String],
@@ -111,5 +114,7 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case acrValuesSupported = "acr_values_supported"
         case claimsSupported = "claims_supported"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
     }
 }

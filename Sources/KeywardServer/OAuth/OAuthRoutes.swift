@@ -52,6 +52,10 @@ struct OAuthRoutes {
             metadata.acrValuesSupported = ["urn:keyward:acr:mfa", "urn:keyward:acr:1fa"]
             metadata.claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "at_hash"]
         }
+        if endpoints.serves(.pushedAuthorizationRequest) {
+            metadata.pushedAuthorizationRequestEndpoint = issuer + "/protocol/openid-connect/ext/par"
+            metadata.requirePushedAuthorizationRequests = false
+        }
         return JSONResponse.make(metadata, headers: [.cacheControl: "public, max-age=300"])
     }
 

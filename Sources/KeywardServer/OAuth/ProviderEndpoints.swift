@@ -7,6 +7,8 @@ final class ProviderEndpoints: Sendable {
     enum Endpoint: String, Sendable, CaseIterable {
         /// The authorization endpoint (RFC 6749 §3.1), with its code flow, PKCE S256 and RFC 9207's `iss`.
         case authorization = "auth"
+        /// Pushed authorization requests (RFC 9126).
+        case pushedAuthorizationRequest = "ext/par"
     }
 
     private let served = Mutex<Set<Endpoint>>([])

@@ -29,6 +29,7 @@ public final class TokenService: Sendable {
     }
 
     private let clients: ClientService
+    private let clientAuthentication: ClientAuthentication
     private let issuer: AccessTokenIssuer
     private let singleUse: any SingleUseStore
     private let dpopOptions: DPoPVerifier.Options
@@ -52,6 +53,7 @@ public final class TokenService: Sendable {
     ) {
         self.grants = Dictionary(grants.map { ($0.grantType, $0) }, uniquingKeysWith: { first, _ in first })
         self.nonces = nonces
+        self.clientAuthentication = ClientAuthentication(clients: clients)
         self.clients = clients
         self.issuer = issuer
         self.singleUse = singleUse
@@ -89,13 +91,13 @@ public final class TokenService: Sendable {
         let client: OAuthClient
         var decision: TokenGrantDecision
         if grantType == "client_credentials" {
-            client = try await identifyClient(request, realm: realm.name)
+            client = try await clientAuthentication.identify(form: request.form, authorization: request.authorization, realm: realm.name)
             guard !client.isPublic else {
                 throw OAuthFailure(status: 400, code: .unauthorizedClient, description: "client '\(client.clientId)' is public and cannot use client_credentials")
             }
             decision = TokenGrantDecision(subject: "service-account-" + client.clientId, requiresDPoP: false)
         } else if let grant = grants[grantType] {
-            client = try await identifyClient(request, realm: realm.name)
+            client = try await clientAuthentication.identify(form: request.form, authorization: request.authorization, realm: realm.name)
             decision = try await grant.authorize(TokenGrantRequest(realm: realm, client: client, form: request.form, now: now))
         } else {
             throw OAuthFailure(
@@ -158,36 +160,6 @@ public final class TokenService: Sendable {
         return Issued(response: response, dpopNonce: nonces?.current(now: now))
     }
 
-    /// client_secret_basic or client_secret_post, never both (RFC 6749 §2.3); a public client by its `client_id`
-    /// alone (RFC 6749 §2.1), which the caller then holds to what a public client may do.
-    private func identifyClient(_ request: Request, realm: String) async throws -> OAuthClient {
-        let basic = try BasicCredentials.parse(request.authorization)
-        let post = (id: request.form["client_id"], secret: request.form["client_secret"])
-        let clientId: String
-        let secret: String
-        if let basic {
-            guard post.secret == nil else { throw OAuthFailure.invalidRequest("use one client authentication method: Authorization header or client_secret, not both") }
-            if let postId = post.id, postId != basic.username { throw OAuthFailure.invalidRequest("client_id does not match the Authorization header") }
-            (clientId, secret) = (basic.username, basic.password)
-        } else {
-            guard let id = post.id else {
-                throw OAuthFailure(status: 401, code: .invalidClient, description: "client authentication required (client_secret_basic or client_secret_post)", challenge: "Basic realm=\"\(realm)\"")
-            }
-            guard let postSecret = post.secret else {
-                if let client = try await clients.client(realm: realm, clientId: id), client.isPublic { return client }
-                throw OAuthFailure(status: 401, code: .invalidClient, description: "client_secret is required for confidential clients")
-            }
-            (clientId, secret) = (id, postSecret)
-        }
-        guard let client = try await clients.authenticate(realm: realm, clientId: clientId, secret: secret) else {
-            throw OAuthFailure(
-                status: 401, code: .invalidClient, description: "client authentication failed",
-                challenge: basic == nil ? nil : "Basic realm=\"\(realm)\""
-            )
-        }
-        return client
-    }
-
     private func grantedScope(requested: String?, client: OAuthClient) throws -> String {
         let allowed = Set(client.scope.split(separator: " ").map(String.init))
         guard let requested, !requested.isEmpty else { return client.scope }
@@ -196,28 +168,5 @@ public final class TokenService: Sendable {
             throw OAuthFailure(status: 400, code: .invalidScope, description: "scope '\(refused.prefix(64))' is not granted to this client")
         }
         return wanted.joined(separator: " ")
-    }
-}
-
-/// `Authorization: Basic` client credentials (RFC 6749 §2.3.1: both parts form-urlencoded).
-struct BasicCredentials: Equatable {
-    let username: String
-    let password: String
-
-    static func parse(_ headers: [String]) throws(OAuthFailure) -> BasicCredentials? {
-        guard !headers.isEmpty else { return nil }
-        guard headers.count == 1 else { throw OAuthFailure.invalidRequest("more than one Authorization header") }
-        let value = headers[0]
-        guard value.count > 6, value.prefix(6).lowercased() == "basic " else {
-            throw OAuthFailure(status: 401, code: .invalidClient, description: "the token endpoint accepts only Basic client authentication in the Authorization header")
-        }
-        guard let decoded = Data(base64Encoded: String(value.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
-            let username = FormBody.decodeComponent(text[..<colon]),
-            let password = FormBody.decodeComponent(text[text.index(after: colon)...])
-        else {
-            throw OAuthFailure(status: 401, code: .invalidClient, description: "malformed Basic credentials")
-        }
-        return BasicCredentials(username: username, password: password)
     }
 }

@@ -1,6 +1,7 @@
 // The authorization endpoint's decisions: which requests are accepted, what the person must do next, the code.
 import Foundation
 import KeywardHTTPInput
+import KeywardWire
 
 /// The authorization endpoint's logic (RFC 6749 §4.1, OpenID Connect Core §3.1.2), free of HTTP: a request is
 /// checked against its client, then each visit asks what the browser's session still lacks (a sign-in, a fresher
@@ -9,6 +10,9 @@ struct AuthorizationService: Sendable {
     let clients: ClientService
     let realms: RealmService
     let codes: SealedJSON
+    /// Pushed requests (RFC 9126), sealed into their `request_uri`.
+    let pushedRequests: SealedJSON
+    let singleUse: any SingleUseStore
     let clock: any KeywardClock
 
     /// A refused request, and where the refusal goes.
@@ -42,6 +46,10 @@ struct AuthorizationService: Sendable {
         guard let client = try await clients.client(realm: realm.name, clientId: clientId) else {
             throw Refusal.page("No app '\(clientId)' is registered in this realm.")
         }
+        // A pushed request carries its own redirect URI and parameters; any others in the URL are not read (RFC 9126 §4).
+        if let requestURI = parameters["request_uri"] {
+            return (try await pushed(requestURI, realm: realm.name, client: client), client)
+        }
         guard let redirectURI = target.redirectURI else {
             throw Refusal.page(parameters["redirect_uri"] == nil ? "The request names no redirect URI (redirect_uri is missing)." : "The request's redirect_uri is too long.")
         }
@@ -51,30 +59,72 @@ struct AuthorizationService: Sendable {
         func refuse(_ code: String, _ description: String) -> Refusal {
             .redirect(refusalURI(realm: realm.name, redirectURI: redirectURI, state: target.state, code: code, description: description))
         }
-        if parameters["request_uri"] != nil {
-            throw refuse("invalid_request", "pushed authorization requests (request_uri) are not accepted yet")
-        }
         if client.requirePAR {
             throw refuse("invalid_request", "client '\(clientId)' must push its authorization requests first (RFC 9126)")
         }
-        let request: AuthorizationRequest
         do throws(AuthorizationRequestError) {
-            request = try AuthorizationRequest(parameters)
+            return (try checked(parameters, client: client), client)
         } catch {
             throw refuse(error.code.rawValue, error.description)
         }
-        let scopes = try Self.scopes(request.scopes, client: client) { refuse("invalid_scope", $0) }
-        return (PendingAuthorization(request, scopes: scopes, now: clock.now()), client)
+    }
+
+    /// A pushed request (RFC 9126): checked for its client when it was pushed; here it must be this client's,
+    /// unexpired and not used before. A refusal is a page: the redirect URI inside cannot be trusted unread.
+    private func pushed(_ requestURI: String, realm: String, client: OAuthClient) async throws -> PendingAuthorization {
+        guard requestURI.hasPrefix(Self.requestURIPrefix),
+            let held = pushedRequests.open(String(requestURI.dropFirst(Self.requestURIPrefix.count)), realm: realm).flatMap(PendingAuthorization.init(json:))
+        else { throw Refusal.page("The pushed request (request_uri) is not one this server issued.") }
+        guard held.clientId == client.clientId else { throw Refusal.page("The pushed request (request_uri) was made by another app.") }
+        let expiresAt = held.createdAt.addingTimeInterval(Self.pushedRequestLifetime)
+        guard expiresAt > clock.now() else { throw Refusal.page("The pushed request (request_uri) has expired; the app must push it again.") }
+        guard client.redirectURI(matching: held.redirectURI) != nil else {
+            throw Refusal.page("The pushed request's redirect URI is no longer registered for the app.")
+        }
+        guard try await singleUse.recordOnce(scope: "pushed-request:" + realm, key: held.id, expiresAt: expiresAt, now: clock.now()) else {
+            throw Refusal.page("The pushed request (request_uri) was used already; the app must push a new one.")
+        }
+        return held
+    }
+
+    /// RFC 9126 §2.2: the URN a pushed request is referred to by.
+    static let requestURIPrefix = "urn:ietf:params:oauth:request_uri:"
+    /// RFC 9126 §2.2 suggests a short life: long enough for the app to open the browser.
+    static let pushedRequestLifetime: TimeInterval = 60
+
+    /// `POST …/ext/par` (RFC 9126 §2): a client's request checked as the authorization endpoint would, then sealed
+    /// into the `request_uri` the browser carries (nothing is stored until it is used once).
+    func push(_ parameters: [String: String], realm: String, client: OAuthClient) throws(OAuthFailure) -> (requestURI: String, expiresIn: Int) {
+        if parameters["request_uri"] != nil { throw OAuthFailure.invalidRequest("request_uri cannot be pushed (RFC 9126 §2.1)") }
+        let target = AuthorizationRequest.Target(parameters)
+        guard let redirectURI = target.redirectURI, client.redirectURI(matching: redirectURI) != nil else {
+            throw OAuthFailure.invalidRequest(
+                parameters["redirect_uri"] == nil ? "redirect_uri is missing" : "redirect_uri is not one client '\(client.clientId)' registered"
+            )
+        }
+        do throws(AuthorizationRequestError) {
+            let held = try checked(parameters, client: client)
+            return (Self.requestURIPrefix + pushedRequests.seal(held.json, realm: realm), Int(Self.pushedRequestLifetime))
+        } catch {
+            throw OAuthFailure(status: 400, code: ErrorCode(rawValue: error.code.rawValue) ?? .invalidRequest, description: error.description)
+        }
+    }
+
+    /// The parameters read and checked for `client`, once its redirect URI is known to be one it registered.
+    private func checked(_ parameters: [String: String], client: OAuthClient) throws(AuthorizationRequestError) -> PendingAuthorization {
+        let request = try AuthorizationRequest(parameters)
+        guard request.clientId == client.clientId else { throw AuthorizationRequestError(.invalidRequest, "client_id names another client") }
+        return PendingAuthorization(request, scopes: try Self.scopes(request.scopes, client: client), now: clock.now())
     }
 
     /// The requested scopes within what the client may ask for (its registered scopes, and `openid`); none
     /// requested: the client's.
-    private static func scopes(_ requested: [String], client: OAuthClient, refuse: (String) -> Refusal) throws -> [String] {
+    private static func scopes(_ requested: [String], client: OAuthClient) throws(AuthorizationRequestError) -> [String] {
         let registered = client.scope.split(separator: " ").map(String.init)
         guard !requested.isEmpty else { return registered }
         let allowed = Set(registered).union(["openid"])
         if let refused = requested.first(where: { !allowed.contains($0) }) {
-            throw refuse("scope '\(refused.prefix(64))' is not registered for this app")
+            throw AuthorizationRequestError(.invalidScope, "scope '\(refused.prefix(64))' is not registered for this app")
         }
         return requested
     }

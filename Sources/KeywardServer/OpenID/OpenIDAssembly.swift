@@ -11,6 +11,9 @@ struct OpenIDAssembly: KeywardPart {
     private let service: AuthorizationService
     private let pending: PendingAuthorizations
     private let accounts: AccountsAssembly
+    private let clientAuthentication: ClientAuthentication
+    private let realmResolution: RealmResolution
+    private let maxBodySize: Int
 
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly) {
         self.accounts = accounts
@@ -20,7 +23,13 @@ struct OpenIDAssembly: KeywardPart {
             logger: core.logger
         )
         let codes = SealedJSON(masterKey: core.masterKey, purpose: "keyward authorization code v1")
-        service = AuthorizationService(clients: oauth.clients, realms: oauth.realms, codes: codes, clock: core.clock)
+        service = AuthorizationService(
+            clients: oauth.clients, realms: oauth.realms, codes: codes,
+            pushedRequests: SealedJSON(masterKey: core.masterKey, purpose: "keyward pushed authorization request v1"), singleUse: core.singleUse,
+            clock: core.clock
+        )
+        clientAuthentication = ClientAuthentication(clients: oauth.clients)
+        (realmResolution, maxBodySize) = (oauth.realmResolution, core.settings.maxBodySize)
         pending = PendingAuthorizations(
             sealed: SealedJSON(masterKey: core.masterKey, purpose: PendingAuthorizations.purpose), secureCookies: accounts.browser.secureCookies,
             clock: core.clock
@@ -29,12 +38,15 @@ struct OpenIDAssembly: KeywardPart {
         oauth.grants.add(AuthorizationCodeGrant(codes: codes, users: accounts.users, refresh: refresh, idTokens: idTokens))
         oauth.grants.add(RefreshTokenGrant(refresh: refresh))
         oauth.endpoints.add(.authorization)
+        oauth.endpoints.add(.pushedAuthorizationRequest)
         accounts.plugins.add(continuation: pending)
     }
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         AuthorizationPages(service: service, pending: pending, browser: accounts.browser, users: accounts.users, renderer: web.renderer)
             .register(on: web.pages)
+        PushedAuthorizationRoutes(service: service, clients: clientAuthentication, realmResolution: realmResolution, maxBodySize: maxBodySize)
+            .register(on: router)
     }
 }
 
