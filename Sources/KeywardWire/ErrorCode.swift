@@ -16,6 +16,8 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case registrationNotSupported = "registration_not_supported"
     // Resource-server codes (RFC 6750 §3.1).
     case invalidToken = "invalid_token"
+    /// The token does not carry the scope the resource needs (RFC 6750 §3.1).
+    case insufficientScope = "insufficient_scope"
     // Keyward's own codes.
     case notFound = "not_found"
     case realmNotFound = "realm_not_found"

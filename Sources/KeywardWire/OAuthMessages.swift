@@ -78,6 +78,12 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
     /// RFC 9126 §5.
     public var pushedAuthorizationRequestEndpoint: String?
     public var requirePushedAuthorizationRequests: Bool?
+    public var userinfoEndpoint: String?
+    /// OpenID Connect RP-Initiated Logout 1.0 §2.1.
+    public var endSessionEndpoint: String?
+    /// RFC 7009, RFC 8414 §2.
+    public var revocationEndpoint: String?
+    public var revocationEndpointAuthMethodsSupported: [String]?
 
     public init(
         issuer: String, jwksURI: String, tokenEndpoint: String, grantTypesSupported: [String],
@@ -116,5 +122,9 @@ public struct ProviderMetadata: Codable, Sendable, Equatable {
         case claimsSupported = "claims_supported"
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case userinfoEndpoint = "userinfo_endpoint"
+        case endSessionEndpoint = "end_session_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case revocationEndpointAuthMethodsSupported = "revocation_endpoint_auth_methods_supported"
     }
 }

@@ -17,12 +17,41 @@ struct AccountSessions: Sendable {
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.post("/realms/:realm/account/sessions/:id/end") { request, context in try await endOne(request, context) }
         router.post("/realms/:realm/account/sessions/end-all") { request, context in try await endAll(request, context) }
+        router.post("/realms/:realm/account/apps/:id/end") { request, context in try await endApp(request, context) }
+    }
+
+    /// The rows of the account page's app table: the apps signed in from the user's browser sessions.
+    func appRows(realm: String, userId: String, current: BrowserSession) async throws -> [[String: Any]] {
+        let formatter = Self.dateFormatter()
+        return try await (browser.plugins.appSessions?.appSessions(realm: realm, userId: userId) ?? []).map { app in
+            [
+                "client": app.clientId, "started": formatter.string(from: app.createdAt) + " UTC",
+                "lastUsed": formatter.string(from: app.lastUsedAt) + " UTC", "csrf": current.csrfToken,
+                "endAction": PageURLs.account(realm) + "/apps/\(app.id)/end",
+            ]
+        }
+    }
+
+    /// Signs one app out: its refresh tokens stop working at once.
+    private func endApp(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try context.realm.name
+        guard let (session, userId) = try await browser.signedIn(request, realm: realm) else { return renderer.redirect(to: PageURLs.login(realm)) }
+        guard let form = try await browser.form(request), BrowserSessionService.csrfMatches(form["csrf"], session) else { return expiredForm(realm) }
+        let ended = try await browser.plugins.appSessions?.endAppSession(realm: realm, userId: userId, id: context.parameters.get("id") ?? "") ?? false
+        guard ended else { return renderer.redirect(to: PageURLs.account(realm) + "?notice=app-gone") }
+        await audit.record(.sessionEnded, realm: realm, userId: userId, details: ["app": "true"])
+        return renderer.redirect(to: PageURLs.account(realm) + "?notice=app-ended")
+    }
+
+    private static func dateFormatter() -> ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime]
+        return formatter
     }
 
     /// The rows of the account page's session table; `current` is marked instead of offered for ending.
     func rows(realm: String, userId: String, current: BrowserSession) async throws -> [[String: Any]] {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime]
+        let formatter = Self.dateFormatter()
         return try await browser.sessions.sessions(realm: realm, userId: userId).map { session in
             [
                 "browser": Self.browserName(session.userAgent), "how": Self.signInMethod(session.amr),

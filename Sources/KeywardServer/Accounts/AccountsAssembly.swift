@@ -29,10 +29,11 @@ public struct AccountsAssembly: KeywardPart {
             passwordWork: PasswordWork(
                 threads: settings.passwordThreads, maxInFlight: settings.maxConcurrentPasswordChecks,
                 record: { [metrics = core.metrics] ran in metrics.passwordChecked(ran: ran) }
-            )
+            ),
+            plugins: plugins
         )
         browserSessions = BrowserSessionService(
-            store: sessionStore, clock: core.clock, preLoginKey: core.masterKey.derivedKey(purpose: PreLoginState.keyPurpose)
+            store: sessionStore, clock: core.clock, preLoginKey: core.masterKey.derivedKey(purpose: PreLoginState.keyPurpose), plugins: plugins
         )
         providers = IdentityProviderService(
             store: SQLIdentityProviderStore(database: core.database), masterKey: core.masterKey, audit: core.audit, clock: core.clock

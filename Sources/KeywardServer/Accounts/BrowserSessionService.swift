@@ -14,11 +14,14 @@ public struct BrowserSessionService: Sendable {
     let clock: any KeywardClock
     /// Signs pre-login states; derived from the master key, the same on every node.
     let preLoginKey: SymmetricKey
+    /// What apps hold from the sessions (`AppSessionDirectory`), ended with them.
+    let plugins: AccountPlugins
 
-    init(store: any BrowserSessionStore, clock: any KeywardClock, preLoginKey: SymmetricKey) {
+    init(store: any BrowserSessionStore, clock: any KeywardClock, preLoginKey: SymmetricKey, plugins: AccountPlugins) {
         self.store = store
         self.clock = clock
         self.preLoginKey = preLoginKey
+        self.plugins = plugins
     }
 
     /// A stored session for a user whose password was just verified; returns the cookie value (shown to the
@@ -91,8 +94,12 @@ public struct BrowserSessionService: Sendable {
         return (cookie, rotated)
     }
 
+    /// Ends the session and what apps hold from it.
     public func end(_ session: BrowserSession) async throws {
         try await store.deleteSession(idHash: session.idHash)
+        if let userId = session.userId {
+            await plugins.appSessions?.browserSessionsEnded(realm: session.realm, userId: userId, browserSessionIds: [session.lastingId])
+        }
     }
 
     func now() -> Date { clock.now() }
@@ -104,12 +111,17 @@ public struct BrowserSessionService: Sendable {
 
     /// Ends one of the user's sessions, named by its id hash; false when the user has no such session.
     public func end(realm: String, userId: String, idHash: String) async throws -> Bool {
-        try await store.deleteSession(realm: realm, userId: userId, idHash: idHash)
+        let ending = try await store.sessions(realm: realm, userId: userId, now: clock.now()).first { $0.idHash == idHash }
+        guard try await store.deleteSession(realm: realm, userId: userId, idHash: idHash) else { return false }
+        if let ending { await plugins.appSessions?.browserSessionsEnded(realm: realm, userId: userId, browserSessionIds: [ending.lastingId]) }
+        return true
     }
 
     /// Ends every session of the user in `realm` ("sign out everywhere"); returns how many there were.
     public func endAll(realm: String, userId: String) async throws -> Int {
-        try await store.deleteSessions(realm: realm, userId: userId)
+        let ended = try await store.deleteSessions(realm: realm, userId: userId)
+        await plugins.appSessions?.allSessionsEnded(realm: realm, userId: userId)
+        return ended
     }
 
     /// Constant-time comparison of a submitted CSRF token.

@@ -189,6 +189,8 @@ struct LoginPages: Sendable {
         case "removed": "The device was removed."
         case "session-ended": "That session was ended; the browser is signed out."
         case "session-gone": "That session had ended already."
+        case "app-ended": "The app is signed out: its tokens no longer work."
+        case "app-gone": "That app was signed out already."
         case "linked": "The provider is linked: you can sign in with it from now on."
         case "link-cancelled": "Linking was cancelled at the provider; nothing changed."
         case "link-again": "You signed in again: choose the provider to link once more."
@@ -197,9 +199,11 @@ struct LoginPages: Sendable {
         default: nil
         }
         let (identities, linkable) = try await accountIdentities.rows(realm: realm, user: user, session: session)
+        let apps = try await accountSessions.appRows(realm: realm, userId: user.id, current: session)
         var page: [String: Any] = [
             "username": user.username, "csrf": session.csrfToken, "logoutAction": "/realms/\(realm)/logout",
             "sessions": try await accountSessions.rows(realm: realm, userId: user.id, current: session),
+            "apps": apps, "hasApps": !apps.isEmpty,
             "endAllAction": PageURLs.account(realm) + "/sessions/end-all",
             "identities": identities, "hasIdentities": !identities.isEmpty, "linkable": linkable, "hasLinkable": !linkable.isEmpty,
             "deleteURL": PageURLs.account(realm) + "/delete",

@@ -63,6 +63,7 @@ final class AccountPlugins: Sendable {
         var removalSteps: [any UserRemovalStep] = []
         var unlinkSteps: [any IdentityUnlinkStep] = []
         var continuations: [any SignInContinuation] = []
+        var appSessions: (any AppSessionDirectory)?
     }
 
     private let plugged = Mutex(Plugged())
@@ -76,6 +77,7 @@ final class AccountPlugins: Sendable {
     var removalSteps: [any UserRemovalStep] { plugged.withLock { $0.removalSteps } }
     var unlinkSteps: [any IdentityUnlinkStep] { plugged.withLock { $0.unlinkSteps } }
     var continuations: [any SignInContinuation] { plugged.withLock { $0.continuations } }
+    var appSessions: (any AppSessionDirectory)? { plugged.withLock { $0.appSessions } }
 
     /// One second factor today; passkeys will make it a choice.
     func plug(secondFactor: any SecondFactor) {
@@ -89,6 +91,13 @@ final class AccountPlugins: Sendable {
     func add(removalStep: any UserRemovalStep) { plugged.withLock { $0.removalSteps.append(removalStep) } }
     func add(unlinkStep: any IdentityUnlinkStep) { plugged.withLock { $0.unlinkSteps.append(unlinkStep) } }
     func add(continuation: any SignInContinuation) { plugged.withLock { $0.continuations.append(continuation) } }
+
+    func plug(appSessions: any AppSessionDirectory) {
+        plugged.withLock {
+            precondition($0.appSessions == nil, "an app session directory is plugged in already")
+            $0.appSessions = appSessions
+        }
+    }
 }
 
 /// Forwards each call to the factor plugged in at that moment.

@@ -9,6 +9,8 @@ public final class UserService: Sendable {
     private let store: any UserStore
     private let identities: any ExternalIdentityStore
     private let sessions: any BrowserSessionStore
+    /// What apps hold from the user's sessions (`AppSessionDirectory`), ended with them.
+    private let plugins: AccountPlugins
     private let audit: AuditLog
     private let clock: any KeywardClock
     private let hasher: PasswordHasher
@@ -23,8 +25,9 @@ public final class UserService: Sendable {
     /// on every node.
     init(
         store: any UserStore, identities: any ExternalIdentityStore, sessions: any BrowserSessionStore, audit: AuditLog, clock: any KeywardClock, passwordKey: SymmetricKey,
-        bcryptCost: UInt8 = 12, passwordWork: PasswordWork
+        bcryptCost: UInt8 = 12, passwordWork: PasswordWork, plugins: AccountPlugins
     ) {
+        self.plugins = plugins
         self.passwordWork = passwordWork
         self.store = store
         self.identities = identities
@@ -276,7 +279,10 @@ public final class UserService: Sendable {
     /// session of the user at once. Throws `.notFound` when absent.
     public func setEnabled(_ enabled: Bool, realm: String, id: String) async throws {
         try await store.setEnabled(enabled, realm: realm, id: id)
-        if !enabled { _ = try await sessions.deleteSessions(realm: realm, userId: id) }
+        if !enabled {
+            _ = try await sessions.deleteSessions(realm: realm, userId: id)
+            await plugins.appSessions?.allSessionsEnded(realm: realm, userId: id)
+        }
     }
 
     // MARK: - Administration (the `keyward users` commands); each is an audit event.
@@ -322,6 +328,7 @@ public final class UserService: Sendable {
         let user = try await existing(realm: realm, username: username)
         try await change(user)
         let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
+        await plugins.appSessions?.allSessionsEnded(realm: realm, userId: user.id)
         await audit.record(event, realm: realm, userId: user.id, details: ["sessionsEnded": String(ended)])
         return user
     }

@@ -11,7 +11,9 @@ import KeywardWire
 public final class DPoPResourceGuard: Sendable {
     public struct Caller: Sendable {
         public let claims: JSONObject
-        public let proof: DPoPVerifier.Verified
+        /// The verified proof; nil only for a token that is not DPoP-bound, sent as `Bearer` where the policy allows
+        /// that (`Scheme.dpopOrUnboundBearer`).
+        public let proof: DPoPVerifier.Verified?
         public var subject: String { claims["sub"]?.stringValue ?? "" }
     }
 
@@ -41,6 +43,10 @@ public final class DPoPResourceGuard: Sendable {
             case dpop
             /// `Bearer` tolerated where older clients need it (the push-MFA device API); the proof is required either way.
             case dpopOrBearer
+            /// A DPoP-bound token with the DPoP scheme and its proof; a token that is not bound (issued without a proof,
+            /// to a client that does not require one) as `Bearer` without one (RFC 6750 §2.1), never the other way round
+            /// (RFC 9449 §7.1). The OpenID Connect userinfo endpoint.
+            case dpopOrUnboundBearer
         }
 
         /// The proof's `ath` claim (the access token's hash).
@@ -134,7 +140,14 @@ public final class DPoPResourceGuard: Sendable {
     }
 
     private func check<Keys: StoredProofKeys>(_ request: Request, keys: Keys?) async throws(Refusal) -> (caller: Caller, owner: Keys.Owner?) {
-        let (compactToken, token) = try await token(request)
+        let (compactToken, token, scheme) = try await token(request)
+        if policy.scheme == .dpopOrUnboundBearer, scheme == "bearer" {
+            guard token.claims["cnf"] == nil else {
+                throw Refusal(.authorizationMalformed, "DPoP-bound tokens must be sent with the DPoP scheme, not Bearer")
+            }
+            guard request.dpopProofs.isEmpty else { throw Refusal(.authorizationMalformed, "a Bearer token comes without a DPoP proof") }
+            return (Caller(claims: token.claims, proof: nil), nil)
+        }
         guard request.dpopProofs.count == 1 else {
             throw request.dpopProofs.isEmpty
                 ? Refusal(.proofMissing, "DPoP proof required (DPoP header)") : Refusal(.multipleProofs, "more than one DPoP header")
@@ -176,14 +189,14 @@ public final class DPoPResourceGuard: Sendable {
     }
 
     /// RFC 9449 §7.1: exactly one `Authorization: DPoP <token>`, scheme case-insensitive; then the token itself.
-    private func token(_ request: Request) async throws(Refusal) -> (compact: String, verified: VerifiedJWT) {
+    private func token(_ request: Request) async throws(Refusal) -> (compact: String, verified: VerifiedJWT, scheme: String) {
         let headers = request.authorization
         guard !headers.isEmpty else { throw Refusal(.tokenMissing, "DPoP access token required (Authorization: DPoP <token>)") }
         guard headers.count == 1 else { throw Refusal(.authorizationMalformed, "more than one Authorization header") }
         let parts = headers[0].split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2 else { throw Refusal(.authorizationMalformed, "malformed Authorization header") }
         let scheme = parts[0].lowercased()
-        guard scheme == "dpop" || (scheme == "bearer" && policy.scheme == .dpopOrBearer) else {
+        guard scheme == "dpop" || (scheme == "bearer" && policy.scheme != .dpop) else {
             throw Refusal(
                 .authorizationMalformed,
                 scheme == "bearer" ? "DPoP-bound tokens must be sent with the DPoP scheme, not Bearer" : "unsupported authorization scheme"
@@ -193,7 +206,7 @@ public final class DPoPResourceGuard: Sendable {
         guard !compact.isEmpty else { throw Refusal(.authorizationMalformed, "access token is empty") }
         guard compact.utf8.count <= policy.maxTokenSize else { throw Refusal(.tokenTooLarge, "access token is larger than \(policy.maxTokenSize) bytes") }
         do {
-            return (compact, try await issuer.verify(compact, realm: request.realm, now: clock.now()))
+            return (compact, try await issuer.verify(compact, realm: request.realm, now: clock.now()), scheme)
         } catch let error as JOSEError {
             throw Refusal(.tokenInvalid, "access token rejected: \(error.message)")
         } catch {

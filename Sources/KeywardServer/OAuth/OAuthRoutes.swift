@@ -48,9 +48,15 @@ struct OAuthRoutes {
             metadata.responseModesSupported = ["query"]
             metadata.codeChallengeMethodsSupported = ["S256"]
             metadata.authorizationResponseIssParameterSupported = true
-            metadata.scopesSupported = ["openid"]
             metadata.acrValuesSupported = ["urn:keyward:acr:mfa", "urn:keyward:acr:1fa"]
-            metadata.claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "at_hash"]
+            metadata.claimsSupported = ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "at_hash", "sid", "preferred_username"]
+            metadata.scopesSupported = ["openid", "profile"]
+        }
+        if endpoints.serves(.endSession) { metadata.endSessionEndpoint = issuer + "/protocol/openid-connect/logout" }
+        if endpoints.serves(.userinfo) { metadata.userinfoEndpoint = issuer + "/protocol/openid-connect/userinfo" }
+        if endpoints.serves(.revocation) {
+            metadata.revocationEndpoint = issuer + "/protocol/openid-connect/revoke"
+            metadata.revocationEndpointAuthMethodsSupported = ["client_secret_basic", "client_secret_post", "none"]
         }
         if endpoints.serves(.pushedAuthorizationRequest) {
             metadata.pushedAuthorizationRequestEndpoint = issuer + "/protocol/openid-connect/ext/par"
@@ -66,19 +72,7 @@ struct OAuthRoutes {
     }
 
     private func token(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingBlanks.lowercased()
-        guard mediaType == "application/x-www-form-urlencoded" else {
-            throw OAuthFailure.invalidRequest("Content-Type must be application/x-www-form-urlencoded")
-        }
-        let body = try await request.body.collect(upTo: maxBodySize)
-        let form: [String: String]
-        do throws(FormBody.Failure) {
-            form = try FormBody.parse(body.readableBytesView)
-        } catch .duplicate(let name) {
-            throw OAuthFailure.invalidRequest("parameter '\(name.prefix(64))' appears more than once")
-        } catch {
-            throw OAuthFailure.invalidRequest("malformed form body")
-        }
+        let form = try await OAuthForm.read(request, maxBodySize: maxBodySize)
         let issued = try await tokens.token(TokenService.Request(
             realm: try context.realm, form: form, authorization: request.headers.values(.authorization),
             dpopProofs: request.headers.dpopProofs, url: publicURL + request.uri.path
@@ -95,7 +89,8 @@ struct OAuthRoutes {
             sub: caller.subject,
             azp: claims["azp"]?.stringValue,
             scope: claims["scope"]?.stringValue,
-            cnf: Confirmation(jkt: caller.proof.thumbprint),
+            // The resource policy requires a proof, so there is one.
+            cnf: Confirmation(jkt: caller.proof?.thumbprint ?? ""),
             exp: claims["exp"]?.intValue ?? 0,
             iss: claims["iss"]?.stringValue ?? ""
         )

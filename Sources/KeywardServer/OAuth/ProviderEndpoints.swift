@@ -9,6 +9,12 @@ final class ProviderEndpoints: Sendable {
         case authorization = "auth"
         /// Pushed authorization requests (RFC 9126).
         case pushedAuthorizationRequest = "ext/par"
+        /// OpenID Connect Core §5.3.
+        case userinfo
+        /// RFC 7009.
+        case revocation = "revoke"
+        /// OpenID Connect RP-Initiated Logout 1.0.
+        case endSession = "logout"
     }
 
     private let served = Mutex<Set<Endpoint>>([])

@@ -46,8 +46,10 @@ struct AuthorizationCodeGrant: TokenGrant {
 
         var decision = TokenGrantDecision(subject: code.userId, requiresDPoP: false)
         decision.scope = code.scope
+        // `sid`: the app's session, the refresh-token family this code starts (the userinfo endpoint and
+        // revocation read it).
         decision.accessTokenClaims = [
-            "auth_time": .number(code.authTime.timeIntervalSince1970), "acr": .string(code.acr),
+            "auth_time": .number(code.authTime.timeIntervalSince1970), "acr": .string(code.acr), "sid": .string(code.id),
         ]
         decision.singleUse = TokenGrantDecision.SingleUse(
             scope: "authorization-code:" + realm.name, key: code.id, expiresAt: code.expiresAt.addingTimeInterval(Self.replayMargin),
@@ -65,7 +67,8 @@ struct AuthorizationCodeGrant: TokenGrant {
             let token = try await refresh.start(code, realm: realm.name, jkt: issued.jkt, now: issued.now)
             guard code.scope.split(separator: " ").contains("openid") else { return TokenGrantExtras(refreshToken: token) }
             let subject = IDTokenIssuer.Subject(
-                userId: code.userId, clientId: code.clientId, nonce: code.nonce, authTime: code.authTime, amr: code.amr, acr: code.acr
+                userId: code.userId, clientId: code.clientId, nonce: code.nonce, authTime: code.authTime, amr: code.amr, acr: code.acr,
+                sessionId: code.id
             )
             do {
                 return TokenGrantExtras(refreshToken: token, idToken: try await idTokens.issue(realm: realm, for: subject, accessToken: issued.accessToken, now: issued.now))

@@ -15,6 +15,8 @@ struct IDTokenIssuer: Sendable {
         let authTime: Date
         let amr: [String]
         let acr: String
+        /// The app's session (its refresh-token family), as its access tokens name it.
+        let sessionId: String
     }
 
     func issue(realm: Realm, for subject: Subject, accessToken: String, now: Date) async throws -> String {
@@ -30,6 +32,7 @@ struct IDTokenIssuer: Sendable {
             "auth_time": .number(subject.authTime.timeIntervalSince1970.rounded(.down)),
             "amr": .array(subject.amr.map { .string($0) }),
             "acr": .string(subject.acr),
+            "sid": .string(subject.sessionId),
             "at_hash": .string(Self.leftHalfHash(of: accessToken, algorithm: signer.key.algorithm)),
         ]
         if let nonce = subject.nonce { claims["nonce"] = .string(nonce) }

@@ -11,12 +11,19 @@ struct OpenIDAssembly: KeywardPart {
     private let service: AuthorizationService
     private let pending: PendingAuthorizations
     private let accounts: AccountsAssembly
+    private let oauth: OAuthAssembly
     private let clientAuthentication: ClientAuthentication
     private let realmResolution: RealmResolution
     private let maxBodySize: Int
+    private let accessTokens: AccessTokenIssuer
+    /// The userinfo endpoint's gate: DPoP for bound tokens, Bearer for the tokens of apps that send no proof.
+    private let userInfoGate: DPoPResourceGuard
+    private let publicURL: String
+    private let clock: any KeywardClock
 
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly) {
         self.accounts = accounts
+        self.oauth = oauth
         families = SQLRefreshFamilyStore(database: core.database)
         refresh = RefreshTokens(
             store: families, key: core.masterKey.derivedKey(purpose: RefreshToken.keyPurpose), users: accounts.users, audit: core.audit,
@@ -30,6 +37,10 @@ struct OpenIDAssembly: KeywardPart {
         )
         clientAuthentication = ClientAuthentication(clients: oauth.clients)
         (realmResolution, maxBodySize) = (oauth.realmResolution, core.settings.maxBodySize)
+        (accessTokens, publicURL, clock) = (oauth.accessTokens, core.settings.publicURL, core.clock)
+        var userInfoPolicy = oauth.resourceGuard.policy
+        userInfoPolicy.scheme = .dpopOrUnboundBearer
+        userInfoGate = oauth.gate(userInfoPolicy)
         pending = PendingAuthorizations(
             sealed: SealedJSON(masterKey: core.masterKey, purpose: PendingAuthorizations.purpose), secureCookies: accounts.browser.secureCookies,
             clock: core.clock
@@ -39,14 +50,24 @@ struct OpenIDAssembly: KeywardPart {
         oauth.grants.add(RefreshTokenGrant(refresh: refresh))
         oauth.endpoints.add(.authorization)
         oauth.endpoints.add(.pushedAuthorizationRequest)
+        oauth.endpoints.add(.userinfo)
+        oauth.endpoints.add(.revocation)
+        oauth.endpoints.add(.endSession)
         accounts.plugins.add(continuation: pending)
+        accounts.plugins.plug(appSessions: AppSessions(store: families, clock: core.clock, logger: core.logger))
     }
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         AuthorizationPages(service: service, pending: pending, browser: accounts.browser, users: accounts.users, renderer: web.renderer)
             .register(on: web.pages)
+        LogoutPages(clients: oauth.clients, realms: oauth.realms, keys: oauth.keys, browser: accounts.browser, renderer: web.renderer, clock: clock)
+            .register(on: web.pages)
         PushedAuthorizationRoutes(service: service, clients: clientAuthentication, realmResolution: realmResolution, maxBodySize: maxBodySize)
             .register(on: router)
+        AppSessionRoutes(
+            refresh: refresh, users: accounts.users, accessTokens: accessTokens, clients: clientAuthentication, realmResolution: realmResolution,
+            authentication: DPoPAuthentication(gate: userInfoGate, publicURL: publicURL), clock: clock, maxBodySize: maxBodySize
+        ).register(on: router)
     }
 }
 

@@ -40,10 +40,14 @@ protocol RefreshFamilyStore: Sendable {
     /// Revokes the family, writing it revoked when it does not exist yet (a code reused before its first redemption
     /// stored the family); returns whether this call revoked it (false: it was revoked already).
     func revoke(_ family: RefreshFamily, now: Date) async throws -> Bool
+    /// The user's live families, newest first.
+    func liveFamilies(realm: String, userId: String, now: Date) async throws -> [RefreshFamily]
+    /// Revokes the user's live family `id`; returns whether there was one.
+    func revoke(realm: String, userId: String, id: String, now: Date) async throws -> Bool
     /// Revokes every live family of the user; returns how many.
     func revokeAll(realm: String, userId: String, now: Date) async throws -> Int
-    /// Revokes every live family that came from one browser session; returns how many.
-    func revokeAll(sessionId: String, now: Date) async throws -> Int
+    /// Revokes every live family of the user that came from these browser sessions; returns how many.
+    func revokeAll(realm: String, userId: String, sessionIds: [String], now: Date) async throws -> Int
     /// Deletes families past their expiry, revoked or not; returns how many.
     func deleteExpired(now: Date) async throws -> Int
 }

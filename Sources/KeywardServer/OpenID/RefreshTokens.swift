@@ -63,6 +63,11 @@ struct RefreshTokens: Sendable {
         await audit.record(.refreshTokenReused, realm: family.realm, userId: family.userId, clientId: family.clientId, details: ["family": family.id])
     }
 
+    /// The app ended its session (RFC 7009) or the person ended it.
+    func end(_ family: RefreshFamily, now: Date) async {
+        _ = await revoke(family, now: now)
+    }
+
     /// A code came back after its first redemption: the family that redemption started ends, or is written ended if
     /// the first redemption has not stored it yet (RFC 9700 §4.2.4). Audited.
     func revokeStartedBy(_ code: AuthorizationCode, realm: String, now: Date) async {
@@ -138,7 +143,9 @@ struct RefreshTokenGrant: TokenGrant {
 
         var decision = TokenGrantDecision(subject: family.userId, requiresDPoP: false)
         decision.scope = try Self.scope(requested: request.form["scope"], granted: family.scope)
-        decision.accessTokenClaims = ["auth_time": .number(family.authTime.timeIntervalSince1970), "acr": .string(family.acr)]
+        decision.accessTokenClaims = [
+            "auth_time": .number(family.authTime.timeIntervalSince1970), "acr": .string(family.acr), "sid": .string(family.id),
+        ]
         decision.singleUse = TokenGrantDecision.SingleUse(
             scope: "refresh-token:" + realm, key: family.id + "." + String(family.generation), expiresAt: family.expiresAt,
             replayed: { [refresh, now = request.now] in

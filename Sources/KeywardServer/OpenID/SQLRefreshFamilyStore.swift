@@ -63,13 +63,36 @@ struct SQLRefreshFamilyStore: RefreshFamilyStore {
         }
     }
 
-    func revokeAll(sessionId: String, now: Date) async throws -> Int {
-        try await StoreErrorMapping.mapping("revokeSessionRefreshFamilies") {
+    func revokeAll(realm: String, userId: String, sessionIds: [String], now: Date) async throws -> Int {
+        guard !sessionIds.isEmpty else { return 0 }
+        let ids = SQLList(sessionIds.map { SQLBind($0) })
+        return try await StoreErrorMapping.mapping("revokeSessionRefreshFamilies") {
             try await database.sql.countingRows("""
                 UPDATE oidc_refresh_families SET revoked_at = \(bind: StorageTime.milliseconds(now))
-                WHERE session_id = \(bind: sessionId) AND revoked_at IS NULL
+                WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND session_id IN (\(ids)) AND revoked_at IS NULL
                 RETURNING id
                 """)
+        }
+    }
+
+    func liveFamilies(realm: String, userId: String, now: Date) async throws -> [RefreshFamily] {
+        try await StoreErrorMapping.mapping("liveRefreshFamilies") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.columns) FROM oidc_refresh_families
+                WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND revoked_at IS NULL AND expires_at > \(bind: StorageTime.milliseconds(now))
+                ORDER BY created_at DESC
+                """).all().map(Self.family(from:))
+        }
+    }
+
+    func revoke(realm: String, userId: String, id: String, now: Date) async throws -> Bool {
+        try await StoreErrorMapping.mapping("revokeUserRefreshFamily") {
+            try await database.sql.countingRows("""
+                UPDATE oidc_refresh_families SET revoked_at = \(bind: StorageTime.milliseconds(now))
+                WHERE id = \(bind: id) AND realm = \(bind: realm) AND user_id = \(bind: userId) AND revoked_at IS NULL
+                    AND expires_at > \(bind: StorageTime.milliseconds(now))
+                RETURNING id
+                """) == 1
         }
     }
 

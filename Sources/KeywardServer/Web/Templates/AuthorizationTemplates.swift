@@ -18,4 +18,16 @@ extension PageTemplates {
     </form>
     <p class="muted">Your answer goes back to <code id="destination">{{destination}}</code>.</p>
     """#
+
+    /// An app asked to sign the person out without proving who it signs out: the person confirms.
+    static let logoutConfirm = #"""
+    <h1>Sign out of {{realmName}}?</h1>
+    <p>An app asked to sign you out. Apps you signed in to from this browser are signed out too.</p>
+    <form method="post" action="{{action}}" id="logout-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
+    <button type="submit" id="sign-out">Sign out</button>
+    </form>
+    <p><a href="{{accountURL}}">Stay signed in</a></p>
+    """#
 }

@@ -70,6 +70,18 @@ extension PageTemplates {
     {{/sessions}}
     </tbody>
     </table>
+    {{#hasApps}}
+    <table id="app-sessions">
+    <caption class="muted">Apps signed in to your account</caption>
+    <thead><tr><th scope="col">App</th><th scope="col">Signed in</th><th scope="col">Last used</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
+    <tbody>
+    {{#apps}}
+    <tr><td>{{client}}</td><td>{{started}}</td><td>{{lastUsed}}</td>
+    <td><form method="post" action="{{endAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" aria-label="Sign {{client}} out, signed in {{started}}">Sign out</button></form></td></tr>
+    {{/apps}}
+    </tbody>
+    </table>
+    {{/hasApps}}
     <form method="post" action="{{endAllAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="end-all">Sign out everywhere</button></form>
     <form method="post" action="{{logoutAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="logout">Log out</button></form>
     <p><a href="{{deleteURL}}" id="delete-account">Delete your account</a></p>
