@@ -12,6 +12,7 @@ struct AuthorizationPages: Sendable {
     let pending: PendingAuthorizations
     let browser: BrowserRequests
     let users: UserService
+    let secondFactor: any SecondFactor
     let renderer: PageRenderer
 
     func register(on pages: RouterGroup<KeywardRequestContext>) {
@@ -87,7 +88,27 @@ struct AuthorizationPages: Sendable {
             return renderer.redirect(to: signInURL(realm: realm, held, reauthenticate: reauthenticate), headers: pending.keep(held, realm: realm))
         case .consent:
             return try await consentPage(request, realm: realm, held, session: session!)
+        case .stepUp:
+            return try await stepUp(request, realm: realm, held, client: client, session: session!)
         }
+    }
+
+    /// The session goes through its second factor's step and comes back here; a user with no second factor to run
+    /// goes on without one (`acr_values` is a request, and `acr` will say what happened: OpenID Connect Core
+    /// §3.1.2.1).
+    private func stepUp(_ request: Request, realm: String, _ held: PendingAuthorization, client: OAuthClient, session: BrowserSession) async throws -> Response {
+        var held = held
+        held.stepUpStarted = true
+        guard let userId = session.userId, case .verify(let next) = try await secondFactor.step(realm: realm, userId: userId, newUser: false) else {
+            return try await proceed(request, realm: realm, held, client: client)
+        }
+        var stepping = session
+        stepping.stage = .passwordVerified
+        stepping.returnTo = PendingAuthorizations.resumePath(realm: realm, id: held.id)
+        stepping.clientId = held.clientId
+        stepping.clearSecondFactorState()
+        try await browser.sessions.save(stepping)
+        return renderer.redirect(to: next, headers: pending.keep(held, realm: realm))
     }
 
     /// The sign-in page, or the identity provider the request named, returning to `…/auth/resume`.

@@ -28,6 +28,9 @@ struct AuthorizationService: Sendable {
     enum Step: Equatable {
         /// Sign in (again, when `reauthenticate`: the session is too old or the app asked for a fresh sign-in).
         case signIn(reauthenticate: Bool)
+        /// Run the second factor on the signed-in session (`acr_values=urn:keyward:acr:mfa` and the session has had
+        /// none): the factor says whether the user has one to run.
+        case stepUp
         /// Show the consent page.
         case consent
         /// Issue the code.
@@ -143,6 +146,9 @@ struct AuthorizationService: Sendable {
         if !fresh, !signedInForThis {
             return pending.isSilent
                 ? .refuse(code: "login_required", description: "the sign-in is older than max_age allows") : .signIn(reauthenticate: true)
+        }
+        if pending.wantsMultiFactor, AuthenticationLevel.of(amr: session.amr) != AuthenticationLevel.multiFactor, !pending.stepUpStarted {
+            return pending.isSilent ? .refuse(code: "interaction_required", description: "a second factor is needed") : .stepUp
         }
         if client.firstParty { return .complete }
         return pending.isSilent ? .refuse(code: "consent_required", description: "the app needs the person's consent") : .consent

@@ -58,7 +58,10 @@ struct OpenIDAssembly: KeywardPart {
     }
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
-        AuthorizationPages(service: service, pending: pending, browser: accounts.browser, users: accounts.users, renderer: web.renderer)
+        AuthorizationPages(
+            service: service, pending: pending, browser: accounts.browser, users: accounts.users, secondFactor: accounts.plugins.secondFactor,
+            renderer: web.renderer
+        )
             .register(on: web.pages)
         LogoutPages(clients: oauth.clients, realms: oauth.realms, keys: oauth.keys, browser: accounts.browser, renderer: web.renderer, clock: clock)
             .register(on: web.pages)

@@ -26,6 +26,9 @@ struct PendingAuthorization: Sendable, Equatable {
     var createdAt: Date
     /// The browser was sent to sign in for this request, so a sign-in since `createdAt` is the one it asked for.
     var signInStarted = false
+    /// The signed-in session was sent to its second factor for `acr_values=urn:keyward:acr:mfa`; once back, the
+    /// request goes on with what the session reached.
+    var stepUpStarted = false
 
     /// How long a browser may take to sign in and consent: the session's own pre-login limit is longer, but a
     /// request older than this is stale for the app waiting on it.
@@ -61,6 +64,7 @@ struct PendingAuthorization: Sendable, Equatable {
         if let dpopJKT { object["jkt"] = .string(dpopJKT) }
         if let maxAge { object["ma"] = .number(Double(maxAge)) }
         if signInStarted { object["si"] = .bool(true) }
+        if stepUpStarted { object["su"] = .bool(true) }
         return object
     }
 
@@ -82,7 +86,11 @@ struct PendingAuthorization: Sendable, Equatable {
         dpopJKT = object["jkt"]?.stringValue
         maxAge = object["ma"]?.intValue.map(Int.init)
         signInStarted = object["si"] == .bool(true)
+        stepUpStarted = object["su"] == .bool(true)
     }
+
+    /// `acr_values` asks for a second factor.
+    var wantsMultiFactor: Bool { acrValues.contains(AuthenticationLevel.multiFactor) }
 
     /// `prompt=none`: no page may be shown (spelled out: `.none` would be read as a nil prompt).
     var isSilent: Bool { prompt == AuthorizationRequest.Prompt.none }
