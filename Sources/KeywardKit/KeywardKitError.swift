@@ -43,6 +43,12 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     /// `reason` Keyward's finer, stable name for the rule at fault (`expired`, `jti_replayed`,
     /// `subject_not_enrolled`, …), when the server sent them.
     case exchangeRefused(status: Int, code: String?, reason: String?, description: String?)
+    /// The realm answered a sign-in with an error (`access_denied`, `login_required`, …: RFC 6749 §4.1.2.1).
+    case signInRefused(code: String, description: String?)
+    /// A sign-in's answer that is not the one this request expects: another redirect URI, `state` or `iss`.
+    case signInMismatch(String)
+    /// No one is signed in: start a sign-in first.
+    case notSignedIn
     /// The app's token signer gave no answer within the session's signer timeout.
     case signerTimedOut(after: Duration)
     /// A device registration moved between phases its state machine does not connect (``RegistrationPhase``).
@@ -83,6 +89,9 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         case .invalidHostToken(let problem): "host token not sent: \(problem)"
         case .exchangeRefused(let status, let code, let reason, let description):
             "host token exchange refused (\(status)\(code.map { " \($0)" } ?? "")\(reason.map { ", \($0)" } ?? ""))\(description.map { ": \($0)" } ?? "")"
+        case .signInRefused(let code, let description): "the realm refused the sign-in: \(code)\(description.map { " (\($0))" } ?? "")"
+        case .signInMismatch(let problem): "the sign-in's answer does not match its request: \(problem)"
+        case .notSignedIn: "no one is signed in: start a sign-in first"
         case .signerTimedOut(let after): "the token signer did not answer within \(after)"
         case .invalidStateTransition(let from, let to): "device registration cannot move from \(from.rawValue) to \(to.rawValue)"
         case .invalidAppId(let appId): "app id '\(appId.prefix(80))' is invalid (1-255 letters, digits, '.', '-', '_')"
