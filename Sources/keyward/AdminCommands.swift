@@ -57,8 +57,8 @@ struct Clients: AsyncParsableCommand {
         var redirectURIs: [String] = []
         @Option(name: .customLong("post-logout-redirect-uri"), help: "Where logout may send the person back (repeat for several).")
         var postLogoutRedirectURIs: [String] = []
-        @Flag(name: .customLong("first-party"), help: "The realm's own app: no consent page (for the authorization endpoint, issue 28).") var firstParty = false
-        @Flag(name: .customLong("require-par"), help: "Accept authorization requests only as pushed requests (RFC 9126; for the authorization endpoint, issue 28).") var requirePAR = false
+        @Flag(name: .customLong("first-party"), help: "The realm's own app: the person is not asked to consent at the authorization endpoint.") var firstParty = false
+        @Flag(name: .customLong("require-par"), help: "Accept authorization requests only as pushed requests (RFC 9126).") var requirePAR = false
 
         func run() async throws {
             let redirects = try ClientRedirects(

@@ -1,0 +1,168 @@
+"""OpenID Connect relying parties Keyward did not write sign a person in against it (issue 28): requests-oauth2client
+with the authorization code flow, PKCE, DPoP (the code bound with dpop_jkt) and a pushed request; Authlib's
+OAuth2Session with the code flow and PKCE; headless Chromium does the browser part (the sign-in page), and every
+id_token is verified with joserfc against the realm's JWKS. On the shared server of each engine (SQLite and
+PostgreSQL), in a realm of the test's own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import requests
+from joserfc import jwt
+from joserfc.jwk import KeySet
+
+from test_browser_journey import WAIT_SECONDS, browser  # noqa: F401  (fixture)
+from test_host_tokens import admin
+
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(scope="module")
+def realm(server, keyward_bin):
+    """A realm of this module's own with a user and two apps: a DPoP-bound one (requests-oauth2client) and one
+    without DPoP (Authlib), both first-party, both on the loopback redirect with any port (RFC 8252 §7.3)."""
+    name = "rp-" + uuid.uuid4().hex[:8]
+    admin(server, keyward_bin, "realms", "create", name)
+    done = __import__("subprocess").run(
+        [keyward_bin, "users", "create", "--realm", name, "alice", "--data-dir", str(server.data_dir),
+         *(["--database", server.backend.database_url] if server.backend.database_url else [])],
+        env={**server.environment(), "KEYWARD_NEW_PASSWORD": PASSWORD}, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    admin(server, keyward_bin, "clients", "create", "--realm", name, "dpop-app", "--public", "--first-party", "--scope", "profile",
+          "--redirect-uri", "http://127.0.0.1/cb", "--post-logout-redirect-uri", "http://127.0.0.1/bye")
+    admin(server, keyward_bin, "clients", "create", "--realm", name, "bearer-app", "--public", "--first-party", "--allow-bearer",
+          "--redirect-uri", "http://127.0.0.1/callback")
+    return name
+
+
+def issuer(server, realm: str) -> str:
+    return f"{server.base}/realms/{realm}"
+
+
+@pytest.fixture
+def loopback():
+    """The app's loopback redirect listener (RFC 8252 §7.3): answers the browser with a page, on a port of its own."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            body = b"<!doctype html><title>Signed in</title><p>You can close this window."
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+
+
+def sign_in_in_browser(driver, url: str, redirect_prefix: str) -> str:
+    """Opens the authorization URL, signs in as alice when the sign-in page shows (a signed-in browser goes straight
+    back), and returns the URL the browser was sent back to."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(url)
+    if not driver.current_url.startswith(redirect_prefix):
+        driver.find_element(By.ID, "username").send_keys("alice")
+        driver.find_element(By.ID, "password").send_keys(PASSWORD)
+        driver.find_element(By.ID, "sign-in").click()
+    WebDriverWait(driver, WAIT_SECONDS).until(lambda d: d.current_url.startswith(redirect_prefix))
+    return driver.current_url
+
+
+def verified_id_token(server, realm: str, token: str, client_id: str, nonce: str) -> dict:
+    keys = KeySet.import_key_set(requests.get(issuer(server, realm) + "/protocol/openid-connect/certs", timeout=30).json())
+    decoded = jwt.decode(token, keys, algorithms=["ES256"])
+    claims = jwt.JWTClaimsRegistry(
+        iss={"essential": True, "value": issuer(server, realm)}, aud={"essential": True, "value": client_id},
+        nonce={"essential": True, "value": nonce}, sub={"essential": True}, exp={"essential": True},
+    )
+    claims.validate(decoded.claims)
+    return decoded.claims
+
+
+def test_requests_oauth2client_signs_in_with_pkce_and_dpop_then_refreshes(server, realm, browser, loopback):  # noqa: F811
+    from requests_oauth2client import OAuth2Client
+
+    client = OAuth2Client.from_discovery_endpoint(
+        issuer(server, realm) + "/.well-known/openid-configuration", client_id="dpop-app", issuer=issuer(server, realm), testing=True,  # testing: http on the loopback
+    )
+    for pushed in (False, True):
+        azr = client.authorization_request(
+            scope="openid profile", redirect_uri=f"http://127.0.0.1:{loopback}/cb", dpop=True,
+        )
+        assert azr.dpop_jkt, "the code is bound to the client's DPoP key (RFC 9449 §10)"
+        url = str(azr.uri)
+        if pushed:
+            url = str(client.pushed_authorization_request(azr).uri)
+            assert "request_uri=" in url and "code_challenge" not in url
+        answer = sign_in_in_browser(browser, url, f"http://127.0.0.1:{loopback}/cb")
+        response = azr.validate_callback(answer)  # state and RFC 9207 iss
+        token = client.authorization_code(response, dpop=True, validate=False)
+        assert token.token_type.lower() == "dpop", token
+        claims = verified_id_token(server, realm, str(token.id_token), "dpop-app", azr.nonce)
+        assert claims["amr"] == ["pwd"] and claims["acr"] == "urn:keyward:acr:1fa", claims
+        assert parse_qs(urlparse(answer).query)["iss"] == [issuer(server, realm)]
+
+        # userinfo with the DPoP-bound token: requests-oauth2client signs each call with the token's key.
+        info = requests.get(issuer(server, realm) + "/protocol/openid-connect/userinfo", auth=token, timeout=30)
+        assert info.status_code == 200, info.text
+        assert info.json()["preferred_username"] == "alice"
+
+        refreshed = client.refresh_token(token, dpop=True, dpop_key=token.dpop_key)
+        assert refreshed.refresh_token and refreshed.refresh_token != token.refresh_token, "refresh tokens rotate"
+        replay = requests.post(client.token_endpoint, data={
+            "grant_type": "refresh_token", "refresh_token": str(token.refresh_token), "client_id": "dpop-app",
+        }, headers={"DPoP": str(token.dpop_key.proof(htm="POST", htu=client.token_endpoint))}, timeout=30)
+        assert replay.status_code == 400 and replay.json().get("reason") == "refresh_token_reused", replay.text
+        # The reuse revoked the family: the current token is refused too.
+        revoked = requests.post(client.token_endpoint, data={
+            "grant_type": "refresh_token", "refresh_token": str(refreshed.refresh_token), "client_id": "dpop-app",
+        }, headers={"DPoP": str(token.dpop_key.proof(htm="POST", htu=client.token_endpoint))}, timeout=30)
+        assert revoked.status_code == 400 and revoked.json().get("reason") == "refresh_token_revoked", revoked.text
+
+
+def test_authlib_client_signs_in_with_pkce_and_a_code_used_twice_is_refused(server, realm, browser, loopback):  # noqa: F811
+    from authlib.integrations.requests_client import OAuth2Session
+    from authlib.common.security import generate_token
+
+    meta = requests.get(issuer(server, realm) + "/.well-known/openid-configuration", timeout=30).json()
+    assert meta["code_challenge_methods_supported"] == ["S256"]
+    assert meta["authorization_response_iss_parameter_supported"] is True
+    session = OAuth2Session(
+        "bearer-app", redirect_uri=f"http://127.0.0.1:{loopback}/callback", scope="openid",
+        code_challenge_method="S256", token_endpoint_auth_method="none",
+    )
+    verifier, nonce = generate_token(48), generate_token(20)
+    url, state = session.create_authorization_url(meta["authorization_endpoint"], code_verifier=verifier, nonce=nonce)
+    answer = sign_in_in_browser(browser, url, f"http://127.0.0.1:{loopback}/callback")
+    query = parse_qs(urlparse(answer).query)
+    assert query["state"] == [state] and query["iss"] == [issuer(server, realm)]
+    token = session.fetch_token(meta["token_endpoint"], authorization_response=answer, code_verifier=verifier)
+    assert token["token_type"] == "Bearer"
+    claims = verified_id_token(server, realm, token["id_token"], "bearer-app", nonce)
+    assert claims["auth_time"] <= time.time() + 5
+
+    again = requests.post(meta["token_endpoint"], data={
+        "grant_type": "authorization_code", "code": query["code"][0], "code_verifier": verifier,
+        "redirect_uri": f"http://127.0.0.1:{loopback}/callback", "client_id": "bearer-app",
+    }, timeout=30)
+    assert again.status_code == 400 and again.json()["reason"] == "code_reused", again.text
+    after = requests.post(meta["token_endpoint"], data={
+        "grant_type": "refresh_token", "refresh_token": token["refresh_token"], "client_id": "bearer-app",
+    }, timeout=30)
+    assert after.status_code == 400 and after.json()["reason"] == "refresh_token_revoked", "the first use's tokens are revoked"
+    browser.delete_all_cookies()
