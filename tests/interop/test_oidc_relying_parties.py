@@ -18,7 +18,7 @@ import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from test_browser_journey import WAIT_SECONDS, browser  # noqa: F401  (fixture)
+from test_browser_journey import WAIT_SECONDS, browser, device_bin  # noqa: F401  (fixtures)
 from test_host_tokens import admin
 
 PASSWORD = "correct horse battery staple"
@@ -41,6 +41,21 @@ def realm(server, keyward_bin):
     admin(server, keyward_bin, "clients", "create", "--realm", name, "bearer-app", "--public", "--first-party", "--allow-bearer",
           "--redirect-uri", "http://127.0.0.1/callback")
     return name
+
+
+def phone(server, keyward_bin: str, device_bin: str, realm: str, directory):
+    """keyward-device as a phone of `realm`: the realm gets the confidential client phones take their tokens from."""
+    import subprocess
+
+    created = admin(server, keyward_bin, "clients", "create", "--realm", realm, "push-device-client").stdout
+    secret = next(line.split(": ", 1)[1].strip() for line in created.splitlines() if line.startswith("secret: "))
+
+    def run(*args: str) -> str:
+        done = subprocess.run([device_bin, *args, "--state-dir", str(directory), f"--client-secret={secret}"],  # may begin with "-"
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"keyward-device {args[0]}: {done.stderr}"
+        return done.stdout
+    return run
 
 
 def issuer(server, realm: str) -> str:
@@ -166,3 +181,143 @@ def test_authlib_client_signs_in_with_pkce_and_a_code_used_twice_is_refused(serv
     }, timeout=30)
     assert after.status_code == 400 and after.json()["reason"] == "refresh_token_revoked", "the first use's tokens are revoked"
     browser.delete_all_cookies()
+
+
+def test_an_app_signs_a_person_in_through_the_provider_then_with_the_phone(
+        server, keyward_bin, device_bin, browser, loopback, tmp_path):  # noqa: F811
+    """The relying party (requests-oauth2client) asks for the provider directly (kc_idp_hint): the person signs up
+    through it; then, with a phone enrolled from the account page, the app asks for a fresh sign-in with a second
+    factor, the push step shows a number, keyward-device approves with it, and the id_token says fed and mfa."""
+    import json
+    import re
+    import sys
+    from pathlib import Path
+
+    from requests_oauth2client import OAuth2Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "idp"))
+    from strict_oidc_provider import StrictOIDCProvider, User
+
+    run = uuid.uuid4().hex[:8]
+    subject, realm = f"rp-{run}", "rp-push-" + run
+    admin(server, keyward_bin, "realms", "create", realm)
+    admin(server, keyward_bin, "push-mfa", "settings", "--realm", realm, "userVerification=number-match")
+    admin(server, keyward_bin, "clients", "create", "--realm", realm, "app", "--public", "--first-party", "--redirect-uri", "http://127.0.0.1/cb")
+    wait = WebDriverWait(browser, WAIT_SECONDS)
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["https://cdn.jsdelivr.net/*"]})
+    users = [User(sub=subject, claims={"email": f"{subject}@example.test", "email_verified": True, "name": "App Person"})]
+    with StrictOIDCProvider(users=users).serve() as idp:
+        secret = tmp_path / "client-secret"
+        secret.write_text("rp-client-secret\n")
+        admin(server, keyward_bin, "providers", "add", "--realm", realm, "idp", "--type", "oidc", "--issuer", idp.base_url,
+              "--client-id", "keyward", "--client-secret-file", str(secret))
+        client = OAuth2Client.from_discovery_endpoint(
+            issuer(server, realm) + "/.well-known/openid-configuration", client_id="app", issuer=issuer(server, realm), testing=True,
+        )
+        redirect = f"http://127.0.0.1:{loopback}/cb"
+
+        def through_the_provider(then: str) -> None:
+            """The provider's login form when it shows one (a provider with its own session may answer at once)."""
+            wait.until(lambda d: d.current_url.startswith(f"{idp.base_url}/oauth2/authorize") or then in d.current_url)
+            if then in browser.current_url:
+                return
+            field = wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, "input[name='sub']")))
+            field.send_keys(subject)
+            field.find_element(By.XPATH, "ancestor::form//button[@type='submit']").click()
+
+        # 1. Sign-up through the provider, straight from the app's request.
+        azr = client.authorization_request(scope="openid", redirect_uri=redirect, dpop=True, kc_idp_hint="idp")
+        browser.get(str(azr.uri))
+        through_the_provider(then=redirect)
+        wait.until(lambda d: d.current_url.startswith(redirect))
+        token = client.authorization_code(azr.validate_callback(browser.current_url), dpop=True, validate=False)
+        first = verified_id_token(server, realm, str(token.id_token), "app", azr.nonce)
+        assert first["amr"] == ["fed"], first
+
+        # 2. A phone, enrolled from the account page.
+        device = phone(server, keyward_bin, device_bin, realm, tmp_path / "phone")
+        browser.get(f"{issuer(server, realm)}/account/enroll")
+        link = wait.until(EC.presence_of_element_located((By.ID, "enrollment-link"))).get_attribute("value")
+        device("enroll", link, "--issuer", issuer(server, realm), "--key-type", "EC")
+        wait.until(EC.url_matches(re.escape(f"{issuer(server, realm)}/account") + "$"))
+
+        # 3. The app asks for a fresh sign-in with a second factor: the provider, then the phone with the number.
+        azr = client.authorization_request(
+            scope="openid", redirect_uri=redirect, dpop=True, kc_idp_hint="idp", prompt="login", acr_values="urn:keyward:acr:mfa",
+        )
+        browser.get(str(azr.uri))
+        through_the_provider(then=f"/realms/{realm}/login/push")
+        wait.until(EC.url_contains(f"/realms/{realm}/login/push"))
+        number = wait.until(EC.visibility_of_element_located((By.ID, "verification-code"))).text.strip()
+        pending = json.loads(device("pending", "--json"))["challenges"]
+        assert len(pending) == 1, pending
+        assert device("approve", pending[0]["cid"], "--answer", number).strip() == "approved"
+        wait.until(lambda d: d.current_url.startswith(redirect))
+        token = client.authorization_code(azr.validate_callback(browser.current_url), dpop=True, validate=False)
+        second = verified_id_token(server, realm, str(token.id_token), "app", azr.nonce)
+        assert second["sub"] == first["sub"], "the same person"
+        assert second["amr"] == ["fed", "mfa"] and second["acr"] == "urn:keyward:acr:mfa", second
+        assert second["auth_time"] >= first["auth_time"]
+
+
+def test_password_and_push_approval_sign_an_app_in(server, keyward_bin, device_bin, browser, loopback, tmp_path):  # noqa: F811
+    """A person with a password and a phone: the app's request leads to the sign-in page, then the push step; the phone
+    approves with the number on the page and the app gets its code."""
+    import json
+    import subprocess
+
+    from requests_oauth2client import OAuth2Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    realm = "rp-pwd-" + uuid.uuid4().hex[:8]
+    admin(server, keyward_bin, "realms", "create", realm)
+    admin(server, keyward_bin, "push-mfa", "settings", "--realm", realm, "userVerification=number-match", "requirePushMfa=true")
+    admin(server, keyward_bin, "clients", "create", "--realm", realm, "app", "--public", "--first-party", "--redirect-uri", "http://127.0.0.1/cb")
+    done = subprocess.run(
+        [keyward_bin, "users", "create", "--realm", realm, "alice", "--data-dir", str(server.data_dir),
+         *(["--database", server.backend.database_url] if server.backend.database_url else [])],
+        env={**server.environment(), "KEYWARD_NEW_PASSWORD": PASSWORD}, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    wait = WebDriverWait(browser, WAIT_SECONDS)
+    device = phone(server, keyward_bin, device_bin, realm, tmp_path / "phone")
+    client = OAuth2Client.from_discovery_endpoint(
+        issuer(server, realm) + "/.well-known/openid-configuration", client_id="app", issuer=issuer(server, realm), testing=True,
+    )
+    redirect = f"http://127.0.0.1:{loopback}/cb"
+
+    def password() -> None:
+        try:
+            wait.until(EC.presence_of_element_located((By.ID, "username"))).send_keys("alice")
+        except Exception:
+            raise AssertionError(f"no sign-in form at {browser.current_url}: {browser.page_source[-1500:]}")
+        browser.find_element(By.ID, "password").send_keys(PASSWORD)
+        browser.find_element(By.ID, "sign-in").click()
+
+    # The realm requires a phone: the first sign-in enrolls one, then goes on to the app.
+    azr = client.authorization_request(scope="openid", redirect_uri=redirect, dpop=True)
+    browser.get(str(azr.uri))
+    password()
+    link = wait.until(EC.presence_of_element_located((By.ID, "enrollment-link"))).get_attribute("value")
+    device("enroll", link, "--issuer", issuer(server, realm), "--key-type", "EC")
+    wait.until(lambda d: d.current_url.startswith(redirect))
+    client.authorization_code(azr.validate_callback(browser.current_url), dpop=True, validate=False)
+
+    # A fresh sign-in: password, then the push with the number on the page.
+    azr = client.authorization_request(scope="openid", redirect_uri=redirect, dpop=True, prompt="login")
+    browser.get(str(azr.uri))
+    password()
+    wait.until(EC.url_contains(f"/realms/{realm}/login/push"))
+    number = wait.until(EC.visibility_of_element_located((By.ID, "verification-code"))).text.strip()
+    pending = json.loads(device("pending", "--json"))["challenges"]
+    assert device("approve", pending[0]["cid"], "--answer", number).strip() == "approved"
+    wait.until(lambda d: d.current_url.startswith(redirect))
+    token = client.authorization_code(azr.validate_callback(browser.current_url), dpop=True, validate=False)
+    claims = verified_id_token(server, realm, str(token.id_token), "app", azr.nonce)
+    assert claims["amr"] == ["pwd", "mfa"] and claims["acr"] == "urn:keyward:acr:mfa", claims

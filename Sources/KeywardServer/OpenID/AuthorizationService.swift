@@ -141,7 +141,8 @@ struct AuthorizationService: Sendable {
         let signedIn = session.signInTime
         let signedInForThis = pending.signInStarted && signedIn >= pending.createdAt
         var fresh = true
-        if pending.prompt == AuthorizationRequest.Prompt.login, signedIn < pending.createdAt { fresh = false }
+        // A sign-in at the very moment the request arrived came before it, not for it.
+        if pending.prompt == AuthorizationRequest.Prompt.login, signedIn <= pending.createdAt { fresh = false }
         if let maxAge = pending.maxAge, now.timeIntervalSince(signedIn) > TimeInterval(maxAge) { fresh = false }
         if !fresh, !signedInForThis {
             return pending.isSilent

@@ -22,7 +22,8 @@ struct PendingAuthorization: Sendable, Equatable {
     var dpopJKT: String?
     var maxAge: Int?
     var acrValues: [String]
-    /// When the request arrived, to the second: a sign-in after it satisfies `prompt=login`.
+    /// When the request arrived, to the millisecond: only a sign-in after it satisfies `prompt=login` (one earlier in
+    /// the same second must not).
     var createdAt: Date
     /// The browser was sent to sign in for this request, so a sign-in since `createdAt` is the one it asked for.
     var signInStarted = false
@@ -48,7 +49,7 @@ struct PendingAuthorization: Sendable, Equatable {
         dpopJKT = request.dpopJKT
         maxAge = request.maxAge
         acrValues = request.acrValues
-        createdAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        createdAt = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
     var json: JSONObject {

@@ -272,6 +272,10 @@ final class AuthorizationCodeFlowTests: XCTestCase {
             let direct = try await browser.get(loopback.authorizationPath())
             XCTAssertTrue(direct.location?.hasPrefix("http://127.0.0.1:49152/cb?code=") ?? false, "\(direct.location ?? "")")
 
+            // prompt=login at the very moment of a sign-in still asks for another (RFC: the sign-in came before it).
+            let sameInstant = try await browser.get(loopback.authorizationPath(["prompt": "login"]))
+            XCTAssertTrue(sameInstant.location?.hasPrefix("/realms/demo/login?") ?? false, "\(sameInstant.location ?? "")")
+
             server.clock.advance(by: 120)
             for extra in [["prompt": "login"], ["max_age": "60"]] {
                 let asked = try await browser.get(loopback.authorizationPath(extra))
