@@ -7,6 +7,8 @@ to .ci-artifacts/screenshots/a11y-*.png.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 
@@ -142,6 +144,25 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
         device("enroll", browser.find_element(By.ID, "enrollment-link").get_attribute("value"), "--issuer", server.issuer, "--key-type", "EC")
         wait.until(EC.url_matches(r".*/realms/demo/account$"))
         audit("account-with-device")
+
+        # An app that is not first-party asks for consent; a refused authorization request is a page; a sign-out an
+        # app asks for without an id_token_hint is confirmed first.
+        cli.admin("clients", "create", "--realm", "demo", "partner", "--public", "--scope", "profile",
+                  "--redirect-uri", "https://partner.example/cb")
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(b"a11y-verifier-" + b"x" * 40).digest()).rstrip(b"=").decode()
+        authorize = (f"{server.issuer}/protocol/openid-connect/auth?response_type=code&client_id=partner"
+                     f"&redirect_uri=https%3A%2F%2Fpartner.example%2Fcb&scope=openid%20profile&state=s1"
+                     f"&code_challenge={challenge}&code_challenge_method=S256")
+        browser.get(authorize)
+        wait.until(EC.presence_of_element_located((By.ID, "consent-form")))
+        audit("consent")
+        browser.get(authorize.replace("partner.example%2Fcb", "evil.example%2Fcb"))
+        wait_for_heading("This sign-in request cannot be completed")
+        audit("authorization-refused")
+        browser.get(f"{server.issuer}/protocol/openid-connect/logout?client_id=partner")
+        wait.until(EC.presence_of_element_located((By.ID, "logout-form")))
+        audit("logout-confirm")
+        browser.get(f"{server.issuer}/account")
         browser.find_element(By.ID, "logout").click()
         wait.until(EC.url_contains("notice=logged-out"))
         audit("logged-out")
@@ -190,7 +211,7 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
         wait_for_heading("Sign in to demo")
         audit("locked-out")
 
-        assert len(audited) == 14
+        assert len(audited) == 17
         assert not findings, "axe-core found WCAG A/AA violations:\n" + "\n".join(
             f"{page}: {item}" for page, items in findings.items() for item in items
         )
