@@ -47,7 +47,7 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Write the results as JSON to this file.")
     var json: String?
 
-    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest, social-callback (default: all but social-callback; with --url, token, protected and app-attest: push-login, host-token and social-callback set up with the keyward CLI on the server's database).")
+    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest, social-callback, auth-code (default: all but social-callback and auth-code; with --url, token, protected and app-attest: push-login, host-token, social-callback and auth-code set up with the keyward CLI on the server's database). auth-code: --requests sign-in round trips (authorize, code, refresh), then one more refresh per family alone.")
     var scenarios: String?
 
     private var scenarioNames: [String] {
@@ -94,12 +94,12 @@ struct KeywardBench: AsyncParsableCommand {
         guard (1...100_000).contains(subjects) else { throw ValidationError("--subjects must be 1...100000") }
         guard (1...200_000).contains(callbacks) else { throw ValidationError("--callbacks must be 1...200000") }
         if let loginRate, !(1...10_000).contains(loginRate) { throw ValidationError("--login-rate must be 1...10000 round trips per second") }
-        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest", "social-callback"]
+        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest", "social-callback", "auth-code"]
         let names = scenarioNames
         for name in names where !known.contains(name) {
-            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest, social-callback)")
+            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest, social-callback, auth-code)")
         }
-        if url != nil, let needsCLI = names.first(where: { ["push-login", "host-token", "social-callback"].contains($0) }) {
+        if url != nil, let needsCLI = names.first(where: { ["push-login", "host-token", "social-callback", "auth-code"].contains($0) }) {
             throw ValidationError("\(needsCLI) sets up with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
         }
         if names.contains("social-callback") {
@@ -202,6 +202,12 @@ struct KeywardBench: AsyncParsableCommand {
                 .run(paces: PushLoginScenario.paces(roundTrips: roundTrips, concurrency: logins, rate: loginRate))
         }
         if rounds == 1, selected.contains("host-token") { results += try whole(hostTokens.prepare) }
+        if selected.contains("auth-code") {
+            results += try AuthCodeScenario(
+                baseURL: baseURL, port: port, cli: cli, roundTrips: requests, concurrency: concurrency, threads: threads,
+                runner: LoadRunner(port: port, concurrency: concurrency, threads: threads), log: log
+            ).run()
+        }
         if selected.contains("social-callback") {
             results += try SocialCallbackScenario(
                 baseURL: baseURL, port: port, subjects: subjects, callbacks: callbacks, concurrency: concurrency, cli: cli, threads: threads,
