@@ -73,7 +73,8 @@ struct Login: AsyncParsableCommand {
         let client = SignInClient(configuration: configuration, dpop: try state.signer())
         let request = try await client.startSignIn(SignInOptions(prompt: prompt, acrValues: acrValues.map { $0.split(separator: " ").map(String.init) } ?? []))
         FileHandle.standardError.write(Data("Open this URL in a browser, sign in, then paste the address the browser ends at:\n".utf8))
-        print(request.url.absoluteString)
+        // Written at once (print is buffered when stdout is a pipe): whoever reads the URL answers on stdin.
+        FileHandle.standardOutput.write(Data((request.url.absoluteString + "\n").utf8))
         guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces), let redirect = URL(string: line) else {
             throw ValidationError("no redirect URL on stdin")
         }

@@ -71,6 +71,12 @@ struct Clients: AsyncParsableCommand {
                         realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope, redirects: redirects
                     )
                     print("created public client \(client.clientId) in realm \(realm)\(client.requireDPoP ? " (DPoP required)" : ""); it has no secret")
+                    if client.firstParty, let unassured = client.redirectURIs.first(where: { $0.kind != .https }) {
+                        let warning = "warning: --first-party skips the consent page, and \(unassured) (\(unassured.kind.rawValue)) can be received by "
+                            + "another app on the device, which could then sign in as this one without the person's interaction (RFC 8252 §8.6). "
+                            + "Prefer a claimed https redirect URI for a first-party app (docs/SECURITY.md).\n"
+                        FileHandle.standardError.write(Data(warning.utf8))
+                    }
                     return
                 }
                 let (client, secret) = try await runtime.oauth.clients.createClient(

@@ -72,6 +72,10 @@ def test_clients_register_redirect_uris_checked_by_the_native_app_rules(keyward_
         "--post-logout-redirect-uri", "com.example.app:/signed-out",
     )
     assert created.returncode == 0, created.stderr
+    assert "RFC 8252 §8.6" in created.stderr and "com.example.app:/oauth2redirect" in created.stderr, created.stderr
+    claimed = run(keyward_bin, data, "clients", "create", "--realm", "acme", "web-app", "--public", "--first-party",
+                  "--redirect-uri", "https://app.example.com/cb")
+    assert claimed.returncode == 0 and "warning" not in claimed.stderr, claimed.stderr
     listing = run(keyward_bin, data, "clients", "list", "--realm", "acme").stdout
     assert "redirect_uris=com.example.app:/oauth2redirect http://127.0.0.1/callback" in listing, listing
     assert "post_logout_redirect_uris=com.example.app:/signed-out" in listing and "first_party" in listing, listing

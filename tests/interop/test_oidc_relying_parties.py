@@ -321,3 +321,37 @@ def test_password_and_push_approval_sign_an_app_in(server, keyward_bin, device_b
     token = client.authorization_code(azr.validate_callback(browser.current_url), dpop=True, validate=False)
     claims = verified_id_token(server, realm, str(token.id_token), "app", azr.nonce)
     assert claims["amr"] == ["pwd", "mfa"] and claims["acr"] == "urn:keyward:acr:mfa", claims
+
+
+def test_keyward_device_logs_in_refreshes_and_logs_out(server, realm, browser, device_bin, loopback, tmp_path):  # noqa: F811
+    """keyward-device login prints the URL, the browser signs in, the address it ends at goes to stdin, and the
+    id_token's claims come out; refresh rotates with the device key; logout revokes and prints the realm's logout URL."""
+    import json
+    import subprocess
+
+    state = str(tmp_path / "device")
+    redirect = f"http://127.0.0.1:{loopback}/cb"
+    login = subprocess.Popen(
+        [device_bin, "login", "--issuer", issuer(server, realm), "--client-id", "dpop-app", "--redirect-uri", redirect,
+         "--scope", "openid profile", "--post-logout-redirect-uri", "http://127.0.0.1/bye", "--state-dir", state],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    url = login.stdout.readline().strip()
+    assert url.startswith(issuer(server, realm) + "/protocol/openid-connect/auth?") and "dpop_jkt=" in url, url
+    answer = sign_in_in_browser(browser, url, redirect)
+    out, err = login.communicate(answer + "\n", timeout=60)
+    assert login.returncode == 0, err
+    claims = json.loads(out.strip().splitlines()[-1])
+    assert claims["amr"] == ["pwd"] and claims["acr"] == "urn:keyward:acr:1fa" and claims["sub"], claims
+
+    def device(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([device_bin, *args, "--state-dir", state], capture_output=True, text=True, timeout=60)
+
+    refreshed = device("refresh")
+    assert refreshed.returncode == 0 and refreshed.stdout.startswith("refreshed"), refreshed.stderr
+    signed_out = device("logout")
+    assert signed_out.returncode == 0, signed_out.stderr
+    lines = signed_out.stdout.splitlines()
+    assert lines[0] == "signed out" and lines[1].startswith(issuer(server, realm) + "/protocol/openid-connect/logout?id_token_hint="), lines
+    again = device("refresh")
+    assert again.returncode != 0 and "run keyward-device login first" in again.stderr, again.stderr
