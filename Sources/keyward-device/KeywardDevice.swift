@@ -37,14 +37,19 @@ struct DeviceOptions: ParsableArguments {
         guard let secret = clientSecret ?? environment["KEYWARD_CLIENT_SECRET"] else {
             throw ValidationError("no client secret: pass --client-secret or set KEYWARD_CLIENT_SECRET")
         }
-        let algorithmName = alg ?? environment["DEVICE_SIGNING_ALG"] ?? "ES256"
-        guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
-            throw ValidationError("--alg '\(algorithmName)' is not one of \(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        let store = FileKeyStore(directory: URL(fileURLWithPath: stateDirectory))
-        let key = try store.loadOrCreateKey(named: "device", algorithm: algorithm)
+        let key = try deviceKey(stateDirectory: stateDirectory, alg: alg)
         return TokenClient(issuer: issuer, clientId: clientId, clientSecret: secret, signer: DPoPSigner(key: key))
     }
+}
+
+/// The device key in `stateDirectory` (made with `alg`, `DEVICE_SIGNING_ALG` or ES256 when there is none yet): the one
+/// key every command of the device signs with.
+func deviceKey(stateDirectory: String, alg: String?) throws -> any JWSSigner {
+    let algorithmName = alg ?? ProcessInfo.processInfo.environment["DEVICE_SIGNING_ALG"] ?? "ES256"
+    guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
+        throw ValidationError("--alg '\(algorithmName)' is not one of \(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+    return try FileKeyStore(directory: URL(fileURLWithPath: stateDirectory)).loadOrCreateKey(named: "device", algorithm: algorithm)
 }
 
 struct Token: AsyncParsableCommand {

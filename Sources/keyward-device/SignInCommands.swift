@@ -12,14 +12,7 @@ struct SignInStateOptions: ParsableArguments {
     @Option(help: "Device key algorithm when a new key is created (ES256, ES384, ES512, RS256, PS256, EdDSA; env DEVICE_SIGNING_ALG).")
     var alg: String?
 
-    func signer() throws -> DPoPSigner {
-        let algorithmName = alg ?? ProcessInfo.processInfo.environment["DEVICE_SIGNING_ALG"] ?? "ES256"
-        guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
-            throw ValidationError("--alg '\(algorithmName)' is not one of \(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        let key = try FileKeyStore(directory: URL(fileURLWithPath: stateDirectory)).loadOrCreateKey(named: "device", algorithm: algorithm)
-        return DPoPSigner(key: key)
-    }
+    func signer() throws -> DPoPSigner { DPoPSigner(key: try deviceKey(stateDirectory: stateDirectory, alg: alg)) }
 
     var store: FileSignInStore { FileSignInStore(directory: URL(fileURLWithPath: stateDirectory)) }
 

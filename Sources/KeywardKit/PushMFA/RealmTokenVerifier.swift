@@ -1,5 +1,4 @@
 // Checking the realm-signed enrollment and confirm tokens a device receives against the realm's JWKS.
-import Crypto
 import Foundation
 import KeywardJOSE
 #if canImport(FoundationNetworking)
@@ -55,21 +54,10 @@ public struct RealmTokenVerifier: Sendable {
         let claims = try await verify(token, audience: clientId, required: ["exp", "iat", "sub", "nonce", "at_hash"])
         guard claims["nonce"]?.stringValue == nonce else { throw KeywardKitError.untrustedToken("the id_token's nonce is not this sign-in's") }
         let algorithm = (try? JWS.parse(token))?.header["alg"]?.stringValue.flatMap(JWSAlgorithm.init(rawValue:)) ?? .es256
-        guard claims["at_hash"]?.stringValue == Self.leftHalfHash(of: accessToken, algorithm: algorithm) else {
+        guard claims["at_hash"]?.stringValue == TokenHash.leftHalf(of: accessToken, algorithm: algorithm) else {
             throw KeywardKitError.untrustedToken("the id_token's at_hash does not match the access token")
         }
         return claims
-    }
-
-    /// OpenID Connect Core §3.1.3.6: the left half of the signing algorithm's hash, base64url (SHA-512 for EdDSA).
-    static func leftHalfHash(of token: String, algorithm: JWSAlgorithm) -> String {
-        let bytes = Array(token.utf8)
-        let digest: [UInt8] = switch algorithm {
-        case .es384, .rs384: Array(SHA384.hash(data: bytes))
-        case .es512, .rs512, .edDSA: Array(SHA512.hash(data: bytes))
-        default: Array(SHA256.hash(data: bytes))
-        }
-        return Base64URL.encode(digest.prefix(digest.count / 2))
     }
 
     private func verify(_ token: String, audience: String?, required: Set<String>) async throws -> JSONObject {

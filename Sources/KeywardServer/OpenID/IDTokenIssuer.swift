@@ -1,5 +1,4 @@
 // The id_token: who signed in, how and when, for the app that asked (OpenID Connect Core §2, §3.1.3.6).
-import Crypto
 import Foundation
 import KeywardJOSE
 
@@ -33,21 +32,9 @@ struct IDTokenIssuer: Sendable {
             "amr": .array(subject.amr.map { .string($0) }),
             "acr": .string(subject.acr),
             "sid": .string(subject.sessionId),
-            "at_hash": .string(Self.leftHalfHash(of: accessToken, algorithm: signer.key.algorithm)),
+            "at_hash": .string(TokenHash.leftHalf(of: accessToken, algorithm: signer.key.algorithm)),
         ]
         if let nonce = subject.nonce { claims["nonce"] = .string(nonce) }
         return try JWS.sign(header: ["typ": .string("JWT"), "kid": .string(signer.kid)], claims: claims, key: signer.key)
-    }
-
-    /// OpenID Connect Core §3.1.3.6 `at_hash`: the left half of the hash the signing algorithm uses, base64url. EdDSA
-    /// names no hash of its own; SHA-512 is Ed25519's, as OpenID's EdDSA registrations use.
-    static func leftHalfHash(of token: String, algorithm: JWSAlgorithm) -> String {
-        let bytes = Array(token.utf8)
-        let digest: [UInt8] = switch algorithm {
-        case .es384, .rs384: Array(SHA384.hash(data: bytes))
-        case .es512, .rs512, .edDSA: Array(SHA512.hash(data: bytes))
-        default: Array(SHA256.hash(data: bytes))
-        }
-        return Base64URL.encode(digest.prefix(digest.count / 2))
     }
 }

@@ -47,7 +47,7 @@ final class AuthorizationCodeFlowTests: XCTestCase {
             XCTAssertEqual(idToken["nonce"]?.stringValue, app.nonce)
             XCTAssertEqual(idToken["amr"]?.arrayValue?.compactMap(\.stringValue), ["pwd"])
             XCTAssertEqual(idToken["acr"]?.stringValue, "urn:keyward:acr:1fa")
-            XCTAssertEqual(idToken["at_hash"]?.stringValue, IDTokenIssuer.leftHalfHash(of: accessToken, algorithm: .es256))
+            XCTAssertEqual(idToken["at_hash"]?.stringValue, TokenHash.leftHalf(of: accessToken, algorithm: .es256))
             XCTAssertEqual(idToken["auth_time"]?.numberValue, server.clock.now().timeIntervalSince1970.rounded(.down))
 
             // The whoami resource accepts the token with a proof by the same key.
