@@ -107,7 +107,10 @@ public actor SignInClient {
         }
         let text = authorization + "?" + query.map { DPoPTokenEndpoint.formEncode($0.0) + "=" + DPoPTokenEndpoint.formEncode($0.1) }.joined(separator: "&")
         guard let url = URL(string: text) else { throw KeywardKitError.invalidURL(text) }
-        return SignInRequest(url: url, redirectURI: configuration.redirectURI, state: state, nonce: nonce, codeVerifier: verifier, dpopThumbprint: dpop.thumbprint)
+        return SignInRequest(
+            url: url, redirectURI: configuration.redirectURI, state: state, nonce: nonce, codeVerifier: verifier, dpopThumbprint: dpop.thumbprint,
+            options: options, startedAt: clock()
+        )
     }
 
     private func push(_ parameters: [(String, String)], to endpoint: String) async throws -> String {
@@ -149,14 +152,45 @@ public actor SignInClient {
         ])
         guard let idToken = issued.idToken else { throw KeywardKitError.unexpectedResponse("the token endpoint answered no id_token (is openid among the scopes?)") }
         let claims = try await verifier.verifyIDToken(idToken, clientId: configuration.clientId, nonce: request.nonce, accessToken: issued.accessToken)
+        try Self.check(claims, against: request, now: clock())
         let signedIn = SignInTokens(
             accessToken: issued.accessToken, refreshToken: issued.refreshToken, idToken: idToken,
             accessTokenExpiresAt: clock().addingTimeInterval(TimeInterval(issued.expiresIn)), subject: claims["sub"]?.stringValue ?? "",
             authTime: claims["auth_time"]?.numberValue.map { Date(timeIntervalSince1970: $0) },
             amr: claims["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [], acr: claims["acr"]?.stringValue
         )
+        cancelRefresh()
         tokens = signedIn
         return signedIn
+    }
+
+    /// The id_token shows what the request asked for (OpenID Connect Core §3.1.3.7): a sign-in after the request for
+    /// `prompt=login`, one within `max_age`, and one of the `acr_values` asked for. The realm refuses otherwise; the
+    /// app checks as well, since it is the app that relies on it.
+    static func check(_ claims: JSONObject, against request: SignInRequest, now: Date) throws {
+        let leeway: TimeInterval = 60
+        let authTime = claims["auth_time"]?.numberValue.map { Date(timeIntervalSince1970: $0) }
+        if request.prompt?.split(separator: " ").contains("login") == true, let startedAt = request.startedAt {
+            guard let authTime, authTime >= startedAt.addingTimeInterval(-leeway) else {
+                throw KeywardKitError.signInMismatch("prompt=login, but the id_token's auth_time is before the request")
+            }
+        }
+        if let maxAge = request.maxAge {
+            guard let authTime, now.timeIntervalSince(authTime) <= TimeInterval(maxAge) + leeway else {
+                throw KeywardKitError.signInMismatch("the id_token's auth_time is older than max_age \(maxAge) s")
+            }
+        }
+        if let wanted = request.acrValues, !wanted.isEmpty {
+            guard let acr = claims["acr"]?.stringValue, wanted.contains(acr) else {
+                throw KeywardKitError.signInMismatch("the sign-in reached acr \(claims["acr"]?.stringValue ?? "none"), not one of \(wanted.joined(separator: " "))")
+            }
+        }
+    }
+
+    /// A refresh under way belongs to the sign-in that started it: a new sign-in or a sign-out forgets it.
+    private func cancelRefresh() {
+        refreshing?.cancel()
+        refreshing = nil
     }
 
     /// RFC 8252 §7.3: a loopback redirect may come back on another port than the registered one names.
@@ -182,13 +216,15 @@ public actor SignInClient {
         if let refreshing { return try await refreshing.value }
         let task = Task { try await self.runRefresh() }
         refreshing = task
-        defer { refreshing = nil }
+        defer { if refreshing == task { refreshing = nil } }
         return try await task.value
     }
 
     private func runRefresh() async throws -> SignInTokens {
         guard var current = tokens, let refreshToken = current.refreshToken else { throw KeywardKitError.notSignedIn }
         let issued = try await tokenRequest([("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", configuration.clientId)])
+        // Signed out, or someone else signed in, while the refresh was under way: its answer is not theirs to keep.
+        guard tokens?.refreshToken == refreshToken else { throw KeywardKitError.notSignedIn }
         current.accessToken = issued.accessToken
         current.refreshToken = issued.refreshToken ?? refreshToken
         current.accessTokenExpiresAt = clock().addingTimeInterval(TimeInterval(issued.expiresIn))
@@ -210,7 +246,12 @@ public actor SignInClient {
         guard let url = try await discover().userinfoEndpoint else { throw KeywardKitError.unexpectedResponse("the realm offers no userinfo endpoint") }
         let (data, response) = try await send("GET", url)
         guard response.statusCode == 200 else { throw KeywardKitError.server(status: response.statusCode, code: nil, description: "userinfo") }
-        return try StrictJSON.parseObject(Array(data))
+        let claims = try StrictJSON.parseObject(Array(data))
+        // OpenID Connect Core §5.3.2: the answer is about the person the id_token names, or it is not used.
+        guard let subject = tokens?.subject, claims["sub"]?.stringValue == subject else {
+            throw KeywardKitError.signInMismatch("userinfo's sub is not the signed-in person's")
+        }
+        return claims
     }
 
     /// Signs the app out: revokes its refresh token (RFC 7009), so the sign-in ends on the server, and forgets the
@@ -219,6 +260,7 @@ public actor SignInClient {
     @discardableResult
     public func signOut() async throws -> URL? {
         guard let current = tokens else { return nil }
+        cancelRefresh()
         let metadata = try await discover()
         if let revocation = metadata.revocationEndpoint, let url = URL(string: revocation) {
             var request = URLRequest(url: url)

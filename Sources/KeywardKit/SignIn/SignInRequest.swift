@@ -15,9 +15,15 @@ public struct SignInRequest: Sendable, Codable, Equatable {
     public let codeVerifier: String
     /// The DPoP key's thumbprint the code is bound to (RFC 9449 §10).
     public let dpopThumbprint: String
+    /// What the request asked of the sign-in, which the answer's id_token must show (OpenID Connect Core §3.1.3.7).
+    public let prompt: String?
+    public let maxAge: Int?
+    public let acrValues: [String]?
+    public let startedAt: Date?
 
-    init(url: URL, redirectURI: String, state: String, nonce: String, codeVerifier: String, dpopThumbprint: String) {
+    init(url: URL, redirectURI: String, state: String, nonce: String, codeVerifier: String, dpopThumbprint: String, options: SignInOptions, startedAt: Date) {
         (self.url, self.redirectURI, self.state, self.nonce, self.codeVerifier, self.dpopThumbprint) = (url, redirectURI, state, nonce, codeVerifier, dpopThumbprint)
+        (prompt, maxAge, acrValues, self.startedAt) = (options.prompt, options.maxAge, options.acrValues.isEmpty ? nil : options.acrValues, startedAt)
     }
 
     /// 32 random bytes, base64url: a verifier of 43 characters (RFC 7636 §4.1), and as much for `state` and `nonce`.

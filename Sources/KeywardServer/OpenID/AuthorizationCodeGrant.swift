@@ -28,11 +28,6 @@ struct AuthorizationCodeGrant: TokenGrant {
         guard let code = codes.open(text, realm: realm.name).flatMap(AuthorizationCode.init(json:)) else {
             throw Self.invalidGrant("the authorization code is not valid", reason: "code_invalid")
         }
-        guard code.expiresAt > request.now else {
-            // A code redeemed before and presented again after its minute is a reuse all the same.
-            await refresh.revokeStartedBy(code, realm: realm.name, now: request.now)
-            throw Self.invalidGrant("the authorization code has expired", reason: "code_expired")
-        }
         guard code.clientId == request.client.clientId else {
             throw Self.invalidGrant("the authorization code was issued to another client", reason: "code_client_mismatch")
         }
@@ -41,6 +36,12 @@ struct AuthorizationCodeGrant: TokenGrant {
         }
         guard PKCE.verifies(verifier, challenge: code.codeChallenge) else {
             throw Self.invalidGrant("code_verifier does not match the authorization request's code_challenge", reason: "pkce_mismatch")
+        }
+        guard code.expiresAt > request.now else {
+            // Its own client presenting it again after its minute is a reuse all the same; checked after the client
+            // and the verifier, so that someone who only saw the code cannot end the sign-in it started.
+            await refresh.revokeStartedBy(code, realm: realm.name, now: request.now)
+            throw Self.invalidGrant("the authorization code has expired", reason: "code_expired")
         }
         try await refresh.requireEnabled(realm: realm.name, userId: code.userId)
 

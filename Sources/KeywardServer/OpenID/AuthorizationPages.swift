@@ -19,6 +19,7 @@ struct AuthorizationPages: Sendable {
         pages.get("/realms/:realm/protocol/openid-connect/auth") { request, context in try await authorize(request, context) }
         pages.get("/realms/:realm/protocol/openid-connect/auth/resume") { request, context in try await resume(request, context) }
         pages.post("/realms/:realm/protocol/openid-connect/auth/consent") { request, context in try await consent(request, context) }
+        pages.post("/realms/:realm/protocol/openid-connect/auth/step-up") { request, context in try await confirmStepUp(request, context) }
     }
 
     private func authorize(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
@@ -64,6 +65,13 @@ struct AuthorizationPages: Sendable {
             return renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id))
         }
         guard BrowserSessionService.csrfMatches(form["csrf"], session) else { return renderer.formExpired(realm: realm, backToAccount: false) }
+        // The request may still ask for something first (a fresh sign-in, a second factor): the answer waits for it.
+        guard let client = try await service.clients.client(realm: realm, clientId: held.clientId), client.redirectURI(matching: held.redirectURI) != nil
+        else { return refusalPage(realm, "The app that asked to sign you in is no longer registered.", headers: pending.clear(realm: realm, id: id)) }
+        switch service.next(held, client: client, session: session) {
+        case .consent, .complete: break
+        case .signIn, .stepUp, .refuse: return renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id))
+        }
         let cleared = pending.clear(realm: realm, id: id)
         guard form["decision"] == "allow" else {
             let location = service.refusalURI(
@@ -85,12 +93,55 @@ struct AuthorizationPages: Sendable {
             return renderer.redirect(to: location, headers: pending.clear(realm: realm, id: held.id))
         case .signIn(let reauthenticate):
             held.signInStarted = true
-            return renderer.redirect(to: signInURL(realm: realm, held, reauthenticate: reauthenticate), headers: pending.keep(held, realm: realm))
+            held.sessionBeforeSignIn = session?.idHash ?? ""
+            guard let kept = pending.keep(held, realm: realm, request: request) else { return tooLarge(realm, held) }
+            return renderer.redirect(to: signInURL(realm: realm, held, reauthenticate: reauthenticate), headers: kept)
         case .consent:
             return try await consentPage(request, realm: realm, held, session: session!)
         case .stepUp:
-            return try await stepUp(request, realm: realm, held, client: client, session: session!)
+            // A user with no second factor to run goes on without one: `acr` will say what happened.
+            guard let userId = session?.userId, case .verify = try await secondFactor.step(realm: realm, userId: userId, newUser: false) else {
+                held.stepUpStarted = true
+                return try await proceed(request, realm: realm, held, client: client)
+            }
+            return try await stepUpPage(request, realm: realm, held, session: session!)
         }
+    }
+
+    /// The second factor runs only once the person asks for it here: a link on another site must not be able to
+    /// change a signed-in session or send a push.
+    private func stepUpPage(_ request: Request, realm: String, _ held: PendingAuthorization, session: BrowserSession) async throws -> Response {
+        guard let kept = pending.keep(held, realm: realm, request: request) else { return tooLarge(realm, held) }
+        let context: [String: Any] = [
+            "clientId": held.clientId, "csrf": session.csrfToken, "id": held.id, "action": "/realms/\(realm)/protocol/openid-connect/auth/step-up",
+        ]
+        return renderer.page(
+            "step-up", title: "Confirm with your second factor", realm: realm, context: context, headers: kept,
+            formTargets: PendingAuthorizations.formTargets(held)
+        )
+    }
+
+    private func confirmStepUp(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try context.realm.name
+        guard let form = try await browser.form(request), let id = form["id"], let held = pending.read(request, realm: realm, id: id) else {
+            return expiredPage(realm)
+        }
+        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated else {
+            return renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id))
+        }
+        guard BrowserSessionService.csrfMatches(form["csrf"], session) else { return renderer.formExpired(realm: realm, backToAccount: false) }
+        guard let client = try await service.clients.client(realm: realm, clientId: held.clientId), client.redirectURI(matching: held.redirectURI) != nil
+        else { return refusalPage(realm, "The app that asked to sign you in is no longer registered.", headers: pending.clear(realm: realm, id: id)) }
+        guard form["decision"] != "cancel" else {
+            let location = service.refusalURI(
+                realm: realm, redirectURI: held.redirectURI, state: held.state, code: "access_denied", description: "the person did not confirm"
+            )
+            return renderer.redirect(to: location, headers: pending.clear(realm: realm, id: id))
+        }
+        guard service.next(held, client: client, session: session) == .stepUp else {
+            return renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id))
+        }
+        return try await stepUp(request, realm: realm, held, client: client, session: session)
     }
 
     /// The session goes through its second factor's step and comes back here; a user with no second factor to run
@@ -107,8 +158,9 @@ struct AuthorizationPages: Sendable {
         stepping.returnTo = PendingAuthorizations.resumePath(realm: realm, id: held.id)
         stepping.clientId = held.clientId
         stepping.clearSecondFactorState()
+        guard let kept = pending.keep(held, realm: realm, request: request) else { return tooLarge(realm, held) }
         try await browser.sessions.save(stepping)
-        return renderer.redirect(to: next, headers: pending.keep(held, realm: realm))
+        return renderer.redirect(to: next, headers: kept)
     }
 
     /// The sign-in page, or the identity provider the request named, returning to `…/auth/resume`.
@@ -124,6 +176,7 @@ struct AuthorizationPages: Sendable {
     }
 
     private func consentPage(_ request: Request, realm: String, _ held: PendingAuthorization, session: BrowserSession) async throws -> Response {
+        guard let kept = pending.keep(held, realm: realm, request: request) else { return tooLarge(realm, held) }
         let username = try await session.userId.asyncMap { try await users.user(realm: realm, id: $0)?.username } ?? nil
         let context: [String: Any] = [
             "clientId": held.clientId, "username": username ?? "", "realmName": realm, "csrf": session.csrfToken, "id": held.id,
@@ -131,9 +184,17 @@ struct AuthorizationPages: Sendable {
             "scopes": held.scopes.map { ["text": Self.describe(scope: $0)] }, "hasScopes": !held.scopes.isEmpty,
         ]
         return renderer.page(
-            "consent", title: "Allow \(held.clientId)?", realm: realm, context: context, headers: pending.keep(held, realm: realm),
+            "consent", title: "Allow \(held.clientId)?", realm: realm, context: context, headers: kept,
             formTargets: PendingAuthorizations.formTargets(held)
         )
+    }
+
+    /// A request too large for the browser to hold while the person signs in: back to the app.
+    private func tooLarge(_ realm: String, _ held: PendingAuthorization) -> Response {
+        renderer.redirect(to: service.refusalURI(
+            realm: realm, redirectURI: held.redirectURI, state: held.state, code: "invalid_request",
+            description: "the request is too large to hold during the sign-in: shorten state, nonce, login_hint or the redirect URI"
+        ))
     }
 
     /// What a scope lets the app do, in words.

@@ -138,15 +138,22 @@ struct AuthorizationService: Sendable {
         guard let session, session.stage == .authenticated, session.userId != nil else {
             return pending.isSilent ? .refuse(code: "login_required", description: "no one is signed in") : .signIn(reauthenticate: false)
         }
-        let signedIn = session.signInTime
-        let signedInForThis = pending.signInStarted && signedIn >= pending.createdAt
+        // A first factor that proved the person was there (a password; a provider only when it showed a credential was
+        // entered): a provider answering from its own session proves nothing, so it satisfies neither prompt=login nor
+        // max_age (OpenID Connect Core §3.1.2.1).
+        let present = session.authenticatedAt
+        let signedInForThis = pending.signInStarted && session.idHash != pending.sessionBeforeSignIn
         var fresh = true
-        // A sign-in at the very moment the request arrived came before it, not for it.
-        if pending.prompt == AuthorizationRequest.Prompt.login, signedIn <= pending.createdAt { fresh = false }
-        if let maxAge = pending.maxAge, now.timeIntervalSince(signedIn) > TimeInterval(maxAge) { fresh = false }
-        if !fresh, !signedInForThis {
+        if pending.prompt == AuthorizationRequest.Prompt.login, !(signedInForThis && (present.map { $0 >= pending.createdAt } ?? false)) {
+            fresh = false
+        }
+        if let maxAge = pending.maxAge, now.timeIntervalSince(present ?? .distantPast) > TimeInterval(maxAge) { fresh = false }
+        if !fresh {
+            if signedInForThis {
+                return .refuse(code: "login_required", description: "the new sign-in could not show that the person was there")
+            }
             return pending.isSilent
-                ? .refuse(code: "login_required", description: "the sign-in is older than max_age allows") : .signIn(reauthenticate: true)
+                ? .refuse(code: "login_required", description: "a fresh sign-in is needed") : .signIn(reauthenticate: true)
         }
         if pending.wantsMultiFactor, AuthenticationLevel.of(amr: session.amr) != AuthenticationLevel.multiFactor, !pending.stepUpStarted {
             return pending.isSilent ? .refuse(code: "interaction_required", description: "a second factor is needed") : .stepUp

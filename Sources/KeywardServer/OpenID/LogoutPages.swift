@@ -15,6 +15,8 @@ struct LogoutPages: Sendable {
     let realms: RealmService
     let keys: RealmKeyService
     let browser: BrowserRequests
+    /// The app sessions an id_token names (`sid`), to tell whether it came from this browser's session.
+    let refresh: RefreshTokens
     let renderer: PageRenderer
     let clock: any KeywardClock
 
@@ -33,6 +35,8 @@ struct LogoutPages: Sendable {
     /// What the request asks, checked: whose session the hint names, and where to go afterwards.
     private struct Asked: Sendable {
         var subject: String?
+        /// The hint's app session (`sid`).
+        var appSession: String?
         var clientId: String?
         var returnTo: String?
         var state: String?
@@ -62,7 +66,7 @@ struct LogoutPages: Sendable {
             return try await end(session, realm: realm.name, asked)
         }
         guard let session, session.userId != nil else { return finished(realm.name, asked, headers: [:]) }
-        if let subject = asked.subject, subject == session.userId { return try await end(session, realm: realm.name, asked) }
+        if try await hintNamesThisSession(asked, session: session, realm: realm.name) { return try await end(session, realm: realm.name, asked) }
         var page: [String: Any] = [
             "action": "/realms/\(realm.name)/protocol/openid-connect/logout", "csrf": session.csrfToken, "accountURL": PageURLs.account(realm.name),
         ]
@@ -82,10 +86,12 @@ struct LogoutPages: Sendable {
                 allowedAlgorithms: Set(RealmKeyService.supportedAlgorithms), keys: .set(keySet), expectedType: "JWT", requiredClaims: ["sub", "aud"],
                 issuer: realms.issuer(of: realm.name), expiryLeeway: Self.hintAge
             )
-            guard let claims = try? JWTVerifier.verify(hint, policy: policy, now: clock.now()).claims, let audience = claims["aud"]?.stringValue else {
-                throw Refused(text: "The id_token_hint is not an ID token this realm issued.")
-            }
-            (asked.subject, asked.clientId) = (claims["sub"]?.stringValue, audience)
+            // An ID token's shape, not just any token of the realm's with a subject: its app (`azp`) is its audience,
+            // and it names its app session (`sid`).
+            guard let claims = try? JWTVerifier.verify(hint, policy: policy, now: clock.now()).claims, let audience = claims["aud"]?.stringValue,
+                claims["azp"]?.stringValue == audience, let sid = claims["sid"]?.stringValue
+            else { throw Refused(text: "The id_token_hint is not an ID token this realm issued.") }
+            (asked.subject, asked.clientId, asked.appSession) = (claims["sub"]?.stringValue, audience, sid)
         }
         if let clientId = parameters["client_id"] {
             if let named = asked.clientId, named != clientId { throw Refused(text: "client_id is not the app the id_token_hint was issued to.") }
@@ -107,6 +113,16 @@ struct LogoutPages: Sendable {
             asked.returnTo = returnTo
         }
         return asked
+    }
+
+    /// Whether the hint's app session came from this very browser session, of this person: then the app that asks
+    /// is the one this browser signed in to, and no confirmation is needed. A hint from elsewhere (another browser of
+    /// the same person, a token that leaked) asks first.
+    private func hintNamesThisSession(_ asked: Asked, session: BrowserSession, realm: String) async throws -> Bool {
+        guard let subject = asked.subject, subject == session.userId, let appSession = asked.appSession,
+            let family = try await refresh.family(realm: realm, id: appSession)
+        else { return false }
+        return family.userId == subject && family.sessionId == session.lastingId && family.clientId == asked.clientId
     }
 
     private func end(_ session: BrowserSession, realm: String, _ asked: Asked) async throws -> Response {

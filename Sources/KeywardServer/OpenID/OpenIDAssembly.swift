@@ -63,7 +63,10 @@ struct OpenIDAssembly: KeywardPart {
             renderer: web.renderer
         )
             .register(on: web.pages)
-        LogoutPages(clients: oauth.clients, realms: oauth.realms, keys: oauth.keys, browser: accounts.browser, renderer: web.renderer, clock: clock)
+        LogoutPages(
+            clients: oauth.clients, realms: oauth.realms, keys: oauth.keys, browser: accounts.browser, refresh: refresh, renderer: web.renderer,
+            clock: clock
+        )
             .register(on: web.pages)
         PushedAuthorizationRoutes(service: service, clients: clientAuthentication, realmResolution: realmResolution, maxBodySize: maxBodySize)
             .register(on: router)

@@ -25,8 +25,11 @@ struct PendingAuthorization: Sendable, Equatable {
     /// When the request arrived, to the millisecond: only a sign-in after it satisfies `prompt=login` (one earlier in
     /// the same second must not).
     var createdAt: Date
-    /// The browser was sent to sign in for this request, so a sign-in since `createdAt` is the one it asked for.
+    /// The browser was sent to sign in for this request.
     var signInStarted = false
+    /// The browser's session (`BrowserSession.idHash`, "" for none) when it was sent to sign in: every sign-in gives the
+    /// session a new id, so a different one now means the person signed in for this request, however close the clock.
+    var sessionBeforeSignIn: String?
     /// The signed-in session was sent to its second factor for `acr_values=urn:keyward:acr:mfa`; once back, the
     /// request goes on with what the session reached.
     var stepUpStarted = false
@@ -65,6 +68,7 @@ struct PendingAuthorization: Sendable, Equatable {
         if let dpopJKT { object["jkt"] = .string(dpopJKT) }
         if let maxAge { object["ma"] = .number(Double(maxAge)) }
         if signInStarted { object["si"] = .bool(true) }
+        if let sessionBeforeSignIn { object["sb"] = .string(sessionBeforeSignIn) }
         if stepUpStarted { object["su"] = .bool(true) }
         return object
     }
@@ -87,6 +91,7 @@ struct PendingAuthorization: Sendable, Equatable {
         dpopJKT = object["jkt"]?.stringValue
         maxAge = object["ma"]?.intValue.map(Int.init)
         signInStarted = object["si"] == .bool(true)
+        sessionBeforeSignIn = object["sb"]?.stringValue
         stepUpStarted = object["su"] == .bool(true)
     }
 

@@ -28,8 +28,30 @@ struct PendingAuthorizations: SignInContinuation {
         return held
     }
 
-    func keep(_ held: PendingAuthorization, realm: String) -> HTTPFields {
-        [.setCookie: cookie(held.id, realm: realm, value: sealed.seal(held.json, realm: realm), maxAge: Int(PendingAuthorization.lifetime))]
+    /// Browsers keep a cookie of at most 4,096 bytes, name and attributes included: a longer value would be dropped
+    /// without a word and the sign-in would come back to an expired request.
+    static let maxValueLength = 3800
+    /// Requests held at once by one browser in one realm; the oldest give way, so a loop that opens the endpoint
+    /// again and again cannot grow the browser's Cookie header past what servers accept.
+    static let maxHeld = 4
+
+    /// The cookie that holds `held`, and the removal of the oldest others `request` carries beyond `maxHeld`; nil
+    /// when the request is too large to hold (`maxValueLength`).
+    func keep(_ held: PendingAuthorization, realm: String, request: Request) -> HTTPFields? {
+        let value = sealed.seal(held.json, realm: realm)
+        guard value.utf8.count <= Self.maxValueLength else { return nil }
+        var fields: HTTPFields = [.setCookie: cookie(held.id, realm: realm, value: value, maxAge: Int(PendingAuthorization.lifetime))]
+        let others = BrowserRequests.cookies(in: request).compactMap { cookie -> (id: String, createdAt: Date)? in
+            guard cookie.name.hasPrefix(Self.cookiePrefix) else { return nil }
+            let id = String(cookie.name.dropFirst(Self.cookiePrefix.count))
+            guard id != held.id, Self.isId(id) else { return nil }
+            let createdAt = sealed.open(cookie.value, realm: realm).flatMap(PendingAuthorization.init(json:))?.createdAt
+            return (id, createdAt ?? .distantPast)
+        }
+        for stale in others.sorted(by: { $0.createdAt > $1.createdAt }).dropFirst(Self.maxHeld - 1) {
+            fields.append(HTTPField(name: .setCookie, value: cookie(stale.id, realm: realm, value: "", maxAge: 0)))
+        }
+        return fields
     }
 
     func clear(realm: String, id: String) -> HTTPFields {

@@ -15,7 +15,12 @@ final class AuthorizationStepUpTests: XCTestCase {
             let (device, deviceToken) = try await server.enrolledDevice(client)
 
             let asked = try await browser.get(app.authorizationPath(["acr_values": "urn:keyward:acr:mfa"]))
-            XCTAssertEqual(asked.location, "/realms/demo/login/push", "the second factor runs on the signed-in session")
+            XCTAssertEqual(asked.status, .ok, "the person starts the second factor")
+            XCTAssertTrue(asked.headers[.contentSecurityPolicy]?.contains("form-action 'self' com.example.app:") ?? false)
+            let started = try await browser.post("/realms/demo/protocol/openid-connect/auth/step-up", [
+                "csrf": asked.field("csrf") ?? "", "id": asked.field("id") ?? "",
+            ])
+            XCTAssertEqual(started.location, "/realms/demo/login/push", "the second factor runs on the signed-in session")
             let waiting = try await browser.get("/realms/demo/login/push")
             XCTAssertTrue(
                 waiting.headers[.contentSecurityPolicy]?.contains("form-action 'self' com.example.app:") ?? false,

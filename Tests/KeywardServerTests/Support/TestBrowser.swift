@@ -50,6 +50,14 @@ final class TestBrowser: Sendable {
         jar.withLock { $0.first { $0.name == name }.map { "\($0.name)=\($0.value)" } }
     }
 
+    /// Sets a cookie as a response would (a session a test made outside the pages).
+    func setCookie(_ name: String, _ value: String) {
+        jar.withLock { jar in
+            jar.removeAll { $0.name == name }
+            jar.append((name, value))
+        }
+    }
+
     /// The names of the cookies the browser holds.
     var cookieNames: [String] { jar.withLock { $0.map(\.name) } }
 

@@ -30,4 +30,16 @@ extension PageTemplates {
     </form>
     <p><a href="{{accountURL}}">Stay signed in</a></p>
     """#
+
+    /// An app asks for a second factor the session has not had: the person starts it (a push to their phone).
+    static let stepUp = #"""
+    <h1>Confirm it is you</h1>
+    <p><span id="client">{{clientId}}</span> asks you to confirm this sign-in with your second factor.</p>
+    <form method="post" action="{{action}}" id="step-up-form">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <input type="hidden" name="id" value="{{id}}">
+    <button type="submit" name="decision" value="continue" id="continue">Continue</button>
+    <button type="submit" name="decision" value="cancel" class="secondary" id="cancel">Cancel</button>
+    </form>
+    """#
 }

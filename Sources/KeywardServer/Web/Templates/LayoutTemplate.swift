@@ -47,7 +47,7 @@ enum PageTemplates {
     static var all: [String: String] {
         [
             "layout": layout, "login": login, "push-wait": pushWait, "push-outcome": pushOutcome,
-            "enroll": enroll, "account": account, "deleteAccount": deleteAccount, "message": message, "consent": consent, "logout-confirm": logoutConfirm,
+            "enroll": enroll, "account": account, "deleteAccount": deleteAccount, "message": message, "consent": consent, "logout-confirm": logoutConfirm, "step-up": stepUp,
         ]
     }
 }
