@@ -156,6 +156,12 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
         browser.get(authorize)
         wait.until(EC.presence_of_element_located((By.ID, "consent-form")))
         audit("consent")
+        # The session signed in with a password before the phone: an app asking for a second factor gets the step-up page.
+        cli.admin("clients", "create", "--realm", "demo", "stepper", "--public", "--first-party", "--scope", "profile",
+                  "--redirect-uri", "https://partner.example/cb")
+        browser.get(authorize.replace("client_id=partner", "client_id=stepper") + "&acr_values=urn%3Akeyward%3Aacr%3Amfa")
+        wait.until(EC.presence_of_element_located((By.ID, "step-up-form")))
+        audit("step-up")
         browser.get(authorize.replace("partner.example%2Fcb", "evil.example%2Fcb"))
         wait_for_heading("This sign-in request cannot be completed")
         audit("authorization-refused")
@@ -211,7 +217,7 @@ def test_every_page_passes_axe_and_keyboard_checks(browser, device_bin, keyward_
         wait_for_heading("Sign in to demo")
         audit("locked-out")
 
-        assert len(audited) == 17
+        assert len(audited) == 18
         assert not findings, "axe-core found WCAG A/AA violations:\n" + "\n".join(
             f"{page}: {item}" for page, items in findings.items() for item in items
         )
