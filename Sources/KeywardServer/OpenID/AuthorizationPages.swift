@@ -56,18 +56,37 @@ struct AuthorizationPages: Sendable {
         return try await proceed(request, realm: realm, held, client: client)
     }
 
-    private func consent(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
-        let realm = try context.realm.name
+    /// What a page of a pending request posts: its fields, the request, the signed-in session it was shown to (the
+    /// session's CSRF token checked) and the client, still registered; or the answer to give instead.
+    private enum Posted {
+        case ready(form: [String: String], held: PendingAuthorization, session: BrowserSession, client: OAuthClient)
+        case answer(Response)
+    }
+
+    private func posted(_ request: Request, realm: String) async throws -> Posted {
         guard let form = try await browser.form(request), let id = form["id"], let held = pending.read(request, realm: realm, id: id) else {
-            return expiredPage(realm)
+            return .answer(expiredPage(realm))
         }
         guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated else {
-            return renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id))
+            return .answer(renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id)))
         }
-        guard BrowserSessionService.csrfMatches(form["csrf"], session) else { return renderer.formExpired(realm: realm, backToAccount: false) }
-        // The request may still ask for something first (a fresh sign-in, a second factor): the answer waits for it.
+        guard BrowserSessionService.csrfMatches(form["csrf"], session) else { return .answer(renderer.formExpired(realm: realm, backToAccount: false)) }
         guard let client = try await service.clients.client(realm: realm, clientId: held.clientId), client.redirectURI(matching: held.redirectURI) != nil
-        else { return refusalPage(realm, "The app that asked to sign you in is no longer registered.", headers: pending.clear(realm: realm, id: id)) }
+        else {
+            return .answer(refusalPage(realm, "The app that asked to sign you in is no longer registered.", headers: pending.clear(realm: realm, id: id)))
+        }
+        return .ready(form: form, held: held, session: session, client: client)
+    }
+
+    private func consent(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try context.realm.name
+        let (form, held, session, client): ([String: String], PendingAuthorization, BrowserSession, OAuthClient)
+        switch try await posted(request, realm: realm) {
+        case .ready(let readyForm, let readyHeld, let readySession, let readyClient): (form, held, session, client) = (readyForm, readyHeld, readySession, readyClient)
+        case .answer(let response): return response
+        }
+        let id = held.id
+        // The request may still ask for something first (a fresh sign-in, a second factor): the answer waits for it.
         switch service.next(held, client: client, session: session) {
         case .consent, .complete: break
         case .signIn, .stepUp, .refuse: return renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id))
@@ -123,15 +142,12 @@ struct AuthorizationPages: Sendable {
 
     private func confirmStepUp(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try context.realm.name
-        guard let form = try await browser.form(request), let id = form["id"], let held = pending.read(request, realm: realm, id: id) else {
-            return expiredPage(realm)
+        let (form, held, session, client): ([String: String], PendingAuthorization, BrowserSession, OAuthClient)
+        switch try await posted(request, realm: realm) {
+        case .ready(let readyForm, let readyHeld, let readySession, let readyClient): (form, held, session, client) = (readyForm, readyHeld, readySession, readyClient)
+        case .answer(let response): return response
         }
-        guard let session = try await browser.session(request, realm: realm), session.stage == .authenticated else {
-            return renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id))
-        }
-        guard BrowserSessionService.csrfMatches(form["csrf"], session) else { return renderer.formExpired(realm: realm, backToAccount: false) }
-        guard let client = try await service.clients.client(realm: realm, clientId: held.clientId), client.redirectURI(matching: held.redirectURI) != nil
-        else { return refusalPage(realm, "The app that asked to sign you in is no longer registered.", headers: pending.clear(realm: realm, id: id)) }
+        let id = held.id
         guard form["decision"] != "cancel" else {
             let location = service.refusalURI(
                 realm: realm, redirectURI: held.redirectURI, state: held.state, code: "access_denied", description: "the person did not confirm"
