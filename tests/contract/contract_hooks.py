@@ -456,6 +456,96 @@ SETUP = {
     "postUnlinkProvider": _account_identities,
 }
 
+# ------------------------------------------------------------------------------------- sign-in for apps (issue 28)
+APP = "contract-app"  # created by run_contract.py: public, not first-party, Bearer allowed, scope profile
+APP_REDIRECT = "https://app.contract.test/cb"
+
+
+def _authorization_query() -> dict[str, str]:
+    verifier = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return {"response_type": "code", "client_id": APP, "redirect_uri": APP_REDIRECT, "scope": "openid profile", "state": uuid.uuid4().hex,
+            "nonce": uuid.uuid4().hex, "code_challenge": challenge, "code_challenge_method": "S256", "_verifier": verifier}
+
+
+def _consent_page() -> tuple[Browser, dict[str, str], str]:
+    """A signed-in browser shown the app's consent page: the browser (holding the pending request's cookie), the
+    request's parameters and the page."""
+    browser = Browser(user("oidc"))
+    query = _authorization_query()
+    page = browser.http.get(f"{ISSUER}/protocol/openid-connect/auth", params={k: v for k, v in query.items() if k != "_verifier"},
+                            allow_redirects=False, timeout=TIMEOUT)
+    if page.status_code != 200:
+        raise RuntimeError(f"the consent page did not show: {page.status_code} {page.headers.get('Location')}")
+    return browser, query, page.text
+
+
+def _pending_id(html: str) -> str:
+    found = re.search(r'name="id" value="([^"]+)"', html)
+    if found is None:
+        raise RuntimeError("no pending request id on the consent page")
+    return found.group(1)
+
+
+_app_token: dict[str, Any] = {}
+
+
+def _app_access_token() -> str:
+    """An access token of a live app session (scope openid), from a whole code flow; kept for a minute."""
+    if _app_token.get("at", 0) > time.monotonic() - 60:
+        return _app_token["token"]
+    browser, query, page = _consent_page()
+    allowed = browser.http.post(f"{ISSUER}/protocol/openid-connect/auth/consent",
+                                data={"csrf": Browser._csrf(page), "id": _pending_id(page), "decision": "allow"},
+                                allow_redirects=False, timeout=TIMEOUT)
+    code = parse_qs(urlparse(allowed.headers["Location"]).query)["code"][0]
+    issued = requests.post(f"{ISSUER}/protocol/openid-connect/token", timeout=TIMEOUT, data={
+        "grant_type": "authorization_code", "code": code, "code_verifier": query["_verifier"], "redirect_uri": APP_REDIRECT, "client_id": APP,
+    })
+    issued.raise_for_status()
+    _app_token.update(token=issued.json()["access_token"], at=time.monotonic())
+    return _app_token["token"]
+
+
+def _sign_in_for_apps(case, valid: bool) -> None:
+    operation = case.operation.definition.raw.get("operationId")
+    if not valid:
+        return
+    if operation == "getAuthorization":
+        browser = Browser(user("oidc"))
+        case.query = {k: v for k, v in _authorization_query().items() if k != "_verifier"}
+        case.cookies = {**(case.cookies or {}), COOKIE: browser.cookie}
+    elif operation in ("getAuthorizationResume", "postAuthorizationConsent", "postAuthorizationStepUp"):
+        browser, _, page = _consent_page()
+        case.cookies = {**(case.cookies or {}), **browser.http.cookies.get_dict()}
+        if operation == "getAuthorizationResume":
+            case.query = {"id": _pending_id(page)}
+        else:
+            # The step-up form answers a cancel like any pending request's: back to the app with access_denied.
+            decision = "deny" if operation == "postAuthorizationConsent" else "cancel"
+            case.body = {"csrf": Browser._csrf(page), "id": _pending_id(page), "decision": decision}
+    elif operation == "postPushedAuthorizationRequest":
+        case.headers.pop("Authorization", None)
+        case.body = {k: v for k, v in _authorization_query().items() if k != "_verifier"}
+    elif operation == "postRevoke":
+        case.headers.pop("Authorization", None)
+        case.body = {"token": uuid.uuid4().hex, "client_id": APP}
+    elif operation in ("getUserInfo", "postUserInfo"):
+        case.headers.pop("DPoP", None)
+        case.headers["Authorization"] = f"Bearer {_app_access_token()}"
+    elif operation == "getRPInitiatedLogout":
+        browser = Browser(user("oidc"))
+        case.query = {"client_id": APP}
+        case.cookies = {**(case.cookies or {}), COOKIE: browser.cookie}
+
+
+SETUP.update({
+    operation: _sign_in_for_apps
+    for operation in ("getAuthorization", "getAuthorizationResume", "postAuthorizationConsent", "postAuthorizationStepUp",
+                      "postPushedAuthorizationRequest", "postRevoke", "getUserInfo", "postUserInfo", "getRPInitiatedLogout")
+})
+
+
 _client_key = ProofMaker("ES256")
 
 

@@ -41,7 +41,7 @@ CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,r
           "unsupported_method")
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 # The hooks' users (contract_hooks.py names them c<run>-<role>); a run id keeps reruns on one database apart.
-ROLES = ["device", "lockout", "pages", "push-page", "remover"]
+ROLES = ["device", "lockout", "pages", "push-page", "remover", "oidc"]
 # Settings that keep the run about the contract, not about the limits that protect a production realm: thousands of
 # sign-ins from one loopback address, many pending pushes, cheap password hashes.
 SERVER_SETTINGS = {
@@ -49,6 +49,9 @@ SERVER_SETTINGS = {
     "KEYWARD_ACCOUNTS_BCRYPT_COST": "4",
     "KEYWARD_LOG_FORMAT": "json",
 }
+APP_CLIENT = "contract-app"
+APP_REDIRECT = "https://app.contract.test/cb"
+APP_SIGNED_OUT = "https://app.contract.test/signed-out"
 REALM_SETTINGS = ["userVerification=none", "maxPendingChallenges=100", "enrollmentUseRequestUri=true", "waitChallengeEnabled=false"]
 
 
@@ -109,6 +112,10 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path, provider: 
           "--bundle-id", "com.example.contract", "--missing-attestation", "accept")
     for role in ROLES:
         admin("users", "create", "--realm", REALM, f"c{run_id}-{role}")
+    # An app of the realm's that is not first-party (its authorization requests show the consent page), with Bearer
+    # tokens allowed so that the hooks' userinfo calls need no proof.
+    admin("clients", "create", "--realm", REALM, APP_CLIENT, "--public", "--allow-bearer", "--scope", "profile",
+          "--redirect-uri", APP_REDIRECT, "--post-logout-redirect-uri", APP_SIGNED_OUT)
     secret = artifacts / "provider-secret"
     secret.write_text(secrets.token_urlsafe(16))
     admin("providers", "add", "--realm", REALM, PROVIDER_ALIAS, "--type", "oidc", "--issuer", provider.base_url, "--client-id", "keyward",
