@@ -82,17 +82,18 @@ public struct RedirectURI: Sendable, Equatable, CustomStringConvertible {
         return given.remainder.utf8.elementsEqual(wanted.remainder.utf8)
     }
 
-    /// The Content-Security-Policy source (CSP3 §2.3.1) that admits a redirect to `requested`, a URI this
-    /// registration `matches`: a page whose form leads there through redirects must allow it in `form-action`, which
-    /// Chromium checks against every redirect a form submission follows. An IPv6 literal cannot be written as a
-    /// CSP host, so it gets its scheme alone.
-    public func formActionSource(requested: String) -> String {
-        switch kind {
+    /// The Content-Security-Policy source (CSP3 §2.3.1) that admits a redirect to `uri`, one a client may register
+    /// (a loopback URI with the port it came with); nil for anything registration refuses. A page whose form leads
+    /// there through redirects must allow it in `form-action`, which Chromium checks against every redirect a form
+    /// submission follows. An IPv6 literal cannot be written as a CSP host, so it gets its scheme alone.
+    public static func formActionSource(of uri: String) -> String? {
+        guard let registration = try? RedirectURI(registering: uri) else { return nil }
+        switch registration.kind {
         case .privateUseScheme:
-            return String(value[..<(value.firstIndex(of: ":") ?? value.endIndex)]) + ":"
+            return String(uri[..<(uri.firstIndex(of: ":") ?? uri.endIndex)]) + ":"
         case .https, .loopback:
-            let scheme = kind == .https ? "https" : "http"
-            guard let authority = Self.authority(of: requested.dropFirst(scheme.count + 1)), !authority.host.hasPrefix("[") else { return scheme + ":" }
+            let scheme = registration.kind == .https ? "https" : "http"
+            guard let authority = authority(of: uri.dropFirst(scheme.count + 1)), !authority.host.hasPrefix("[") else { return scheme + ":" }
             return scheme + "://" + authority.host + (authority.port.map { ":" + $0 } ?? "")
         }
     }

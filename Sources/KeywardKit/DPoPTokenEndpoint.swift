@@ -33,7 +33,7 @@ struct DPoPTokenEndpoint: Sendable {
     /// `use_dpop_nonce` with a `DPoP-Nonce` header, the same form goes again once with a proof carrying that nonce
     /// (RFC 9449 §8); a second demand is an error, not a loop.
     func requestToken(_ parameters: [(name: String, value: String)], extraProofClaims: JSONObject = [:]) async throws -> Answer {
-        let body = Data(parameters.map { Self.formEncode($0.name) + "=" + Self.formEncode($0.value) }.joined(separator: "&").utf8)
+        let body = Data(Self.formBody(parameters).utf8)
         var nonce: String?
         for _ in 0..<2 {
             var request = try makeRequest(url, method: "POST")
@@ -68,6 +68,11 @@ struct DPoPTokenEndpoint: Sendable {
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         return request
+    }
+
+    /// `name=value` pairs joined by `&`, each encoded (`formEncode`): a form body or a URL's query.
+    static func formBody(_ parameters: [(name: String, value: String)]) -> String {
+        parameters.map { formEncode($0.name) + "=" + formEncode($0.value) }.joined(separator: "&")
     }
 
     /// Percent-encodes everything but RFC 3986's unreserved characters, so `+`, `&` and `=` in a value survive the

@@ -124,8 +124,8 @@ struct AuthCodeScenario: Sendable {
     private func signIn(_ username: String) throws -> String {
         let connection = try RawHTTPConnection(port: port)
         let login = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login", port: port, headers: []))
-        guard let anonymous = login.header("set-cookie")?.split(separator: ";").first.map(String.init),
-            let csrf = Self.csrf(login.body)
+        guard let anonymous = login.cookie,
+            let csrf = RawHTTPConnection.between(login.body, #"name="csrf" value=""#, "\"")
         else { throw BenchError("login page without cookie or CSRF field") }
         let signedIn = try connection.send(RawHTTPConnection.request(
             method: "POST", path: "/realms/demo/login", port: port,
@@ -133,16 +133,8 @@ struct AuthCodeScenario: Sendable {
             body: "csrf=\(csrf)&username=\(username)&password=bench-password"
         ))
         guard signedIn.status == 303, signedIn.header("location") == "/realms/demo/account",
-            let cookie = signedIn.header("set-cookie")?.split(separator: ";").first.map(String.init)
+            let cookie = signedIn.cookie
         else { throw BenchError("password sign-in failed: \(signedIn.status) \(signedIn.header("location") ?? "")") }
         return cookie
-    }
-
-    private static func csrf(_ body: [UInt8]) -> String? {
-        let marker = Array(#"name="csrf" value=""#.utf8)
-        guard let from = RawHTTPConnection.find(marker, in: body).map({ $0 + marker.count }),
-            let to = RawHTTPConnection.find(Array("\"".utf8), in: body, from: from)
-        else { return nil }
-        return String(decoding: body[from..<to], as: UTF8.self)
     }
 }

@@ -114,8 +114,8 @@ struct PushLoginScenario: Sendable {
             headers: [("Cookie", user.cookie), ("Content-Type", "application/x-www-form-urlencoded")],
             body: "csrf=\(user.csrf)&refresh=true"
         ))
-        guard page.status == 200, let number = Self.between(page.body, #"aria-describedby="instruction">"#, "<"),
-            let eventsPath = Self.between(page.body, #"data-events-url=""#, "\""), let cid = Self.between(page.body, #"name="challengeId" value=""#, "\"")
+        guard page.status == 200, let number = RawHTTPConnection.between(page.body, #"aria-describedby="instruction">"#, "<"),
+            let eventsPath = RawHTTPConnection.between(page.body, #"data-events-url=""#, "\""), let cid = RawHTTPConnection.between(page.body, #"name="challengeId" value=""#, "\"")
         else { throw BenchError("waiting page: \(page.status) \(String(decoding: page.body.prefix(200), as: UTF8.self))") }
 
         // The page's connection is idle now: the browser's EventSource takes it, as a keep-alive connection.
@@ -171,7 +171,7 @@ struct PushLoginScenario: Sendable {
 
         let connection = try RawHTTPConnection(port: port)
         let login = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login", port: port, headers: []))
-        guard let anonymous = Self.cookie(login), let csrf = Self.between(login.body, #"name="csrf" value=""#, "\"") else {
+        guard let anonymous = login.cookie, let csrf = RawHTTPConnection.between(login.body, #"name="csrf" value=""#, "\"") else {
             throw BenchError("login page without cookie or CSRF field")
         }
         let signedIn = try connection.send(RawHTTPConnection.request(
@@ -179,9 +179,9 @@ struct PushLoginScenario: Sendable {
             headers: [("Cookie", anonymous), ("Content-Type", "application/x-www-form-urlencoded")],
             body: "csrf=\(csrf)&username=\(username)&password=bench-password"
         ))
-        guard signedIn.status == 303, let cookie = Self.cookie(signedIn) else { throw BenchError("password login failed: \(signedIn.status)") }
+        guard signedIn.status == 303, let cookie = signedIn.cookie else { throw BenchError("password login failed: \(signedIn.status)") }
         let waiting = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login/push", port: port, headers: [("Cookie", cookie)]))
-        guard waiting.status == 200, let sessionCSRF = Self.between(waiting.body, #"name="csrf" value=""#, "\"") else {
+        guard waiting.status == 200, let sessionCSRF = RawHTTPConnection.between(waiting.body, #"name="csrf" value=""#, "\"") else {
             throw BenchError("waiting page: \(waiting.status)")
         }
         return Participant(username: username, cookie: cookie, csrf: sessionCSRF, device: device, accessToken: accessToken)
@@ -192,19 +192,5 @@ struct PushLoginScenario: Sendable {
         var environment = ["KEYWARD_ACCOUNTS_BCRYPT_COST": "4"]
         if let password { environment["KEYWARD_NEW_PASSWORD"] = password }
         return try cli.run(arguments, environment: environment)
-    }
-
-    private static func cookie(_ response: RawHTTPConnection.Response) -> String? {
-        response.header("set-cookie")?.split(separator: ";").first.map(String.init)
-    }
-
-    /// The text between the first `start` and the next `end`, `&amp;` decoded (a byte search: the load generator
-    /// shares the cores with the server).
-    private static func between(_ body: [UInt8], _ start: String, _ end: String) -> String? {
-        let opening = Array(start.utf8)
-        guard let from = RawHTTPConnection.find(opening, in: body).map({ $0 + opening.count }),
-            let to = RawHTTPConnection.find(Array(end.utf8), in: body, from: from)
-        else { return nil }
-        return String(decoding: body[from..<to], as: UTF8.self).replacingOccurrences(of: "&amp;", with: "&")
     }
 }

@@ -15,6 +15,9 @@ final class RawHTTPConnection {
         var headers: [(name: String, value: String)] = []
 
         func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+
+        /// The cookie the answer sets, as `name=value` to send back.
+        var cookie: String? { header("set-cookie")?.split(separator: ";").first.map(String.init) }
     }
 
     private let fd: Int32
@@ -101,6 +104,16 @@ final class RawHTTPConnection {
 
     /// Where `needle` starts in `haystack`, at or after `start` (memchr + memcmp: Foundation's generic search cost
     /// the load generator a third of its CPU, which the server then did not get).
+    /// The text between the first `start` and the next `end`, `&amp;` decoded (a byte search: the load generator
+    /// shares the cores with the server).
+    static func between(_ body: [UInt8], _ start: String, _ end: String) -> String? {
+        let opening = Array(start.utf8)
+        guard let from = RawHTTPConnection.find(opening, in: body).map({ $0 + opening.count }),
+            let to = RawHTTPConnection.find(Array(end.utf8), in: body, from: from)
+        else { return nil }
+        return String(decoding: body[from..<to], as: UTF8.self).replacingOccurrences(of: "&amp;", with: "&")
+    }
+
     static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int = 0) -> Int? {
         guard let first = needle.first, start <= haystack.count else { return nil }
         return haystack.withUnsafeBytes { hay in

@@ -159,7 +159,7 @@ struct SocialCallbackScenario: Sendable {
                 method: "GET", path: "/realms/demo/v1/auth/\(alias)?return=\(returnPath)", port: keywardPort, headers: []
             ))
             guard started.status == 302, let authorize = started.header("location"), authorize.hasPrefix(provider.baseURL + "/authorize?"),
-                let cookie = started.header("set-cookie")?.split(separator: ";").first.map(String.init), cookie.hasPrefix("keyward-signin-")
+                let cookie = started.cookie, cookie.hasPrefix("keyward-signin-")
             else {
                 throw BenchError("social callback: the start route answered \(started.status), not 302 to the provider with a transaction cookie: \(String(decoding: started.body.prefix(300), as: UTF8.self))")
             }

@@ -98,4 +98,24 @@ final class RedirectURITests: XCTestCase {
         XCTAssertFalse(six.matches("http://[::1]:8123/cb/"))
         XCTAssertFalse(six.matches("http://[0:0:0:0:0:0:0:1]:8123/cb"))
     }
+
+    /// The CSP form-action source of a redirect: an https or loopback origin with its port, a private-use scheme, the
+    /// scheme alone for an IPv6 literal (no CSP host can name one), nothing for what registration refuses.
+    func testTheFormActionSourceOfARedirectIsItsOriginOrScheme() {
+        let cases: [(String, String?)] = [
+            ("https://app.example.com/cb?x=1", "https://app.example.com"),
+            ("https://app.example.com:8443/cb", "https://app.example.com:8443"),
+            ("http://127.0.0.1:49152/cb", "http://127.0.0.1:49152"),
+            ("http://127.0.0.1/cb", "http://127.0.0.1"),
+            ("http://[::1]:8123/cb", "http:"),
+            ("https://[2001:db8::1]/cb", "https:"),
+            ("com.example.app:/oauth2redirect", "com.example.app:"),
+            ("http://evil.example/cb", nil),
+            ("javascript:alert(1)", nil),
+            ("https://app.example.com/cb#frag", nil),
+        ]
+        for (uri, source) in cases {
+            XCTAssertEqual(RedirectURI.formActionSource(of: uri), source, uri)
+        }
+    }
 }

@@ -51,22 +51,26 @@ public struct RealmTokenVerifier: Sendable {
     /// Verifies an id_token (OpenID Connect Core §3.1.3.7): signature, `iss`, `aud` = `clientId`, `exp`, `iat`,
     /// `nonce` = the request's, and `at_hash` over the access token it came with; returns its claims.
     public func verifyIDToken(_ token: String, clientId: String, nonce: String, accessToken: String) async throws -> JSONObject {
-        let claims = try await verify(token, audience: clientId, required: ["exp", "iat", "sub", "nonce", "at_hash"])
+        let verified = try await verified(token, audience: clientId, required: ["exp", "iat", "sub", "nonce", "at_hash"])
+        let claims = verified.claims
         guard claims["nonce"]?.stringValue == nonce else { throw KeywardKitError.untrustedToken("the id_token's nonce is not this sign-in's") }
-        let algorithm = (try? JWS.parse(token))?.header["alg"]?.stringValue.flatMap(JWSAlgorithm.init(rawValue:)) ?? .es256
-        guard claims["at_hash"]?.stringValue == TokenHash.leftHalf(of: accessToken, algorithm: algorithm) else {
+        guard claims["at_hash"]?.stringValue == TokenHash.leftHalf(of: accessToken, algorithm: verified.algorithm) else {
             throw KeywardKitError.untrustedToken("the id_token's at_hash does not match the access token")
         }
         return claims
     }
 
     private func verify(_ token: String, audience: String?, required: Set<String>) async throws -> JSONObject {
+        try await verified(token, audience: audience, required: required).claims
+    }
+
+    private func verified(_ token: String, audience: String?, required: Set<String>) async throws -> VerifiedJWT {
         let keys = try await fetchKeys()
         let policy = JWTVerificationPolicy(
             allowedAlgorithms: Set(JWSAlgorithm.allCases), keys: .set(keys), requiredClaims: required, issuer: issuer, audience: audience, leeway: 30
         )
         do {
-            return try JWTVerifier.verify(token, policy: policy, now: clock()).claims
+            return try JWTVerifier.verify(token, policy: policy, now: clock())
         } catch {
             throw KeywardKitError.untrustedToken(error.message)
         }

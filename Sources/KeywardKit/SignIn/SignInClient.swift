@@ -105,7 +105,7 @@ public actor SignInClient {
         } else {
             query = parameters
         }
-        let text = authorization + "?" + query.map { DPoPTokenEndpoint.formEncode($0.0) + "=" + DPoPTokenEndpoint.formEncode($0.1) }.joined(separator: "&")
+        let text = authorization + "?" + DPoPTokenEndpoint.formBody(query)
         guard let url = URL(string: text) else { throw KeywardKitError.invalidURL(text) }
         return SignInRequest(
             url: url, redirectURI: configuration.redirectURI, state: state, nonce: nonce, codeVerifier: verifier, dpopThumbprint: dpop.thumbprint,
@@ -118,7 +118,7 @@ public actor SignInClient {
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(parameters.map { DPoPTokenEndpoint.formEncode($0.0) + "=" + DPoPTokenEndpoint.formEncode($0.1) }.joined(separator: "&").utf8)
+        request.httpBody = Data(DPoPTokenEndpoint.formBody(parameters).utf8)
         let (data, response) = try await session.keywardData(for: request)
         guard response.statusCode == 201, let object = try? StrictJSON.parseObject(Array(data)), let requestURI = object["request_uri"]?.stringValue else {
             let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: data)
@@ -267,7 +267,7 @@ public actor SignInClient {
             request.httpMethod = "POST"
             request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
             let token = current.refreshToken ?? current.accessToken
-            request.httpBody = Data("token=\(DPoPTokenEndpoint.formEncode(token))&client_id=\(DPoPTokenEndpoint.formEncode(configuration.clientId))".utf8)
+            request.httpBody = Data(DPoPTokenEndpoint.formBody([("token", token), ("client_id", configuration.clientId)]).utf8)
             let (_, response) = try await session.keywardData(for: request)
             guard response.statusCode == 200 else { throw KeywardKitError.server(status: response.statusCode, code: nil, description: "revocation") }
         }
@@ -275,7 +275,7 @@ public actor SignInClient {
         guard let endSession = metadata.endSessionEndpoint else { return nil }
         var query = [("id_token_hint", current.idToken), ("client_id", configuration.clientId)]
         if let back = configuration.postLogoutRedirectURI { query.append(("post_logout_redirect_uri", back)) }
-        return URL(string: endSession + "?" + query.map { DPoPTokenEndpoint.formEncode($0.0) + "=" + DPoPTokenEndpoint.formEncode($0.1) }.joined(separator: "&"))
+        return URL(string: endSession + "?" + DPoPTokenEndpoint.formBody(query))
     }
 
     private func tokenRequest(_ form: [(name: String, value: String)]) async throws -> TokenResponse {

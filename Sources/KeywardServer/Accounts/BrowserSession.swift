@@ -78,9 +78,9 @@ public protocol BrowserSessionStore: Sendable {
     func deleteSession(idHash: String) async throws
     /// The user's live sessions, newest first.
     func sessions(realm: String, userId: String, now: Date) async throws -> [BrowserSession]
-    /// Ends one session of the user's (the id hash alone would let any signed-in user end any session); returns
-    /// whether there was one.
-    func deleteSession(realm: String, userId: String, idHash: String) async throws -> Bool
+    /// Ends one session of the user's (the id hash alone would let any signed-in user end any session); returns its
+    /// lasting id (`BrowserSession.lastingId`), nil when there was none.
+    func deleteSession(realm: String, userId: String, idHash: String) async throws -> String?
     /// Ends every session of a user; returns how many there were.
     func deleteSessions(realm: String, userId: String) async throws -> Int
     func deleteExpiredSessions(now: Date) async throws -> Int

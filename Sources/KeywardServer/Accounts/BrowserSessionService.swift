@@ -111,9 +111,8 @@ public struct BrowserSessionService: Sendable {
 
     /// Ends one of the user's sessions, named by its id hash; false when the user has no such session.
     public func end(realm: String, userId: String, idHash: String) async throws -> Bool {
-        let ending = try await store.sessions(realm: realm, userId: userId, now: clock.now()).first { $0.idHash == idHash }
-        guard try await store.deleteSession(realm: realm, userId: userId, idHash: idHash) else { return false }
-        if let ending { await plugins.appSessions?.browserSessionsEnded(realm: realm, userId: userId, browserSessionIds: [ending.lastingId]) }
+        guard let ended = try await store.deleteSession(realm: realm, userId: userId, idHash: idHash) else { return false }
+        await plugins.appSessions?.browserSessionsEnded(realm: realm, userId: userId, browserSessionIds: [ended])
         return true
     }
 

@@ -96,12 +96,12 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
         }
     }
 
-    public func deleteSession(realm: String, userId: String, idHash: String) async throws -> Bool {
+    public func deleteSession(realm: String, userId: String, idHash: String) async throws -> String? {
         try await StoreErrorMapping.mapping("deleteSession(realm:userId:idHash:)") {
-            try await database.sql.countingRows("""
+            try await database.sql.raw("""
                 DELETE FROM browser_sessions WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND id_hash = \(bind: idHash)
-                RETURNING 1 AS deleted
-                """) > 0
+                RETURNING id_hash, sid
+                """).first().map { row in try row.decode(column: "sid", as: String?.self) ?? row.decode(column: "id_hash", as: String.self) }
         }
     }
 

@@ -34,6 +34,11 @@ public struct OAuthFailure: Error, Equatable, Sendable {
     static func invalidRequest(_ description: String) -> OAuthFailure {
         OAuthFailure(status: 400, code: .invalidRequest, description: description)
     }
+
+    /// RFC 6749 §5.2 `invalid_grant`, with the rule that refused it (`reason`).
+    static func invalidGrant(_ description: String, reason: String) -> OAuthFailure {
+        OAuthFailure(status: 400, code: .invalidGrant, description: description, reason: reason)
+    }
 }
 
 extension JSONResponse {

@@ -26,22 +26,22 @@ struct AuthorizationCodeGrant: TokenGrant {
         }
         guard let redirectURI = request.form["redirect_uri"] else { throw OAuthFailure.invalidRequest("missing parameter: redirect_uri") }
         guard let code = codes.open(text, realm: realm.name).flatMap(AuthorizationCode.init(json:)) else {
-            throw Self.invalidGrant("the authorization code is not valid", reason: "code_invalid")
+            throw OAuthFailure.invalidGrant("the authorization code is not valid", reason: "code_invalid")
         }
         guard code.clientId == request.client.clientId else {
-            throw Self.invalidGrant("the authorization code was issued to another client", reason: "code_client_mismatch")
+            throw OAuthFailure.invalidGrant("the authorization code was issued to another client", reason: "code_client_mismatch")
         }
         guard code.redirectURI == redirectURI else {
-            throw Self.invalidGrant("redirect_uri is not the one the authorization request named", reason: "redirect_uri_mismatch")
+            throw OAuthFailure.invalidGrant("redirect_uri is not the one the authorization request named", reason: "redirect_uri_mismatch")
         }
         guard PKCE.verifies(verifier, challenge: code.codeChallenge) else {
-            throw Self.invalidGrant("code_verifier does not match the authorization request's code_challenge", reason: "pkce_mismatch")
+            throw OAuthFailure.invalidGrant("code_verifier does not match the authorization request's code_challenge", reason: "pkce_mismatch")
         }
         guard code.expiresAt > request.now else {
             // Its own client presenting it again after its minute is a reuse all the same; checked after the client
             // and the verifier, so that someone who only saw the code cannot end the sign-in it started.
             await refresh.revokeStartedBy(code, realm: realm.name, now: request.now)
-            throw Self.invalidGrant("the authorization code has expired", reason: "code_expired")
+            throw OAuthFailure.invalidGrant("the authorization code has expired", reason: "code_expired")
         }
         try await refresh.requireEnabled(realm: realm.name, userId: code.userId)
 
@@ -56,7 +56,7 @@ struct AuthorizationCodeGrant: TokenGrant {
             scope: "authorization-code:" + realm.name, key: code.id, expiresAt: code.expiresAt.addingTimeInterval(Self.replayMargin),
             replayed: { [refresh, now = request.now] in
                 await refresh.revokeStartedBy(code, realm: realm.name, now: now)
-                return Self.invalidGrant("the authorization code was used already; the tokens issued for it are revoked", reason: "code_reused")
+                return OAuthFailure.invalidGrant("the authorization code was used already; the tokens issued for it are revoked", reason: "code_reused")
             }
         )
         if let jkt = code.dpopJKT {
@@ -78,9 +78,5 @@ struct AuthorizationCodeGrant: TokenGrant {
             }
         }
         return decision
-    }
-
-    static func invalidGrant(_ description: String, reason: String) -> OAuthFailure {
-        OAuthFailure(status: 400, code: .invalidGrant, description: description, reason: reason)
     }
 }

@@ -50,9 +50,7 @@ struct AuthorizationPages: Sendable {
         guard let id = request.uri.queryParameters.get("id"), let held = pending.read(request, realm: realm, id: id) else {
             return expiredPage(realm)
         }
-        guard let client = try await service.clients.client(realm: realm, clientId: held.clientId), client.redirectURI(matching: held.redirectURI) != nil else {
-            return refusalPage(realm, "The app that asked to sign you in is no longer registered.", headers: pending.clear(realm: realm, id: id))
-        }
+        guard let client = try await registeredClient(of: held, realm: realm) else { return unregistered(realm, held) }
         return try await proceed(request, realm: realm, held, client: client)
     }
 
@@ -71,11 +69,20 @@ struct AuthorizationPages: Sendable {
             return .answer(renderer.redirect(to: PendingAuthorizations.resumePath(realm: realm, id: id)))
         }
         guard BrowserSessionService.csrfMatches(form["csrf"], session) else { return .answer(renderer.formExpired(realm: realm, backToAccount: false)) }
-        guard let client = try await service.clients.client(realm: realm, clientId: held.clientId), client.redirectURI(matching: held.redirectURI) != nil
-        else {
-            return .answer(refusalPage(realm, "The app that asked to sign you in is no longer registered.", headers: pending.clear(realm: realm, id: id)))
-        }
+        guard let client = try await registeredClient(of: held, realm: realm) else { return .answer(unregistered(realm, held)) }
         return .ready(form: form, held: held, session: session, client: client)
+    }
+
+    /// The request's client, when it is still registered with the request's redirect URI (it may have been deleted or
+    /// changed while the person signed in).
+    private func registeredClient(of held: PendingAuthorization, realm: String) async throws -> OAuthClient? {
+        guard let client = try await service.clients.client(realm: realm, clientId: held.clientId), client.redirectURI(matching: held.redirectURI) != nil
+        else { return nil }
+        return client
+    }
+
+    private func unregistered(_ realm: String, _ held: PendingAuthorization) -> Response {
+        refusalPage(realm, "The app that asked to sign you in is no longer registered.", headers: pending.clear(realm: realm, id: held.id))
     }
 
     private func consent(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {

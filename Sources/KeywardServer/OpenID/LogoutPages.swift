@@ -138,8 +138,7 @@ struct LogoutPages: Sendable {
     }
 
     private func formTargets(_ asked: Asked) -> [String] {
-        guard let returnTo = asked.returnTo, let registration = try? RedirectURI(registering: returnTo) else { return [] }
-        return [registration.formActionSource(requested: returnTo)]
+        asked.returnTo.flatMap(RedirectURI.formActionSource(of:)).map { [$0] } ?? []
     }
 
     private func refusalPage(_ realm: String, _ text: String) -> Response {

@@ -71,8 +71,7 @@ struct PendingAuthorizations: SignInContinuation {
 
     /// Where the app's answer goes, as a CSP source for a page whose form leads there.
     static func formTargets(_ held: PendingAuthorization) -> [String] {
-        guard let registration = try? RedirectURI(registering: held.redirectURI) else { return [] }
-        return [registration.formActionSource(requested: held.redirectURI)]
+        RedirectURI.formActionSource(of: held.redirectURI).map { [$0] } ?? []
     }
 
     func formTargets(realm: String, returnTo: String, request: Request) -> [String] {

@@ -23,7 +23,7 @@ struct RefreshTokens: Sendable {
             throw Self.unavailable
         }
         guard inserted else {
-            throw AuthorizationCodeGrant.invalidGrant("the authorization code was used already; the tokens issued for it are revoked", reason: "code_reused")
+            throw OAuthFailure.invalidGrant("the authorization code was used already; the tokens issued for it are revoked", reason: "code_reused")
         }
         return token(family)
     }
@@ -52,7 +52,7 @@ struct RefreshTokens: Sendable {
         } catch {
             throw Self.unavailable
         }
-        guard let advanced else { throw RefreshTokenGrant.invalidGrant("the refresh token is no longer valid", reason: "refresh_token_revoked") }
+        guard let advanced else { throw OAuthFailure.invalidGrant("the refresh token is no longer valid", reason: "refresh_token_revoked") }
         return token(advanced)
     }
 
@@ -91,7 +91,7 @@ struct RefreshTokens: Sendable {
             throw Self.unavailable
         }
         guard let user, user.enabled else {
-            throw AuthorizationCodeGrant.invalidGrant("the user is disabled or no longer exists", reason: "user_disabled")
+            throw OAuthFailure.invalidGrant("the user is disabled or no longer exists", reason: "user_disabled")
         }
     }
 
@@ -127,17 +127,17 @@ struct RefreshTokenGrant: TokenGrant {
         let realm = request.realm.name
         guard let text = request.form["refresh_token"], !text.isEmpty else { throw OAuthFailure.invalidRequest("missing parameter: refresh_token") }
         guard let presented = refresh.presented(text, realm: realm), let family = try await refresh.family(realm: realm, id: presented.familyId) else {
-            throw Self.invalidGrant("the refresh token is not valid", reason: "refresh_token_invalid")
+            throw OAuthFailure.invalidGrant("the refresh token is not valid", reason: "refresh_token_invalid")
         }
         guard family.clientId == request.client.clientId else {
-            throw Self.invalidGrant("the refresh token was issued to another client", reason: "refresh_token_client_mismatch")
+            throw OAuthFailure.invalidGrant("the refresh token was issued to another client", reason: "refresh_token_client_mismatch")
         }
         guard family.isLive(now: request.now) else {
-            throw Self.invalidGrant("the refresh token was revoked or has expired", reason: "refresh_token_revoked")
+            throw OAuthFailure.invalidGrant("the refresh token was revoked or has expired", reason: "refresh_token_revoked")
         }
         guard presented.generation == family.generation else {
             if presented.generation < family.generation { await refresh.revokeReused(family, now: request.now) }
-            throw Self.invalidGrant("the refresh token was used already; the sign-in it belonged to is revoked", reason: "refresh_token_reused")
+            throw OAuthFailure.invalidGrant("the refresh token was used already; the sign-in it belonged to is revoked", reason: "refresh_token_reused")
         }
         try await refresh.requireEnabled(realm: realm, userId: family.userId)
 
@@ -150,7 +150,7 @@ struct RefreshTokenGrant: TokenGrant {
             scope: "refresh-token:" + realm, key: family.id + "." + String(family.generation), expiresAt: family.expiresAt,
             replayed: { [refresh, now = request.now] in
                 await refresh.revokeReused(family, now: now)
-                return Self.invalidGrant("the refresh token was used already; the sign-in it belonged to is revoked", reason: "refresh_token_reused")
+                return OAuthFailure.invalidGrant("the refresh token was used already; the sign-in it belonged to is revoked", reason: "refresh_token_reused")
             }
         )
         if let jkt = family.jkt {
@@ -173,9 +173,5 @@ struct RefreshTokenGrant: TokenGrant {
             throw OAuthFailure(status: 400, code: .invalidScope, description: "scope '\(extra.prefix(64))' was not granted to this sign-in")
         }
         return wanted.joined(separator: " ")
-    }
-
-    static func invalidGrant(_ description: String, reason: String) -> OAuthFailure {
-        OAuthFailure(status: 400, code: .invalidGrant, description: description, reason: reason)
     }
 }
