@@ -27,7 +27,7 @@ struct OpenIDAssembly: KeywardPart {
         families = SQLRefreshFamilyStore(database: core.database)
         refresh = RefreshTokens(
             store: families, key: core.masterKey.derivedKey(purpose: RefreshToken.keyPurpose), users: accounts.users, audit: core.audit,
-            logger: core.logger
+            logger: core.logger, writer: core.database.writerExecutor
         )
         let codes = SealedJSON(masterKey: core.masterKey, purpose: "keyward authorization code v1")
         service = AuthorizationService(

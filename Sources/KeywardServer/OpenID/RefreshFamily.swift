@@ -4,8 +4,8 @@ import Foundation
 import KeywardJOSE
 
 /// What an app holds after an authorization code: a sign-in of one user at one client, from one browser session,
-/// refreshed by rotating tokens. Each refresh moves the family to its next `generation` and the token of the old one
-/// stops working; presenting an old one again revokes the whole family (RFC 9700 §4.14.2).
+/// refreshed by rotating tokens. Each refresh spends its token's generation in Core's single-use records and hands
+/// out the next one; presenting a spent one again revokes the whole family (RFC 9700 §4.14.2).
 struct RefreshFamily: Sendable, Equatable {
     /// The authorization code's id: a reused code finds the family it started.
     var id: String
@@ -19,6 +19,8 @@ struct RefreshFamily: Sendable, Equatable {
     var authTime: Date
     var amr: [String]
     var acr: String
+    /// The generation of the newest token handed out, as far as the family's uses are written: never ahead of the
+    /// real one, so a presented token below it was spent. Which token is spent is decided by the single-use records.
     var generation: Int64
     var createdAt: Date
     var lastUsedAt: Date
@@ -35,8 +37,8 @@ protocol RefreshFamilyStore: Sendable {
     /// Inserts a new family; false when one with its id exists already (a reuse of its code revoked it first).
     func insert(_ family: RefreshFamily) async throws -> Bool
     func family(realm: String, id: String) async throws -> RefreshFamily?
-    /// Moves a live family at `generation` to the next one, atomically; nil when it is not live or not there.
-    func advance(realm: String, id: String, from generation: Int64, now: Date) async throws -> RefreshFamily?
+    /// Writes that the families were refreshed: their newest generation (never moved back) and last use.
+    func recordUses(_ uses: [RefreshFamilyUse]) async throws
     /// Revokes the family, writing it revoked when it does not exist yet (a code reused before its first redemption
     /// stored the family); returns whether this call revoked it (false: it was revoked already).
     func revoke(_ family: RefreshFamily, now: Date) async throws -> Bool
@@ -50,6 +52,13 @@ protocol RefreshFamilyStore: Sendable {
     func revokeAll(realm: String, userId: String, sessionIds: [String], now: Date) async throws -> Int
     /// Deletes families past their expiry, revoked or not; returns how many.
     func deleteExpired(now: Date) async throws -> Int
+}
+
+/// One refresh of a family: the generation it handed out, and when.
+struct RefreshFamilyUse: Sendable, Equatable {
+    let familyId: String
+    let generation: Int64
+    let at: Date
 }
 
 /// The refresh token of one generation of a family: the family's id, the generation and an HMAC over both under a

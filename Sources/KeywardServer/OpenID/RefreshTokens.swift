@@ -11,6 +11,22 @@ struct RefreshTokens: Sendable {
     let users: UserService
     let audit: AuditLog
     let logger: Logger
+    /// Refreshes write their families' last use together, as the single-use records of their tokens are written.
+    private let uses: GroupCommit<RefreshFamilyUse, Void>
+
+    /// `writer`: where the grouped writes of uses run (`KeywardDatabase.writerExecutor`).
+    init(store: any RefreshFamilyStore, key: SymmetricKey, users: UserService, audit: AuditLog, logger: Logger, writer: (any TaskExecutor)?) {
+        (self.store, self.key, self.users, self.audit, self.logger) = (store, key, users, audit, logger)
+        uses = GroupCommit(maxGroup: 64, executor: writer) { (uses: [RefreshFamilyUse]) async -> Void in
+            do {
+                try await store.recordUses(uses)
+            } catch {
+                // What was refused or granted does not depend on it: the single-use records decide; this is the use
+                // the account page shows.
+                logger.warning("refresh-token families' last use not written", metadata: ["families": "\(uses.count)", "error": "\(error)"])
+            }
+        }
+    }
 
     /// Starts the family of a redeemed code and returns its first refresh token; refused when the code's reuse
     /// revoked the family before this redemption stored it.
@@ -43,17 +59,11 @@ struct RefreshTokens: Sendable {
         }
     }
 
-    /// Moves the family from `generation` to the next and returns the next token; refused when another request moved
-    /// or revoked it first.
-    func rotate(_ family: RefreshFamily, from generation: Int64, now: Date) async throws(OAuthFailure) -> String {
-        let advanced: RefreshFamily?
-        do {
-            advanced = try await store.advance(realm: family.realm, id: family.id, from: generation, now: now)
-        } catch {
-            throw Self.unavailable
-        }
-        guard let advanced else { throw OAuthFailure.invalidGrant("the refresh token is no longer valid", reason: "refresh_token_revoked") }
-        return token(advanced)
+    /// The token after the one of `generation`, whose single-use record the refresh has written: that record is what
+    /// makes the presented token spent, so nothing else has to move atomically with it.
+    func next(_ family: RefreshFamily, after generation: Int64, now: Date) async -> String {
+        await uses.submit(RefreshFamilyUse(familyId: family.id, generation: generation + 1, at: now))
+        return RefreshToken(familyId: family.id, generation: generation + 1).encoded(realm: family.realm, key: key)
     }
 
     /// A rotated refresh token came back: whoever holds the family's current token may not be its app (RFC 9700
@@ -135,8 +145,9 @@ struct RefreshTokenGrant: TokenGrant {
         guard family.isLive(now: request.now) else {
             throw OAuthFailure.invalidGrant("the refresh token was revoked or has expired", reason: "refresh_token_revoked")
         }
-        guard presented.generation == family.generation else {
-            if presented.generation < family.generation { await refresh.revokeReused(family, now: request.now) }
+        // The family's generation may lag behind the newest token but is never ahead of it: below it, the token was spent.
+        guard presented.generation >= family.generation else {
+            await refresh.revokeReused(family, now: request.now)
             throw OAuthFailure.invalidGrant("the refresh token was used already; the sign-in it belonged to is revoked", reason: "refresh_token_reused")
         }
         try await refresh.requireEnabled(realm: realm, userId: family.userId)
@@ -147,7 +158,7 @@ struct RefreshTokenGrant: TokenGrant {
             "auth_time": .number(family.authTime.timeIntervalSince1970), "acr": .string(family.acr), "sid": .string(family.id),
         ]
         decision.singleUse = TokenGrantDecision.SingleUse(
-            scope: "refresh-token:" + realm, key: family.id + "." + String(family.generation), expiresAt: family.expiresAt,
+            scope: "refresh-token:" + realm, key: family.id + "." + String(presented.generation), expiresAt: family.expiresAt,
             replayed: { [refresh, now = request.now] in
                 await refresh.revokeReused(family, now: now)
                 return OAuthFailure.invalidGrant("the refresh token was used already; the sign-in it belonged to is revoked", reason: "refresh_token_reused")
@@ -158,8 +169,8 @@ struct RefreshTokenGrant: TokenGrant {
                 jkt, OAuthFailure(status: 400, code: .invalidDPoPProof, description: "the refresh token is bound to another DPoP key", reason: "refresh_token_key_mismatch")
             )
         }
-        decision.finish = { [refresh] issued throws(OAuthFailure) in
-            TokenGrantExtras(refreshToken: try await refresh.rotate(family, from: presented.generation, now: issued.now))
+        decision.finish = { [refresh] issued in
+            TokenGrantExtras(refreshToken: await refresh.next(family, after: presented.generation, now: issued.now))
         }
         return decision
     }

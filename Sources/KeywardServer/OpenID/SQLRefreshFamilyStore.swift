@@ -1,4 +1,4 @@
-// The oidc_refresh_families table: each family's rotation moved on by one atomic statement.
+// The oidc_refresh_families table: a family's row, its revocation, and its uses written a group at a time.
 import Foundation
 import SQLKit
 
@@ -24,16 +24,22 @@ struct SQLRefreshFamilyStore: RefreshFamilyStore {
         }
     }
 
-    /// One statement: of two refreshes with the same token, one moves the generation and the other finds it moved.
-    func advance(realm: String, id: String, from generation: Int64, now: Date) async throws -> RefreshFamily? {
-        let time = StorageTime.milliseconds(now)
-        return try await StoreErrorMapping.mapping("advanceRefreshFamily") {
+    /// One statement for a group of refreshes. A family twice in the group keeps its newest use, and a use older
+    /// than what is written already changes nothing: the writes of concurrent groups may land in any order.
+    func recordUses(_ uses: [RefreshFamilyUse]) async throws {
+        var newest: [String: RefreshFamilyUse] = [:]
+        for use in uses where use.generation > newest[use.familyId]?.generation ?? -1 { newest[use.familyId] = use }
+        guard !newest.isEmpty else { return }
+        let rows = newest.values.sorted { $0.familyId < $1.familyId }.map { use in
+            SQLQueryString("(\(bind: use.familyId), \(bind: use.generation), \(bind: StorageTime.milliseconds(use.at)))")
+        }
+        try await StoreErrorMapping.mapping("recordRefreshFamilyUses") {
+            // VALUES names its columns column1, column2, … on both engines.
             try await database.sql.raw("""
-                UPDATE oidc_refresh_families SET generation = generation + 1, last_used_at = \(bind: time)
-                WHERE id = \(bind: id) AND realm = \(bind: realm) AND generation = \(bind: generation)
-                    AND revoked_at IS NULL AND expires_at > \(bind: time)
-                RETURNING \(unsafeRaw: Self.columns)
-                """).first().map(Self.family(from:))
+                UPDATE oidc_refresh_families SET generation = uses.column2, last_used_at = uses.column3
+                FROM (VALUES \(rows.joined(separator: ", "))) AS uses
+                WHERE oidc_refresh_families.id = uses.column1 AND oidc_refresh_families.generation < uses.column2
+                """).run()
         }
     }
 

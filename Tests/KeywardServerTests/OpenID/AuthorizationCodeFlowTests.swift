@@ -56,10 +56,17 @@ final class AuthorizationCodeFlowTests: XCTestCase {
 
             // Refresh: the next token, and the presented one stops working.
             let first = try XCTUnwrap(issued.json["refresh_token"]?.stringValue)
+            server.clock.advance(by: 90)
             let refreshed = try await client.requestToken(body: app.refreshForm(first), proofs: [try server.tokenProof(key)])
             XCTAssertEqual(refreshed.status, .ok, "\(refreshed.json)")
             let second = try XCTUnwrap(refreshed.json["refresh_token"]?.stringValue)
             XCTAssertNotEqual(second, first)
+            // The family's row records the use the account page shows, before the answer.
+            let familyId = try XCTUnwrap(access["sid"]?.stringValue)
+            let used = try await XCTUnwrapAsync(try await server.runtime.openID.families.family(realm: "demo", id: familyId))
+            XCTAssertEqual(used.generation, 1)
+            XCTAssertEqual(used.lastUsedAt.timeIntervalSince1970, server.clock.now().timeIntervalSince1970, accuracy: 0.002)
+            XCTAssertEqual(used.createdAt.timeIntervalSince1970 + 90, used.lastUsedAt.timeIntervalSince1970, accuracy: 0.002)
             XCTAssertNil(refreshed.json["id_token"], "no id_token on refresh")
             XCTAssertEqual(refreshed.json["token_type"]?.stringValue, "DPoP")
 
@@ -124,6 +131,31 @@ final class AuthorizationCodeFlowTests: XCTestCase {
                 let refreshed = try await client.requestToken(body: app.refreshForm(refreshToken), proofs: [])
                 XCTAssertEqual(refreshed.json["reason"]?.stringValue, "refresh_token_revoked", "the reuses revoked the winner's family")
             }
+        }
+    }
+
+    func testARefreshTokenIsSpentAtMostOnceUnderConcurrentRefreshes() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let app = try await server.registerApp()
+            let answer = try await app.authorize(TestBrowser(client))
+            let code = try XCTUnwrap(answer.parameter("code"))
+            let issued = try await client.requestToken(body: app.tokenForm(code: code), proofs: [])
+            let token = try XCTUnwrap(issued.json["refresh_token"]?.stringValue)
+            let answers = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String?).self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        let answer = try await client.requestToken(body: app.refreshForm(token), proofs: [])
+                        return (answer.status, answer.json["reason"]?.stringValue)
+                    }
+                }
+                return try await group.reduce(into: [(HTTPResponse.Status, String?)]()) { $0.append($1) }
+            }
+            // One refresh spends the token; every other one presents a spent token, which ends the family.
+            XCTAssertLessThanOrEqual(answers.filter { $0.0 == .ok }.count, 1, "\(answers.map(\.0))")
+            XCTAssertGreaterThanOrEqual(answers.filter { $0.1 == "refresh_token_reused" }.count, 19, "\(answers.map(\.1))")
+            let familyId = try XCTUnwrap(try UnverifiedJWT(try XCTUnwrap(issued.json["access_token"]?.stringValue)).claims["sid"]?.stringValue)
+            let family = try await server.runtime.openID.families.family(realm: "demo", id: familyId)
+            XCTAssertNotNil(family?.revokedAt)
         }
     }
 
