@@ -30,6 +30,12 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case notSignedIn = "not_signed_in"
     /// A state-changing browser request without the session's CSRF token.
     case csrfMismatch = "csrf_mismatch"
+    /// A broker hand-off could not be taken: wrong code, nonce or key, taken already, or expired (one answer for all).
+    case handoffInvalid = "handoff_invalid"
+    /// The client has as many hand-offs waiting as it may.
+    case handoffLimit = "handoff_limit"
+    /// Too many failed attempts from this address; `Retry-After`-style wait in the message.
+    case tooManyAttempts = "too_many_attempts"
     // Device registration and signed device requests: the upper-case taxonomy device SDKs already know.
     /// The app id is not registered in the realm.
     case notConfigured = "NOT_CONFIGURED"

@@ -59,10 +59,15 @@ struct Clients: AsyncParsableCommand {
         var postLogoutRedirectURIs: [String] = []
         @Flag(name: .customLong("first-party"), help: "The realm's own app: the person is not asked to consent at the authorization endpoint.") var firstParty = false
         @Flag(name: .customLong("require-par"), help: "Accept authorization requests only as pushed requests (RFC 9126).") var requirePAR = false
+        @Flag(
+            name: .customLong("broker"),
+            help: "May use the broker: with --public, the app's relay returns to one of its --redirect-uri addresses; a confidential client may store hand-offs."
+        ) var broker = false
 
         func run() async throws {
             let redirects = try ClientRedirects(
-                redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, firstParty: firstParty, requirePAR: requirePAR
+                redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, firstParty: firstParty, requirePAR: requirePAR,
+                broker: broker
             )
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
@@ -103,6 +108,7 @@ struct Clients: AsyncParsableCommand {
                     if !client.postLogoutRedirectURIs.isEmpty { line += "\tpost_logout_redirect_uris=" + client.postLogoutRedirectURIs.map(\.value).joined(separator: " ") }
                     if client.firstParty { line += "\tfirst_party" }
                     if client.requirePAR { line += "\trequire_par" }
+                    if client.broker { line += "\tbroker" }
                     print(line)
                 }
             }

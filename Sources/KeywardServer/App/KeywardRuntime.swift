@@ -13,14 +13,14 @@ public final class KeywardRuntime: Sendable {
     /// construction in `init`.
     static let partTypes: [any KeywardPart.Type] = [
         OAuthAssembly.self, AccountsAssembly.self, PushMFAAssembly.self, HostTokensAssembly.self, IdentityProvidersAssembly.self,
-        DevicesAssembly.self, OpenIDAssembly.self,
+        DevicesAssembly.self, OpenIDAssembly.self, BrokerAssembly.self,
     ]
 
     /// Every migration, assembled from Core's pieces and the parts'.
     static let schemaMigrations = SchemaMigration.assemble(CoreServices.migrations + partTypes.flatMap { $0.migrations })
 
     /// The parts as built, in the same order.
-    var parts: [any KeywardPart] { [oauth, accounts, pushMFA, hostTokens, identityProviders, devices, openID] }
+    var parts: [any KeywardPart] { [oauth, accounts, pushMFA, hostTokens, identityProviders, devices, openID, broker] }
 
     public let configuration: KeywardConfiguration
     public let database: KeywardDatabase
@@ -36,6 +36,7 @@ public final class KeywardRuntime: Sendable {
     let identityProviders: IdentityProvidersAssembly
     public let devices: DevicesAssembly
     let openID: OpenIDAssembly
+    let broker: BrokerAssembly
     let pageRenderer: PageRenderer
     private let core: CoreServices
     let pushSenders: [any PushSender]
@@ -89,6 +90,7 @@ public final class KeywardRuntime: Sendable {
         identityProviders = IdentityProvidersAssembly(core, accounts: accounts, oauth: oauth, settings: configuration.identityProviderSettings)
         devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
         openID = OpenIDAssembly(core, oauth: oauth, accounts: accounts)
+        broker = BrokerAssembly(core)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).

@@ -61,6 +61,9 @@ public struct AuditEvent: Sendable, Equatable {
         case authorizationCodeReused = "AuthorizationCodeReused"
         /// A rotated refresh token was presented again: its family (`family`) was revoked.
         case refreshTokenReused = "RefreshTokenReused"
+        /// A broker hand-off was refused (`reason`: `unknown_code_or_key`, `nonce_mismatch`, `expired`, `handoff_limit`);
+        /// at most one row per realm and reason a minute, the next carrying how many were folded (`suppressed`).
+        case handoffRefused = "HandoffRefused"
         case unknown = "Unknown"
     }
 

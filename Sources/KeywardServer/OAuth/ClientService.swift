@@ -44,6 +44,8 @@ public final class ClientService: Sendable {
         realm: String, clientId: String, requireDPoP: Bool = true, scope: String = "", redirects: ClientRedirects = ClientRedirects()
     ) async throws -> OAuthClient {
         guard Self.isValidClientId(clientId) else { throw ClientError.invalidClientId(clientId) }
+        // The relay returns only to a registered address: a broker app without one could never be answered.
+        guard !redirects.broker || !redirects.redirectURIs.isEmpty else { throw ClientError.brokerWithoutReturnURL }
         let client = OAuthClient(
             realm: realm, clientId: clientId, secretSalt: [], secretHash: [], requireDPoP: requireDPoP, scope: scope, isPublic: true,
             redirects: redirects, createdAt: clock.now()
@@ -110,6 +112,7 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
     case notFound(String)
     case invalidRedirectURI(setting: String, RedirectURIError)
     case tooManyRedirectURIs(setting: String, Int)
+    case brokerWithoutReturnURL
 
     public var description: String {
         switch self {
@@ -119,6 +122,7 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
         case .notFound(let id): "client '\(id)' does not exist"
         case .invalidRedirectURI(let setting, let error): "\(setting): \(error)"
         case .tooManyRedirectURIs(let setting, let count): "\(setting): \(count) URIs given, at most \(ClientRedirects.maxURIs)"
+        case .brokerWithoutReturnURL: "--broker: a public client needs at least one --redirect-uri, the addresses the relay may return to"
         }
     }
 }

@@ -70,7 +70,7 @@ public struct OAuthAssembly: KeywardPart {
 }
 
 extension OAuthAssembly {
-    static let migrations = [InitialSchemaMigration.piece, PublicClientSchemaMigration.piece, ClientRedirectSchemaMigration.piece]
+    static let migrations = [InitialSchemaMigration.piece, PublicClientSchemaMigration.piece, ClientRedirectSchemaMigration.piece, BrokerClientSchemaMigration.piece]
 
     var sweeps: [ExpiredRowSweep] { [.signingKeys(signingKeyStore)] }
 }

@@ -55,6 +55,9 @@ public struct OAuthClient: Sendable, Equatable {
     public var firstParty: Bool
     /// Authorization requests only through a pushed request (RFC 9126 §6).
     public var requirePAR: Bool
+    /// May use the broker: a public client's app opens the relay, returning to one of its redirect URIs; a
+    /// confidential client stores hand-offs of its own.
+    public var broker: Bool
     public var createdAt: Date
 
     public init(
@@ -66,6 +69,7 @@ public struct OAuthClient: Sendable, Equatable {
         self.postLogoutRedirectURIs = redirects.postLogoutRedirectURIs
         self.firstParty = redirects.firstParty
         self.requirePAR = redirects.requirePAR
+        self.broker = redirects.broker
         self.realm = realm
         self.clientId = clientId
         self.secretSalt = secretSalt
@@ -84,7 +88,9 @@ extension OAuthClient {
 
     /// What the client registered for the authorization endpoint.
     public var redirects: ClientRedirects {
-        ClientRedirects(redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, firstParty: firstParty, requirePAR: requirePAR)
+        ClientRedirects(
+            redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, firstParty: firstParty, requirePAR: requirePAR, broker: broker
+        )
     }
 }
 
@@ -96,16 +102,21 @@ public struct ClientRedirects: Sendable, Equatable {
     public var postLogoutRedirectURIs: [RedirectURI]
     public var firstParty: Bool
     public var requirePAR: Bool
+    public var broker: Bool
 
-    public init(redirectURIs: [RedirectURI] = [], postLogoutRedirectURIs: [RedirectURI] = [], firstParty: Bool = false, requirePAR: Bool = false) {
+    public init(
+        redirectURIs: [RedirectURI] = [], postLogoutRedirectURIs: [RedirectURI] = [], firstParty: Bool = false, requirePAR: Bool = false,
+        broker: Bool = false
+    ) {
         self.redirectURIs = redirectURIs
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
         self.firstParty = firstParty
         self.requirePAR = requirePAR
+        self.broker = broker
     }
 
     /// From what an operator typed: each URI checked (`RedirectURI`), repeats dropped, at most `maxURIs` of each.
-    public init(redirectURIs: [String], postLogoutRedirectURIs: [String], firstParty: Bool, requirePAR: Bool) throws(ClientError) {
+    public init(redirectURIs: [String], postLogoutRedirectURIs: [String], firstParty: Bool, requirePAR: Bool, broker: Bool = false) throws(ClientError) {
         func checked(_ texts: [String], _ setting: String) throws(ClientError) -> [RedirectURI] {
             var seen = Set<String>()
             var uris: [RedirectURI] = []
@@ -121,7 +132,7 @@ public struct ClientRedirects: Sendable, Equatable {
         }
         self.init(
             redirectURIs: try checked(redirectURIs, "--redirect-uri"), postLogoutRedirectURIs: try checked(postLogoutRedirectURIs, "--post-logout-redirect-uri"),
-            firstParty: firstParty, requirePAR: requirePAR
+            firstParty: firstParty, requirePAR: requirePAR, broker: broker
         )
     }
 }

@@ -18,11 +18,12 @@ public struct SQLClientStore: ClientStore {
         ) {
             try await database.sql.raw("""
                 INSERT INTO oauth_clients (realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client,
-                                           redirect_uris, post_logout_redirect_uris, first_party, require_par, created_at)
+                                           redirect_uris, post_logout_redirect_uris, first_party, require_par, broker, created_at)
                 VALUES (\(bind: client.realm), \(bind: client.clientId), \(bind: Data(client.secretSalt)),
                         \(bind: Data(client.secretHash)), \(bind: client.requireDPoP), \(bind: client.scope), \(bind: client.isPublic),
                         \(bind: Self.stored(client.redirectURIs)), \(bind: Self.stored(client.postLogoutRedirectURIs)),
-                        \(bind: client.firstParty), \(bind: client.requirePAR), \(bind: StorageTime.milliseconds(client.createdAt)))
+                        \(bind: client.firstParty), \(bind: client.requirePAR), \(bind: client.broker),
+                        \(bind: StorageTime.milliseconds(client.createdAt)))
                 """).run()
         }
     }
@@ -53,7 +54,7 @@ public struct SQLClientStore: ClientStore {
 
     private static let columns = """
         realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client, redirect_uris, post_logout_redirect_uris, first_party,
-        require_par, created_at
+        require_par, broker, created_at
         """
 
     /// Space-separated: a registered URI is printable ASCII without spaces (`RedirectURI`).
@@ -76,7 +77,8 @@ public struct SQLClientStore: ClientStore {
             redirects: ClientRedirects(
                 redirectURIs: redirectURIs(try row.decode(column: "redirect_uris", as: String.self)),
                 postLogoutRedirectURIs: redirectURIs(try row.decode(column: "post_logout_redirect_uris", as: String.self)),
-                firstParty: try row.decode(column: "first_party", as: Bool.self), requirePAR: try row.decode(column: "require_par", as: Bool.self)
+                firstParty: try row.decode(column: "first_party", as: Bool.self), requirePAR: try row.decode(column: "require_par", as: Bool.self),
+                broker: try row.decode(column: "broker", as: Bool.self)
             ),
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
         )

@@ -25,6 +25,7 @@ final class MigrationHistoryTests: XCTestCase {
         14: ("replay entries: no expiry index, swept in key order", "56c06568acd6cb78164649dca75d6befe22f5deaad0ba1abc48f7148f415de3e", "56c06568acd6cb78164649dca75d6befe22f5deaad0ba1abc48f7148f415de3e"),
         15: ("client redirect URIs, first-party and PAR settings", "b9157c9d2bc4112e3e6f5ecebf3de9ad7f27c6281f8d02026db80ac8aa7f5c3c", "b9157c9d2bc4112e3e6f5ecebf3de9ad7f27c6281f8d02026db80ac8aa7f5c3c"),
         16: ("OpenID Connect sign-in: sign-in times and refresh-token families", "17e82c5c16d0792827c2df0a1c50c8ff1687f196c25ff2680e31aaf261beb9c5", "17e82c5c16d0792827c2df0a1c50c8ff1687f196c25ff2680e31aaf261beb9c5"),
+        17: ("broker: broker clients and hand-offs", "880d06dba9a9a985d71009b27d3725ad97140df2c2579202390b7d2971c41faa", "880d06dba9a9a985d71009b27d3725ad97140df2c2579202390b7d2971c41faa"),
     ]
 
     static func digest(_ migration: SchemaMigration, _ engine: DatabaseEngine) -> String {

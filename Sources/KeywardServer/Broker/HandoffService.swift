@@ -1,0 +1,88 @@
+// Storing hand-offs under a one-time code and taking them, once, with the code, the nonce and the key.
+import Foundation
+import KeywardJOSE
+import KeywardWire
+import Logging
+
+/// The broker's hand-offs (issue 29). A hand-off is stored under a random 128-bit code for a short while; the app
+/// takes it with that code, the nonce it chose, and a DPoP proof by the key the hand-off names. Every refusal of a
+/// take is one answer, so a caller learns nothing of which part was wrong; a wrong nonce burns the code.
+struct HandoffService: Sendable {
+    let store: any HandoffStore
+    let failures: HandoffTakeLimiter
+    let audit: AuditLog
+    /// A refused take costs its sender nothing: one audit row per realm and reason a minute.
+    let refusals: RefusalAuditSampler
+    let clock: any KeywardClock
+    let logger: Logger
+    var maxLive = Self.maxLivePerClient
+
+    /// Hand-offs one client may have waiting at once: a relay page looped by a script fills its client's share, not
+    /// the database.
+    static let maxLivePerClient = 1000
+    static let defaultLifetime: TimeInterval = 120
+    static let maxLifetime: TimeInterval = 300
+
+    /// Stores `blob` for the holder of the key `jkt`; returns the code.
+    func put(
+        realm: String, clientId: String, nonce: String, jkt: String, kind: Handoff.Kind, blob: String, lifetime: TimeInterval = defaultLifetime
+    ) async throws -> String {
+        let code = Base64URL.encode(SecureRandom.bytes(16))
+        let now = clock.now()
+        let handoff = Handoff(
+            codeHash: Handoff.digest(code), realm: realm, clientId: clientId, nonceHash: Handoff.digest(nonce), jkt: jkt, kind: kind, blob: blob,
+            createdAt: now, expiresAt: now.addingTimeInterval(min(lifetime, Self.maxLifetime))
+        )
+        let stored: Bool
+        do {
+            stored = try await store.insert(handoff, maxLive: maxLive, now: now)
+        } catch {
+            throw Self.unavailable
+        }
+        guard stored else {
+            await recordRefusal(realm: realm, clientId: clientId, reason: ErrorCode.handoffLimit.rawValue, now: now)
+            throw APIError(
+                .tooManyRequests, .handoffLimit, "client '\(clientId)' has \(maxLive) hand-offs waiting; retry once some are taken or expire"
+            )
+        }
+        return code
+    }
+
+    /// The hand-off, deleted as it is returned; `address` is the caller's, whose failed takes are limited.
+    func take(realm: String, code: String, nonce: String, jkt: String, address: String) async throws -> Handoff {
+        let now = clock.now()
+        if let retryAfter = failures.refusal(address, now: now) {
+            throw APIError(.tooManyRequests, .tooManyAttempts, "too many failed hand-off takes from this address; retry in \(retryAfter) s")
+        }
+        let taken: Handoff?
+        do {
+            taken = try await store.take(realm: realm, codeHash: Handoff.digest(code), jkt: jkt)
+        } catch {
+            throw Self.unavailable
+        }
+        // Deleted already: a wrong nonce or a late take has burnt the code.
+        guard let taken, Self.equal(taken.nonceHash, Handoff.digest(nonce)), taken.expiresAt > now else {
+            failures.failed(address, now: now)
+            let reason = taken == nil ? "unknown_code_or_key" : taken!.expiresAt <= now ? "expired" : "nonce_mismatch"
+            await recordRefusal(realm: realm, clientId: taken?.clientId, reason: reason, now: now)
+            throw Self.invalid
+        }
+        return taken
+    }
+
+    static let invalid = APIError(
+        .badRequest, .handoffInvalid, "the hand-off cannot be taken: the code, the nonce or the proof's key is wrong, or it was taken already or has expired"
+    )
+    static let unavailable = APIError(.serviceUnavailable, .unavailable, "hand-offs cannot be stored or read right now; retry shortly")
+
+    private func recordRefusal(realm: String, clientId: String?, reason: String, now: Date) async {
+        guard let folded = refusals.admit(.init(realm: realm, reason: reason), now: now) else { return }
+        var details = ["reason": reason]
+        if folded > 0 { details["suppressed"] = String(folded) }
+        await audit.record(.handoffRefused, realm: realm, userId: nil, clientId: clientId, details: details)
+    }
+
+    private static func equal(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
