@@ -7,6 +7,7 @@ Loaded by schemathesis through SCHEMATHESIS_HOOKS=contract_hooks; run_contract.p
   KEYWARD_CONTRACT_ADMIN     JSON: the keyward binary and the arguments/environment its admin commands need
   KEYWARD_CONTRACT_PASSWORD  the password of every user run_contract.py created
   KEYWARD_CONTRACT_RUN       the run id in those users' names: c<run>-<role>
+  KEYWARD_CONTRACT_RELAY_SECRET  the secret of contract-relay, the broker's relay client
 
 Per operation, calls take turns: most carry valid credentials (a DPoP-bound token and a fresh proof for the
 device API, a signed-in session and its CSRF token for pages) around the generated input, and every other one of
@@ -41,6 +42,7 @@ RECORD = os.environ["KEYWARD_CONTRACT_RECORD"]
 ADMIN = json.loads(os.environ["KEYWARD_CONTRACT_ADMIN"])
 PASSWORD = os.environ["KEYWARD_CONTRACT_PASSWORD"]
 RUN = os.environ["KEYWARD_CONTRACT_RUN"]
+RELAY_SECRET = os.environ["KEYWARD_CONTRACT_RELAY_SECRET"]
 ISSUER = f"{BASE}/realms/{REALM}"
 COOKIE = "keyward-session"
 TIMEOUT = 30
@@ -565,6 +567,43 @@ def _token(case, valid: bool) -> None:
     if valid:
         case.headers.pop("Authorization", None)
         case.body = {"grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
+
+
+_relay_key = ProofMaker("ES256")
+_session_key = ProofMaker("ES256")
+
+
+def _relay_token() -> str:
+    proof = _relay_key.proof("POST", f"{ISSUER}/protocol/openid-connect/token")
+    answer = requests.post(f"{ISSUER}/protocol/openid-connect/token", headers={"DPoP": proof}, timeout=TIMEOUT, data={
+        "grant_type": "client_credentials", "client_id": "contract-relay", "client_secret": RELAY_SECRET,
+    })
+    answer.raise_for_status()
+    return answer.json()["access_token"]
+
+
+def _handoff_put(case, valid: bool) -> None:
+    """The relay client's token and proof; every other call also a valid body, a blob for the session key."""
+    token = _relay_token()
+    case.headers["Authorization"] = f"DPoP {token}"
+    case.headers["DPoP"] = _relay_key.proof("POST", _url(case), token)
+    if valid:
+        case.body = {"nonce": "contract-nonce", "jkt": _session_key.thumbprint, "blob": "contract-blob"}
+
+
+def _handoff_take(case, valid: bool) -> None:
+    """A proof by the session key; every other call also a fresh hand-off's code and nonce to take."""
+    case.headers["DPoP"] = _session_key.proof("POST", _url(case))
+    if valid:
+        token = _relay_token()
+        url = f"{ISSUER}/v1/broker/handoff"
+        answer = requests.post(url, json={"nonce": "contract-nonce", "jkt": _session_key.thumbprint, "blob": "contract-blob"},
+                               headers={"Authorization": f"DPoP {token}", "DPoP": _relay_key.proof("POST", url, token)}, timeout=TIMEOUT)
+        answer.raise_for_status()
+        case.body = {"code": answer.json()["code"], "nonce": "contract-nonce"}
+
+
+SETUP.update({"postHandoff": _handoff_put, "postHandoffTake": _handoff_take})
 
 
 # ------------------------------------------------------------------------------------------------------ hooks

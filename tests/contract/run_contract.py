@@ -50,6 +50,7 @@ SERVER_SETTINGS = {
     "KEYWARD_LOG_FORMAT": "json",
 }
 APP_CLIENT = "contract-app"
+RELAY_CLIENT = "contract-relay"
 APP_REDIRECT = "https://app.contract.test/cb"
 APP_SIGNED_OUT = "https://app.contract.test/signed-out"
 REALM_SETTINGS = ["userVerification=none", "maxPendingChallenges=100", "enrollmentUseRequestUri=true", "waitChallengeEnabled=false"]
@@ -103,10 +104,11 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path, provider: 
     run_id = secrets.token_hex(3)
     admin_arguments = ["--data-dir", str(server.data_dir)] + (["--database", server.backend.database_url] if server.backend.database_url else [])
     admin_environment = {**server.environment(), "KEYWARD_PUBLIC_URL": server.base, "KEYWARD_NEW_PASSWORD": password}
-    def admin(*args: str) -> None:
+    def admin(*args: str) -> str:
         done = subprocess.run([binary, *args, *admin_arguments], env=admin_environment, capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             raise RuntimeError(f"keyward {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout
     admin("push-mfa", "settings", "--realm", REALM, *REALM_SETTINGS)
     admin("apps", "add", "--realm", REALM, DEVICE_APP, "--platform", "ios", "--environment", "production", "--team-id", "ABCDE12345",
           "--bundle-id", "com.example.contract", "--missing-attestation", "accept")
@@ -116,6 +118,9 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path, provider: 
     # tokens allowed so that the hooks' userinfo calls need no proof.
     admin("clients", "create", "--realm", REALM, APP_CLIENT, "--public", "--allow-bearer", "--scope", "profile",
           "--redirect-uri", APP_REDIRECT, "--post-logout-redirect-uri", APP_SIGNED_OUT)
+    # A relay client of the broker, which stores hand-offs for the take to find.
+    created = admin("clients", "create", "--realm", REALM, RELAY_CLIENT, "--broker")
+    relay_secret = next(line.split(": ", 1)[1] for line in created.splitlines() if line.startswith("secret: "))
     secret = artifacts / "provider-secret"
     secret.write_text(secrets.token_urlsafe(16))
     admin("providers", "add", "--realm", REALM, PROVIDER_ALIAS, "--type", "oidc", "--issuer", provider.base_url, "--client-id", "keyward",
@@ -131,6 +136,7 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path, provider: 
         "KEYWARD_CONTRACT_RECORD": str(record),
         "KEYWARD_CONTRACT_PASSWORD": password,
         "KEYWARD_CONTRACT_RUN": run_id,
+        "KEYWARD_CONTRACT_RELAY_SECRET": relay_secret,
         "KEYWARD_CONTRACT_PROVIDER": PROVIDER_ALIAS,
         "KEYWARD_CONTRACT_PROVIDER_PERSON": PROVIDER_PERSON,
         "KEYWARD_CONTRACT_ADMIN": json.dumps({"binary": binary, "arguments": admin_arguments, "environment": admin_environment}),

@@ -9,7 +9,10 @@ import Logging
 /// take is one answer, so a caller learns nothing of which part was wrong; a wrong nonce burns the code.
 struct HandoffService: Sendable {
     let store: any HandoffStore
-    let failures: HandoffTakeLimiter
+    /// Failed takes per client address.
+    let failures: HandoffLimiter
+    /// Hand-offs stored through the API per relay client.
+    let puts: HandoffLimiter
     let audit: AuditLog
     /// A refused take costs its sender nothing: one audit row per realm and reason a minute.
     let refusals: RefusalAuditSampler
@@ -22,6 +25,8 @@ struct HandoffService: Sendable {
     static let maxLivePerClient = 1000
     static let defaultLifetime: TimeInterval = 120
     static let maxLifetime: TimeInterval = 300
+    /// A relay client's own blob (an Internet Identity delegation chain is a few KiB).
+    static let maxBlobSize = 64 * 1024
 
     /// Stores `blob` for the holder of the key `jkt`; returns the code.
     func put(
@@ -48,6 +53,19 @@ struct HandoffService: Sendable {
         return code
     }
 
+    /// A relay client's own blob for the holder of the key `jkt` (`POST …/v1/broker/handoff`); returns the code.
+    func putBlob(realm: String, client: OAuthClient, nonce: String, jkt: String, blob: String, lifetime: TimeInterval) async throws -> String {
+        guard client.broker, !client.isPublic else {
+            throw APIError(.forbidden, .unauthorizedClient, "client '\(client.clientId)' is not a confidential client registered with --broker")
+        }
+        let now = clock.now()
+        if let retryAfter = puts.refusal(client.clientId, now: now) {
+            throw APIError(.tooManyRequests, .tooManyAttempts, "client '\(client.clientId)' stored \(puts.limit) hand-offs this minute; retry in \(retryAfter) s")
+        }
+        puts.count(client.clientId, now: now)
+        return try await put(realm: realm, clientId: client.clientId, nonce: nonce, jkt: jkt, kind: .blob, blob: blob, lifetime: lifetime)
+    }
+
     /// The hand-off, deleted as it is returned; `address` is the caller's, whose failed takes are limited.
     func take(realm: String, code: String, nonce: String, jkt: String, address: String) async throws -> Handoff {
         let now = clock.now()
@@ -62,7 +80,7 @@ struct HandoffService: Sendable {
         }
         // Deleted already: a wrong nonce or a late take has burnt the code.
         guard let taken, Self.equal(taken.nonceHash, Handoff.digest(nonce)), taken.expiresAt > now else {
-            failures.failed(address, now: now)
+            failures.count(address, now: now)
             let reason = taken == nil ? "unknown_code_or_key" : taken!.expiresAt <= now ? "expired" : "nonce_mismatch"
             await recordRefusal(realm: realm, clientId: taken?.clientId, reason: reason, now: now)
             throw Self.invalid

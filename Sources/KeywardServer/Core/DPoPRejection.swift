@@ -46,5 +46,7 @@ public enum DPoPRejection: Sendable, Equatable {
         case token
         case resource
         case pushMFA = "push-mfa"
+        /// The broker's hand-off take: a proof without a token.
+        case broker
     }
 }

@@ -134,6 +134,28 @@ public final class DPoPResourceGuard: Sendable {
         }
     }
 
+    /// A proof of possession alone, where no access token exists yet (the broker's hand-off, taken with the key the
+    /// hand-off names): one proof, its own `jwk`, method, URL, age and `jti` checked as for a token. No `ath`: there is
+    /// no token for it to name.
+    public func proofOfPossession(_ request: Request) async throws(Refusal) -> DPoPVerifier.Verified {
+        try await counted { () async throws(Refusal) in
+            guard request.dpopProofs.count == 1 else {
+                throw request.dpopProofs.isEmpty
+                    ? Refusal(.proofMissing, "DPoP proof required (DPoP header)") : Refusal(.multipleProofs, "more than one DPoP header")
+            }
+            let verifier = DPoPVerifier(
+                options: policy.proof, replayCache: DPoPReplayAdapter(store: singleUse, scope: policy.replayScope + ":" + request.realm.name)
+            )
+            do throws(DPoPError) {
+                let proof = try await verifier.verify(proof: request.dpopProofs[0], method: request.method, url: request.url, now: clock.now())
+                guard proof.claims["ath"] == nil else { throw DPoPError(code: .invalidProof, reason: .athMismatch, message: "DPoP proof names an access token (ath), and none is sent") }
+                return proof
+            } catch {
+                throw Refusal(error.reason == .replayCheckFailed ? .unavailable : .proof(error.reason), error.message)
+            }
+        }
+    }
+
     /// Only the access token, for the push-MFA enrollment path that sends no proof (the original's legacy clients).
     public func verifiedToken(_ request: Request) async throws(Refusal) -> VerifiedJWT {
         try await counted { () async throws(Refusal) in try await token(request).verified }
