@@ -603,7 +603,16 @@ def _handoff_take(case, valid: bool) -> None:
         case.body = {"code": answer.json()["code"], "nonce": "contract-nonce"}
 
 
-SETUP.update({"postHandoff": _handoff_put, "postHandoffTake": _handoff_take})
+def _relay(case, valid: bool) -> None:
+    """A signed-in browser and a well-formed relay request of the broker's app; every other call without the session."""
+    jwk = json.dumps(_session_key.public_jwk, separators=(",", ":")).encode()
+    case.query = {"client_id": "contract-broker-app", "nonce": uuid.uuid4().hex, "return": "https://app.contract.test/broker",
+                  "publicKey": base64.urlsafe_b64encode(jwk).rstrip(b"=").decode()}
+    if valid:
+        case.cookies = {**(case.cookies or {}), COOKIE: Browser(user("oidc")).cookie}
+
+
+SETUP.update({"postHandoff": _handoff_put, "postHandoffTake": _handoff_take, "getRelay": _relay})
 
 
 # ------------------------------------------------------------------------------------------------------ hooks

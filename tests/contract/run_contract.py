@@ -51,6 +51,8 @@ SERVER_SETTINGS = {
 }
 APP_CLIENT = "contract-app"
 RELAY_CLIENT = "contract-relay"
+BROKER_APP = "contract-broker-app"
+BROKER_RETURN = "https://app.contract.test/broker"
 APP_REDIRECT = "https://app.contract.test/cb"
 APP_SIGNED_OUT = "https://app.contract.test/signed-out"
 REALM_SETTINGS = ["userVerification=none", "maxPendingChallenges=100", "enrollmentUseRequestUri=true", "waitChallengeEnabled=false"]
@@ -118,7 +120,8 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path, provider: 
     # tokens allowed so that the hooks' userinfo calls need no proof.
     admin("clients", "create", "--realm", REALM, APP_CLIENT, "--public", "--allow-bearer", "--scope", "profile",
           "--redirect-uri", APP_REDIRECT, "--post-logout-redirect-uri", APP_SIGNED_OUT)
-    # A relay client of the broker, which stores hand-offs for the take to find.
+    # An app of the broker's relay, and a relay client of its own, which stores hand-offs for the take to find.
+    admin("clients", "create", "--realm", REALM, BROKER_APP, "--public", "--broker", "--redirect-uri", BROKER_RETURN)
     created = admin("clients", "create", "--realm", REALM, RELAY_CLIENT, "--broker")
     relay_secret = next(line.split(": ", 1)[1] for line in created.splitlines() if line.startswith("secret: "))
     secret = artifacts / "provider-secret"

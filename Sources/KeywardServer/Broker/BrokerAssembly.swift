@@ -1,9 +1,9 @@
-// The broker, assembled: hand-offs, their API and their sweep.
+// The broker, assembled: the relay on the authorization pages, delegations and their grant, hand-offs and their API.
 import Foundation
 import Hummingbird
 
-/// The broker for native apps (issue 29): built from Core (database, audit, clock) and the OAuth core (clients, the
-/// DPoP gate, the realm resolver).
+/// The broker for native apps (issue 29): built from Core (database, audit, clock), the OAuth core (clients, keys,
+/// the DPoP gate, the token endpoint's grants), Accounts (users) and OpenID (the authorization pages the relay runs on).
 struct BrokerAssembly: KeywardPart {
     let handoffs: HandoffService
     private let store: any HandoffStore
@@ -14,7 +14,7 @@ struct BrokerAssembly: KeywardPart {
     private let networks: ClientNetworks
     private let publicURL: String
 
-    init(_ core: CoreServices, oauth: OAuthAssembly) {
+    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, openID: OpenIDAssembly) {
         store = SQLHandoffStore(database: core.database)
         handoffs = HandoffService(
             store: store, failures: .failedTakes(), puts: .puts(), audit: core.audit, refusals: RefusalAuditSampler(), clock: core.clock,
@@ -26,6 +26,9 @@ struct BrokerAssembly: KeywardPart {
         policy.scheme = .dpopOrUnboundBearer
         relayClientGate = oauth.gate(policy)
         (clients, realmResolution, networks, publicURL) = (oauth.clients, oauth.realmResolution, core.settings.clients, core.settings.publicURL)
+        let delegations = Delegations(realms: oauth.realms, keys: oauth.keys)
+        openID.relays.plug(BrokerRelay(clients: oauth.clients, handoffs: handoffs, delegations: delegations, clock: core.clock))
+        oauth.grants.add(DelegationGrant(delegations: delegations, users: accounts.users))
     }
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {

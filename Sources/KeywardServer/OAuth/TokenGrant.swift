@@ -10,7 +10,14 @@ import Synchronization
 protocol TokenGrant: Sendable {
     /// The `grant_type` value it answers.
     var grantType: String { get }
+    /// For an assertion grant (RFC 7521) that several parts answer: the assertion's JWT `typ` this one takes; nil for
+    /// the grant that takes every other assertion.
+    var assertionType: String? { get }
     func authorize(_ request: TokenGrantRequest) async throws(OAuthFailure) -> TokenGrantDecision
+}
+
+extension TokenGrant {
+    var assertionType: String? { nil }
 }
 
 struct TokenGrantRequest: Sendable {

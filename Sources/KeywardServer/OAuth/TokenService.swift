@@ -37,8 +37,8 @@ public final class TokenService: Sendable {
     private let metrics: KeywardMetrics
     /// When set, every proof must carry a current server nonce (RFC 9449 §8).
     private let nonces: DPoPNonces?
-    /// Extension grants by `grant_type`.
-    private let grants: [String: any TokenGrant]
+    /// Extension grants by `grant_type`; an assertion grant type may have several (`TokenGrant.assertionType`).
+    private let grants: [String: [any TokenGrant]]
 
     /// A successful answer, plus the nonce to advertise in `DPoP-Nonce` when nonces are required.
     public struct Issued: Sendable {
@@ -51,7 +51,7 @@ public final class TokenService: Sendable {
         dpopOptions: DPoPVerifier.Options, nonces: DPoPNonces?, clock: any KeywardClock, metrics: KeywardMetrics,
         grants: [any TokenGrant] = []
     ) {
-        self.grants = Dictionary(grants.map { ($0.grantType, $0) }, uniquingKeysWith: { first, _ in first })
+        self.grants = Dictionary(grouping: grants, by: \.grantType)
         self.nonces = nonces
         self.clientAuthentication = ClientAuthentication(clients: clients)
         self.clients = clients
@@ -66,7 +66,7 @@ public final class TokenService: Sendable {
     func adding(_ more: [any TokenGrant]) -> TokenService {
         TokenService(
             clients: clients, issuer: issuer, singleUse: singleUse, dpopOptions: dpopOptions, nonces: nonces,
-            clock: clock, metrics: metrics, grants: Array(grants.values) + more
+            clock: clock, metrics: metrics, grants: grants.values.flatMap { $0 } + more
         )
     }
 
@@ -96,7 +96,7 @@ public final class TokenService: Sendable {
                 throw OAuthFailure(status: 400, code: .unauthorizedClient, description: "client '\(client.clientId)' is public and cannot use client_credentials")
             }
             decision = TokenGrantDecision(subject: "service-account-" + client.clientId, requiresDPoP: false)
-        } else if let grant = grants[grantType] {
+        } else if let grant = grant(grantType, assertion: request.form["assertion"]) {
             client = try await clientAuthentication.identify(form: request.form, authorization: request.authorization, realm: realm.name)
             decision = try await grant.authorize(TokenGrantRequest(realm: realm, client: client, form: request.form, now: now))
         } else {
@@ -158,6 +158,14 @@ public final class TokenService: Sendable {
         var response = TokenResponse(accessToken: issued.token, tokenType: tokenType, expiresIn: issued.expiresIn, scope: scope.isEmpty ? nil : scope)
         (response.refreshToken, response.idToken) = (extras.refreshToken, extras.idToken)
         return Issued(response: response, dpopNonce: nonces?.current(now: now))
+    }
+
+    /// The grant for `grantType`; where several take assertions, the one for this assertion's `typ`, else the one for any.
+    private func grant(_ grantType: String, assertion: String?) -> (any TokenGrant)? {
+        guard let candidates = grants[grantType] else { return nil }
+        guard candidates.count > 1 else { return candidates.first }
+        let type = assertion.flatMap { try? UnverifiedJWT($0) }?.jws.header["typ"]?.stringValue
+        return candidates.first { $0.assertionType != nil && $0.assertionType == type } ?? candidates.first { $0.assertionType == nil }
     }
 
     private func grantedScope(requested: String?, client: OAuthClient) throws -> String {

@@ -20,10 +20,25 @@ struct AuthorizationPages: Sendable {
         pages.get("/realms/:realm/protocol/openid-connect/auth/resume") { request, context in try await resume(request, context) }
         pages.post("/realms/:realm/protocol/openid-connect/auth/consent") { request, context in try await consent(request, context) }
         pages.post("/realms/:realm/protocol/openid-connect/auth/step-up") { request, context in try await confirmStepUp(request, context) }
+        pages.get("/realms/:realm/auth/relay") { request, context in try await relay(request, context) }
+    }
+
+    /// The broker's relay (`RelayAuthorization`): its own parameters, then the same pages as any request.
+    private func relay(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
+        let realm = try context.realm
+        guard let relay = service.relays.relay else { return refusalPage(realm.name, "This server does not relay sign-ins to apps.") }
+        return try await begin(request, realm: realm) { parameters in try await relay.accept(realm: realm, parameters: parameters) }
     }
 
     private func authorize(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try context.realm
+        return try await begin(request, realm: realm) { parameters in try await service.accept(realm: realm, parameters: parameters) }
+    }
+
+    /// A new request from the query: read, accepted (or refused as a page or a redirect), then on.
+    private func begin(
+        _ request: Request, realm: Realm, accept: ([String: String]) async throws -> (PendingAuthorization, OAuthClient)
+    ) async throws -> Response {
         let parameters: [String: String]
         do throws(FormBody.Failure) {
             parameters = try FormBody.parse(Array((request.uri.query ?? "").utf8))
@@ -34,7 +49,7 @@ struct AuthorizationPages: Sendable {
         }
         let accepted: (PendingAuthorization, OAuthClient)
         do {
-            accepted = try await service.accept(realm: realm, parameters: parameters)
+            accepted = try await accept(parameters)
         } catch let refusal as AuthorizationService.Refusal {
             switch refusal {
             case .page(let text): return refusalPage(realm.name, text)
@@ -42,6 +57,19 @@ struct AuthorizationPages: Sendable {
             }
         }
         return try await proceed(request, realm: realm.name, accepted.0, client: accepted.1)
+    }
+
+    /// The answer to a complete request: a code, or the relay's hand-off.
+    private func completion(_ held: PendingAuthorization, realm: String, session: BrowserSession) async throws -> String {
+        guard held.relay != nil else { return service.complete(held, realm: realm, session: session) }
+        guard let relay = service.relays.relay else { throw APIError(.notFound, .notFound, "this server does not relay sign-ins to apps") }
+        return try await relay.complete(held, realm: realm, session: session)
+    }
+
+    /// An error for the app: at its redirect URI with `state` and `iss`, or at the relay's return address.
+    private func refusal(_ held: PendingAuthorization, realm: String, code: String, description: String) -> String {
+        if held.relay != nil, let relay = service.relays.relay { return relay.refusal(held, code: code, description: description) }
+        return service.refusalURI(realm: realm, redirectURI: held.redirectURI, state: held.state, code: code, description: description)
     }
 
     /// Back from the sign-in (or a reload): the request from its cookie, and on.
@@ -100,12 +128,10 @@ struct AuthorizationPages: Sendable {
         }
         let cleared = pending.clear(realm: realm, id: id)
         guard form["decision"] == "allow" else {
-            let location = service.refusalURI(
-                realm: realm, redirectURI: held.redirectURI, state: held.state, code: "access_denied", description: "the person did not allow the app"
-            )
+            let location = refusal(held, realm: realm, code: "access_denied", description: "the person did not allow the app")
             return renderer.redirect(to: location, headers: cleared)
         }
-        return renderer.redirect(to: service.complete(held, realm: realm, session: session), headers: cleared)
+        return renderer.redirect(to: try await completion(held, realm: realm, session: session), headers: cleared)
     }
 
     private func proceed(_ request: Request, realm: String, _ held: PendingAuthorization, client: OAuthClient) async throws -> Response {
@@ -113,9 +139,9 @@ struct AuthorizationPages: Sendable {
         let session = try await browser.session(request, realm: realm)
         switch service.next(held, client: client, session: session) {
         case .complete:
-            return renderer.redirect(to: service.complete(held, realm: realm, session: session!), headers: pending.clear(realm: realm, id: held.id))
+            return renderer.redirect(to: try await completion(held, realm: realm, session: session!), headers: pending.clear(realm: realm, id: held.id))
         case .refuse(let code, let description):
-            let location = service.refusalURI(realm: realm, redirectURI: held.redirectURI, state: held.state, code: code, description: description)
+            let location = refusal(held, realm: realm, code: code, description: description)
             return renderer.redirect(to: location, headers: pending.clear(realm: realm, id: held.id))
         case .signIn(let reauthenticate):
             held.signInStarted = true
@@ -156,9 +182,7 @@ struct AuthorizationPages: Sendable {
         }
         let id = held.id
         guard form["decision"] != "cancel" else {
-            let location = service.refusalURI(
-                realm: realm, redirectURI: held.redirectURI, state: held.state, code: "access_denied", description: "the person did not confirm"
-            )
+            let location = refusal(held, realm: realm, code: "access_denied", description: "the person did not confirm")
             return renderer.redirect(to: location, headers: pending.clear(realm: realm, id: id))
         }
         guard service.next(held, client: client, session: session) == .stepUp else {
@@ -204,7 +228,7 @@ struct AuthorizationPages: Sendable {
         let context: [String: Any] = [
             "clientId": held.clientId, "username": username ?? "", "realmName": realm, "csrf": session.csrfToken, "id": held.id,
             "action": "/realms/\(realm)/protocol/openid-connect/auth/consent", "destination": held.redirectURI,
-            "scopes": held.scopes.map { ["text": Self.describe(scope: $0)] }, "hasScopes": !held.scopes.isEmpty,
+            "scopes": try await consentItems(held, realm: realm), "hasScopes": held.relay != nil || !held.scopes.isEmpty,
         ]
         return renderer.page(
             "consent", title: "Allow \(held.clientId)?", realm: realm, context: context, headers: kept,
@@ -214,10 +238,16 @@ struct AuthorizationPages: Sendable {
 
     /// A request too large for the browser to hold while the person signs in: back to the app.
     private func tooLarge(_ realm: String, _ held: PendingAuthorization) -> Response {
-        renderer.redirect(to: service.refusalURI(
-            realm: realm, redirectURI: held.redirectURI, state: held.state, code: "invalid_request",
+        renderer.redirect(to: refusal(
+            held, realm: realm, code: "invalid_request",
             description: "the request is too large to hold during the sign-in: shorten state, nonce, login_hint or the redirect URI"
         ))
+    }
+
+    /// What the consent page lists: the scopes in words, or what the relay's app will be able to do.
+    private func consentItems(_ held: PendingAuthorization, realm: String) async throws -> [[String: String]] {
+        if held.relay != nil, let relay = service.relays.relay { return [["text": await relay.consentText(held, realm: realm)]] }
+        return held.scopes.map { ["text": Self.describe(scope: $0)] }
     }
 
     /// What a scope lets the app do, in words.

@@ -14,6 +14,8 @@ struct AuthorizationService: Sendable {
     let pushedRequests: SealedJSON
     let singleUse: any SingleUseStore
     let clock: any KeywardClock
+    /// The broker's relay, plugged in once the broker is assembled.
+    let relays: RelayAuthorizations
 
     /// A refused request, and where the refusal goes.
     enum Refusal: Error, Equatable {
@@ -158,7 +160,11 @@ struct AuthorizationService: Sendable {
         if pending.wantsMultiFactor, AuthenticationLevel.of(amr: session.amr) != AuthenticationLevel.multiFactor, !pending.stepUpStarted {
             return pending.isSilent ? .refuse(code: "interaction_required", description: "a second factor is needed") : .stepUp
         }
-        if client.firstParty { return .complete }
+        if let relay = pending.relay.flatMap({ _ in relays.relay }) {
+            if relay.skipsConsent(pending, client: client) { return .complete }
+        } else if client.firstParty {
+            return .complete
+        }
         return pending.isSilent ? .refuse(code: "consent_required", description: "the app needs the person's consent") : .consent
     }
 

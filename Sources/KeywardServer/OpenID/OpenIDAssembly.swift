@@ -8,6 +8,8 @@ import Hummingbird
 struct OpenIDAssembly: KeywardPart {
     let families: any RefreshFamilyStore
     let refresh: RefreshTokens
+    /// Where the broker plugs in its relay.
+    let relays = RelayAuthorizations()
     private let service: AuthorizationService
     private let pending: PendingAuthorizations
     private let accounts: AccountsAssembly
@@ -33,7 +35,7 @@ struct OpenIDAssembly: KeywardPart {
         service = AuthorizationService(
             clients: oauth.clients, realms: oauth.realms, codes: codes,
             pushedRequests: SealedJSON(masterKey: core.masterKey, purpose: "keyward pushed authorization request v1"), singleUse: core.singleUse,
-            clock: core.clock
+            clock: core.clock, relays: relays
         )
         clientAuthentication = ClientAuthentication(clients: oauth.clients)
         (realmResolution, maxBodySize) = (oauth.realmResolution, core.settings.maxBodySize)

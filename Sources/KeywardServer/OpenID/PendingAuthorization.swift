@@ -33,6 +33,16 @@ struct PendingAuthorization: Sendable, Equatable {
     /// The signed-in session was sent to its second factor for `acr_values=urn:keyward:acr:mfa`; once back, the
     /// request goes on with what the session reached.
     var stepUpStarted = false
+    /// Set for a request of the broker's relay (`RelayAuthorization`): it ends in a hand-off for this key, not a code.
+    var relay: Relay?
+
+    /// What a relay request carries besides its client and return address.
+    struct Relay: Sendable, Equatable {
+        /// The app's session key, a public JWK as compact JSON.
+        var sessionKey: String
+        /// The app's nonce, given back beside the code.
+        var nonce: String
+    }
 
     /// How long a browser may take to sign in and consent: the session's own pre-login limit is longer, but a
     /// request older than this is stale for the app waiting on it.
@@ -55,6 +65,18 @@ struct PendingAuthorization: Sendable, Equatable {
         createdAt = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
+    /// A relay request for `clientId`, returning to `returnURL` (registered), once it has been checked.
+    init(relayFor clientId: String, returnURL: String, relay: Relay, now: Date) {
+        id = Base64URL.encode(SecureRandom.bytes(16))
+        self.clientId = clientId
+        redirectURI = returnURL
+        scopes = []
+        codeChallenge = ""
+        acrValues = []
+        self.relay = relay
+        createdAt = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+    }
+
     var json: JSONObject {
         var object: JSONObject = [
             "id": .string(id), "cid": .string(clientId), "ru": .string(redirectURI), "sc": .array(scopes.map { .string($0) }),
@@ -70,6 +92,10 @@ struct PendingAuthorization: Sendable, Equatable {
         if signInStarted { object["si"] = .bool(true) }
         if let sessionBeforeSignIn { object["sb"] = .string(sessionBeforeSignIn) }
         if stepUpStarted { object["su"] = .bool(true) }
+        if let relay {
+            object["rk"] = .string(relay.sessionKey)
+            object["rn"] = .string(relay.nonce)
+        }
         return object
     }
 
@@ -93,6 +119,7 @@ struct PendingAuthorization: Sendable, Equatable {
         signInStarted = object["si"] == .bool(true)
         sessionBeforeSignIn = object["sb"]?.stringValue
         stepUpStarted = object["su"] == .bool(true)
+        if let sessionKey = object["rk"]?.stringValue, let nonce = object["rn"]?.stringValue { relay = Relay(sessionKey: sessionKey, nonce: nonce) }
     }
 
     /// `acr_values` asks for a second factor.

@@ -143,9 +143,11 @@ final class SecondFactorSeamTests: XCTestCase {
             XCTAssertEqual(plugins.unlinkSteps.map { "\(type(of: $0))" }, ["AppleTokenRevocation"])
             XCTAssertEqual(plugins.secondFactor.amr, "mfa", "push approval is the second factor")
             XCTAssertEqual(
-                runtime.oauth.grants.all.map(\.grantType), ["urn:ietf:params:oauth:grant-type:jwt-bearer", "authorization_code", "refresh_token"]
+                runtime.oauth.grants.all.map { "\(type(of: $0))" }, ["JWTBearerGrant", "AuthorizationCodeGrant", "RefreshTokenGrant", "DelegationGrant"]
             )
+            XCTAssertEqual(runtime.oauth.grants.all.map(\.assertionType), [nil, nil, nil, "keyward-delegation+jwt"], "the delegation's jwt-bearer is told apart by typ")
             XCTAssertEqual(plugins.continuations.map { "\(type(of: $0))" }, ["PendingAuthorizations"])
+            XCTAssertTrue(runtime.openID.relays.relay is BrokerRelay, "the broker's relay runs on the authorization pages")
             XCTAssertTrue(runtime.oauth.endpoints.serves(.authorization))
         }
     }

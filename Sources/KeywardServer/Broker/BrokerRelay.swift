@@ -1,0 +1,82 @@
+// The broker's relay on the authorization pages: the app's request in, a delegation handed off at its return address.
+import Foundation
+import KeywardHTTPInput
+import KeywardJOSE
+
+/// The relay (issue 29) as OpenID's pages run it (`RelayAuthorization`): a public broker client's request for a
+/// delegation to its session key, signed in and consented to like any authorization request, answered at the
+/// registered return address with `#code=…&nonce=…` for the app to take with that key.
+struct BrokerRelay: RelayAuthorization {
+    let clients: ClientService
+    let handoffs: HandoffService
+    let delegations: Delegations
+    let clock: any KeywardClock
+
+    func accept(realm: Realm, parameters: [String: String]) async throws -> (PendingAuthorization, OAuthClient) {
+        let request: RelayRequest
+        do throws(RelayRequest.Refusal) {
+            request = try RelayRequest(parameters)
+        } catch {
+            throw AuthorizationService.Refusal.page(error.text)
+        }
+        guard let client = try await clients.client(realm: realm.name, clientId: request.clientId) else {
+            throw AuthorizationService.Refusal.page("No app '\(displayable(request.clientId))' is registered in this realm.")
+        }
+        guard client.isPublic, client.broker else {
+            throw AuthorizationService.Refusal.page("The app '\(client.clientId)' is not registered to receive sign-ins through the relay.")
+        }
+        guard client.redirectURI(matching: request.returnURL) != nil else {
+            throw AuthorizationService.Refusal.page("The return address is not one the app '\(client.clientId)' registered, so nothing can be sent to it.")
+        }
+        let sessionKey = String(decoding: StrictJSON.serialize(request.sessionKey.requiredMembers), as: UTF8.self)
+        let relay = PendingAuthorization.Relay(sessionKey: sessionKey, nonce: request.nonce)
+        return (PendingAuthorization(relayFor: client.clientId, returnURL: request.returnURL, relay: relay, now: clock.now()), client)
+    }
+
+    func consentText(_ pending: PendingAuthorization, realm: String) async -> String {
+        "Act for you from this app on this device, without asking again, for \(Int(Delegations.lifetime / 86400)) days"
+    }
+
+    /// Only a first-party app whose return address is a claimed https link: a custom scheme can be registered by
+    /// another app on the device, which would then receive a delegation the person never saw asked for.
+    func skipsConsent(_ pending: PendingAuthorization, client: OAuthClient) -> Bool {
+        client.firstParty && client.redirectURI(matching: pending.redirectURI)?.kind == .https
+    }
+
+    func complete(_ pending: PendingAuthorization, realm: String, session: BrowserSession) async throws -> String {
+        guard let relay = pending.relay, let userId = session.userId else { throw Self.malformed }
+        let sessionKey: JWK
+        do {
+            sessionKey = try JWK(jsonString: relay.sessionKey)
+        } catch {
+            throw Self.malformed
+        }
+        let now = clock.now()
+        let grant = Delegations.Grant(
+            userId: userId, clientId: pending.clientId, sessionKey: sessionKey, authTime: session.signInTime, amr: session.amr,
+            acr: AuthenticationLevel.of(amr: session.amr)
+        )
+        let delegation = try await delegations.issue(grant, realm: realm, now: now)
+        let code: String
+        do {
+            code = try await handoffs.put(
+                realm: realm, clientId: pending.clientId, nonce: relay.nonce, jkt: sessionKey.thumbprint(), kind: .delegation, blob: delegation
+            )
+        } catch let refusal as APIError where refusal.code == .handoffLimit {
+            return self.refusal(pending, code: "temporarily_unavailable", description: "too many sign-ins for this app are waiting to be taken; try again shortly")
+        }
+        return Self.fragment(pending.redirectURI, [("code", code), ("nonce", relay.nonce)])
+    }
+
+    func refusal(_ pending: PendingAuthorization, code: String, description: String) -> String {
+        let text = String(description.unicodeScalars.map { (0x20...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" ? Character($0) : "'" })
+        return Self.fragment(pending.redirectURI, [("error", code), ("error_description", text), ("nonce", pending.relay?.nonce ?? "")])
+    }
+
+    /// The return address with the answer in its fragment: the browser hands it to the app and never sends it to a server.
+    private static func fragment(_ returnURL: String, _ parameters: [(String, String)]) -> String {
+        returnURL + "#" + parameters.map { FormBody.encodeComponent($0.0) + "=" + FormBody.encodeComponent($0.1) }.joined(separator: "&")
+    }
+
+    private static let malformed = APIError(.badRequest, .invalidRequest, "the relay request held by the browser is not well formed")
+}
