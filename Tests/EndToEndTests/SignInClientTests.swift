@@ -90,11 +90,14 @@ struct PageWalker {
         session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
     }
 
-    func signIn(at start: URL, username: String, password: String) async throws -> URL {
+    /// Walks from `start` until the browser is sent to the app: a URL that is neither http(s) nor a path, or one that
+    /// starts with `appPrefix` (an app's claimed https return address).
+    func signIn(at start: URL, username: String, password: String, appPrefix: String? = nil) async throws -> URL {
         var cookies: [String: String] = [:]
         var location = start.absoluteString
         for _ in 0..<8 {
             if !location.hasPrefix("http") && !location.hasPrefix("/") { return URL(string: location)! }
+            if let appPrefix, location.hasPrefix(appPrefix) { return URL(string: location)! }
             let url = URL(string: location.hasPrefix("/") ? baseURL + location : location)!
             var request = URLRequest(url: url)
             if !cookies.isEmpty { request.setValue(cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "), forHTTPHeaderField: "Cookie") }

@@ -60,6 +60,18 @@ public struct RealmTokenVerifier: Sendable {
         return claims
     }
 
+    /// A broker delegation (`typ` `keyward-delegation+jwt`) for this app, naming `sessionKey` in `cnf.jwk`.
+    public func verifyDelegation(_ token: String, clientId: String, sessionKey: JWK) async throws -> JSONObject {
+        let verified = try await verified(token, audience: clientId, required: ["exp", "iat", "sub", "cnf"])
+        guard verified.header["typ"]?.stringValue == "keyward-delegation+jwt" else {
+            throw KeywardKitError.untrustedToken("the hand-off is not a delegation (typ \(verified.header["typ"]?.stringValue ?? "none"))")
+        }
+        guard case .object(let confirmation)? = verified.claims["cnf"], case .object(let jwk)? = confirmation["jwk"],
+            (try? JWK(json: jwk))?.thumbprint() == sessionKey.thumbprint()
+        else { throw KeywardKitError.untrustedToken("the delegation is for another key than this app's session key") }
+        return verified.claims
+    }
+
     private func verify(_ token: String, audience: String?, required: Set<String>) async throws -> JSONObject {
         try await verified(token, audience: audience, required: required).claims
     }
