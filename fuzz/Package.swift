@@ -70,6 +70,7 @@ let package = Package(
         fuzzer("dpop", ["KeywardJOSE", "FuzzFixtures"]),
         fuzzer("form-body", ["KeywardHTTPInput"]),
         fuzzer("authorization-request", ["KeywardHTTPInput"]),
+        fuzzer("relay-request", ["KeywardHTTPInput", "KeywardJOSE"]),
         fuzzer("htu", ["KeywardJOSE"]),
         fuzzer("accept", ["KeywardHTTPInput"]),
         fuzzer("device-jwt", ["KeywardHTTPInput", "KeywardJOSE"]),

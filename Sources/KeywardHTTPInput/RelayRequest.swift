@@ -1,27 +1,26 @@
-// The relay's query, read and checked before anything else is looked at.
-import Foundation
+// The broker relay's query, read and checked before anything else is looked at (issue 29).
 import KeywardJOSE
 
 /// `GET /realms/{realm}/auth/relay?client_id=…&nonce=…&publicKey=…&return=…` (issue 29): the app's session key as a
 /// public JWK in base64url JSON (P-256 or Ed25519, nothing private), the nonce the app will check beside the code, and
-/// the return address, compared with the client's registered ones by `BrokerRelay`.
-struct RelayRequest: Sendable, Equatable {
-    let clientId: String
-    let nonce: String
-    let sessionKey: JWK
-    let returnURL: String
+/// the return address, compared with the client's registered ones by the broker (`RedirectURI.matches`).
+public struct RelayRequest: Sendable, Equatable {
+    public let clientId: String
+    public let nonce: String
+    public let sessionKey: JWK
+    public let returnURL: String
 
     /// A refusal's text, for the page: nothing about the request is trusted yet.
-    struct Refusal: Error, Equatable {
-        let text: String
+    public struct Refusal: Error, Equatable {
+        public let text: String
     }
 
-    static let maxNonceLength = 128
-    static let minNonceLength = 16
-    static let maxKeyLength = 512
-    static let maxReturnLength = 2048
+    public static let maxNonceLength = 128
+    public static let minNonceLength = 16
+    public static let maxKeyLength = 512
+    public static let maxReturnLength = 2048
 
-    init(_ parameters: [String: String]) throws(Refusal) {
+    public init(_ parameters: [String: String]) throws(Refusal) {
         guard let clientId = parameters["client_id"], !clientId.isEmpty, clientId.utf8.count <= 128 else {
             throw Refusal(text: parameters["client_id"] == nil ? "The request names no app (client_id is missing)." : "The request's client_id is not valid.")
         }
@@ -40,7 +39,7 @@ struct RelayRequest: Sendable, Equatable {
 
     /// The key: base64url of a JSON object, a public P-256 or Ed25519 JWK. Its `kid`, `alg` and `use` are dropped, so
     /// the delegation names the key by its required members only.
-    static func sessionKey(_ encoded: String) throws(Refusal) -> JWK {
+    public static func sessionKey(_ encoded: String) throws(Refusal) -> JWK {
         guard encoded.utf8.count <= maxKeyLength else { throw Refusal(text: "The session key (publicKey) is longer than \(maxKeyLength) characters.") }
         let json: JSONObject
         do {
@@ -67,7 +66,7 @@ struct RelayRequest: Sendable, Equatable {
     }
 
     /// RFC 3986 §2.3: a nonce that travels in the return address's fragment unescaped.
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
+    static func isUnreserved(_ byte: UInt8) -> Bool {
         (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x2E
             || byte == 0x5F || byte == 0x7E
     }
