@@ -33,7 +33,7 @@ struct AuthCodeScenario: Sendable {
         for index in 0..<concurrency {
             let username = "bench-signin-\(tag)-\(index)"
             try cli.run(["users", "create", "--realm", "demo", username], environment: ["KEYWARD_NEW_PASSWORD": "bench-password", "KEYWARD_ACCOUNTS_BCRYPT_COST": "4"])
-            cookies.append(try signIn(username))
+            cookies.append(try RawHTTPConnection.signIn(username, port: port))
         }
         let key = try SigningKey.generate(.es256)
         let thumbprint = key.publicJWK.thumbprint()
@@ -118,23 +118,5 @@ struct AuthCodeScenario: Sendable {
             throw BenchError("refresh: \(refreshed.status) \(String(decoding: refreshed.body.prefix(300), as: UTF8.self))")
         }
         return nextToken
-    }
-
-    /// A browser session signed in with a password (no phone: the realm does not ask for one).
-    private func signIn(_ username: String) throws -> String {
-        let connection = try RawHTTPConnection(port: port)
-        let login = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login", port: port, headers: []))
-        guard let anonymous = login.cookie,
-            let csrf = RawHTTPConnection.between(login.body, #"name="csrf" value=""#, "\"")
-        else { throw BenchError("login page without cookie or CSRF field") }
-        let signedIn = try connection.send(RawHTTPConnection.request(
-            method: "POST", path: "/realms/demo/login", port: port,
-            headers: [("Cookie", anonymous), ("Content-Type", "application/x-www-form-urlencoded")],
-            body: "csrf=\(csrf)&username=\(username)&password=bench-password"
-        ))
-        guard signedIn.status == 303, signedIn.header("location") == "/realms/demo/account",
-            let cookie = signedIn.cookie
-        else { throw BenchError("password sign-in failed: \(signedIn.status) \(signedIn.header("location") ?? "")") }
-        return cookie
     }
 }

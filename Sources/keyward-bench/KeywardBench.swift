@@ -47,7 +47,7 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Write the results as JSON to this file.")
     var json: String?
 
-    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest, social-callback, auth-code (default: all but social-callback and auth-code; with --url, token, protected and app-attest: push-login, host-token, social-callback and auth-code set up with the keyward CLI on the server's database). auth-code: --requests sign-in round trips (authorize, code, refresh), then one more refresh per family alone.")
+    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker (default: all but social-callback, auth-code and broker; with --url, token, protected and app-attest: push-login, host-token, social-callback, auth-code and broker set up with the keyward CLI on the server's database). auth-code: --requests sign-in round trips (authorize, code, refresh), then one more refresh per family alone. broker: --requests relay round trips (relay, take, exchange).")
     var scenarios: String?
 
     private var scenarioNames: [String] {
@@ -94,12 +94,12 @@ struct KeywardBench: AsyncParsableCommand {
         guard (1...100_000).contains(subjects) else { throw ValidationError("--subjects must be 1...100000") }
         guard (1...200_000).contains(callbacks) else { throw ValidationError("--callbacks must be 1...200000") }
         if let loginRate, !(1...10_000).contains(loginRate) { throw ValidationError("--login-rate must be 1...10000 round trips per second") }
-        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest", "social-callback", "auth-code"]
+        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest", "social-callback", "auth-code", "broker"]
         let names = scenarioNames
         for name in names where !known.contains(name) {
-            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest, social-callback, auth-code)")
+            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker)")
         }
-        if url != nil, let needsCLI = names.first(where: { ["push-login", "host-token", "social-callback", "auth-code"].contains($0) }) {
+        if url != nil, let needsCLI = names.first(where: { ["push-login", "host-token", "social-callback", "auth-code", "broker"].contains($0) }) {
             throw ValidationError("\(needsCLI) sets up with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
         }
         if names.contains("social-callback") {
@@ -206,6 +206,11 @@ struct KeywardBench: AsyncParsableCommand {
             results += try AuthCodeScenario(
                 baseURL: baseURL, port: port, cli: cli, roundTrips: requests, concurrency: concurrency, threads: threads,
                 runner: LoadRunner(port: port, concurrency: concurrency, threads: threads), log: log
+            ).run()
+        }
+        if selected.contains("broker") {
+            results += try BrokerScenario(
+                baseURL: baseURL, port: port, cli: cli, roundTrips: requests, concurrency: concurrency, threads: threads, log: log
             ).run()
         }
         if selected.contains("social-callback") {

@@ -148,3 +148,24 @@ final class RawHTTPConnection {
         buffer.append(contentsOf: chunk[..<count])
     }
 }
+
+extension RawHTTPConnection {
+    /// A browser session of `username` in the demo realm, signed in with the password `bench-password` (no phone:
+    /// the realm does not ask for one); its cookie.
+    static func signIn(_ username: String, port: Int) throws -> String {
+        let connection = try RawHTTPConnection(port: port)
+        let login = try connection.send(RawHTTPConnection.request(method: "GET", path: "/realms/demo/login", port: port, headers: []))
+        guard let anonymous = login.cookie,
+            let csrf = RawHTTPConnection.between(login.body, #"name="csrf" value=""#, "\"")
+        else { throw BenchError("login page without cookie or CSRF field") }
+        let signedIn = try connection.send(RawHTTPConnection.request(
+            method: "POST", path: "/realms/demo/login", port: port,
+            headers: [("Cookie", anonymous), ("Content-Type", "application/x-www-form-urlencoded")],
+            body: "csrf=\(csrf)&username=\(username)&password=bench-password"
+        ))
+        guard signedIn.status == 303, signedIn.header("location") == "/realms/demo/account",
+            let cookie = signedIn.cookie
+        else { throw BenchError("password sign-in failed: \(signedIn.status) \(signedIn.header("location") ?? "")") }
+        return cookie
+    }
+}
