@@ -166,3 +166,13 @@ def test_a_relay_clients_blob_over_64_kib_is_refused(server, realm, keyward_bin)
     assert put("x" * (64 * 1024)).status_code == 201
     oversize = put("x" * (64 * 1024 + 1))
     assert oversize.status_code == 400 and oversize.json()["error"] == "invalid_request", oversize.text
+
+
+def test_the_cli_shows_and_changes_a_realms_broker_settings_and_names_a_bad_one(server, realm, keyward_bin):
+    shown = admin(server, keyward_bin, "broker", "settings", "--realm", realm).stdout.split()
+    assert shown == ["delegationLifetimeDays=30", "handoffLifetimeSeconds=120"], shown
+    changed = admin(server, keyward_bin, "broker", "settings", "--realm", realm, "delegationLifetimeDays=7").stdout.split()
+    assert changed == ["delegationLifetimeDays=7", "handoffLifetimeSeconds=120"], changed
+    refused = admin(server, keyward_bin, "broker", "settings", "--realm", realm, "handoffLifetimeSeconds=301", check=False)
+    assert refused.returncode != 0 and "handoffLifetimeSeconds" in refused.stderr and "10 to 300" in refused.stderr, refused.stderr
+    admin(server, keyward_bin, "broker", "settings", "--realm", realm, "delegationLifetimeDays=30")

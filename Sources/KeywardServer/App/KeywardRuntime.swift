@@ -36,7 +36,7 @@ public final class KeywardRuntime: Sendable {
     let identityProviders: IdentityProvidersAssembly
     public let devices: DevicesAssembly
     let openID: OpenIDAssembly
-    let broker: BrokerAssembly
+    public let broker: BrokerAssembly
     let pageRenderer: PageRenderer
     private let core: CoreServices
     let pushSenders: [any PushSender]

@@ -4,8 +4,10 @@ import Hummingbird
 
 /// The broker for native apps (issue 29): built from Core (database, audit, clock), the OAuth core (clients, keys,
 /// the DPoP gate, the token endpoint's grants), Accounts (users) and OpenID (the authorization pages the relay runs on).
-struct BrokerAssembly: KeywardPart {
+public struct BrokerAssembly: KeywardPart {
     let handoffs: HandoffService
+    /// Each realm's broker settings (`keyward broker settings`).
+    public let settings: BrokerSettingsStore
     private let store: any HandoffStore
     private let clients: ClientService
     private let takeGate: DPoPResourceGuard
@@ -26,8 +28,9 @@ struct BrokerAssembly: KeywardPart {
         policy.scheme = .dpopOrUnboundBearer
         relayClientGate = oauth.gate(policy)
         (clients, realmResolution, networks, publicURL) = (oauth.clients, oauth.realmResolution, core.settings.clients, core.settings.publicURL)
+        settings = BrokerSettingsStore(database: core.database, clock: core.clock)
         let delegations = Delegations(realms: oauth.realms, keys: oauth.keys)
-        openID.relays.plug(BrokerRelay(clients: oauth.clients, handoffs: handoffs, delegations: delegations, clock: core.clock))
+        openID.relays.plug(BrokerRelay(clients: oauth.clients, handoffs: handoffs, delegations: delegations, settings: settings, clock: core.clock))
         oauth.grants.add(DelegationGrant(delegations: delegations, users: accounts.users))
     }
 
@@ -40,7 +43,7 @@ struct BrokerAssembly: KeywardPart {
 }
 
 extension BrokerAssembly {
-    static let migrations = [HandoffSchemaMigration.piece]
+    static let migrations = [HandoffSchemaMigration.piece, BrokerSettingsSchemaMigration.piece]
 
     var sweeps: [ExpiredRowSweep] { [.handoffs(store)] }
 }

@@ -10,6 +10,7 @@ struct BrokerRelay: RelayAuthorization {
     let clients: ClientService
     let handoffs: HandoffService
     let delegations: Delegations
+    let settings: BrokerSettingsStore
     let clock: any KeywardClock
 
     func accept(realm: Realm, parameters: [String: String]) async throws -> (PendingAuthorization, OAuthClient) {
@@ -34,7 +35,9 @@ struct BrokerRelay: RelayAuthorization {
     }
 
     func consentText(_ pending: PendingAuthorization, realm: String) async -> String {
-        "Act for you from this app on this device, without asking again, for \(Int(Delegations.lifetime / 86400)) days"
+        // Unreadable settings say the longest a realm may set, so the person is never told less than the truth.
+        let days = (try? await settings.settings(realm: realm).delegationLifetimeDays) ?? BrokerSettings.delegationDays.upperBound
+        return "Act for you from this app on this device, without asking again, for \(days) \(days == 1 ? "day" : "days")"
     }
 
     /// Only a first-party app whose return address is a claimed https link: a custom scheme can be registered by
@@ -52,15 +55,17 @@ struct BrokerRelay: RelayAuthorization {
             throw Self.malformed
         }
         let now = clock.now()
+        let realmSettings = try await settings.settings(realm: realm)
         let grant = Delegations.Grant(
             userId: userId, clientId: pending.clientId, sessionKey: sessionKey, authTime: session.signInTime, amr: session.amr,
             acr: AuthenticationLevel.of(amr: session.amr)
         )
-        let delegation = try await delegations.issue(grant, realm: realm, now: now)
+        let delegation = try await delegations.issue(grant, realm: realm, lifetime: realmSettings.delegationLifetime, now: now)
         let code: String
         do {
             code = try await handoffs.put(
-                realm: realm, clientId: pending.clientId, nonce: relay.nonce, jkt: sessionKey.thumbprint(), kind: .delegation, blob: delegation
+                realm: realm, clientId: pending.clientId, nonce: relay.nonce, jkt: sessionKey.thumbprint(), kind: .delegation, blob: delegation,
+                lifetime: realmSettings.handoffLifetime
             )
         } catch let refusal as APIError where refusal.code == .handoffLimit {
             return self.refusal(pending, code: "temporarily_unavailable", description: "too many sign-ins for this app are waiting to be taken; try again shortly")

@@ -10,8 +10,8 @@ struct Delegations: Sendable {
     let keys: RealmKeyService
 
     static let type = "keyward-delegation+jwt"
-    /// How long a delegation lets the app get tokens without the person (the realm may set less, issue 29).
-    static let lifetime: TimeInterval = 30 * 86400
+    /// The longest a delegation lasts; a realm may set less (`BrokerSettings.delegationLifetimeDays`).
+    static let maxLifetime: TimeInterval = TimeInterval(BrokerSettings.delegationDays.upperBound) * 86400
 
     struct Grant: Sendable, Equatable {
         let userId: String
@@ -22,12 +22,12 @@ struct Delegations: Sendable {
         let acr: String
     }
 
-    func issue(_ grant: Grant, realm: String, now: Date) async throws -> String {
+    func issue(_ grant: Grant, realm: String, lifetime: TimeInterval, now: Date) async throws -> String {
         let signer = try await keys.activeSigner(realm: realm)
         let issuedAt = now.timeIntervalSince1970.rounded(.down)
         let claims: JSONObject = [
             "iss": .string(realms.issuer(of: realm)), "sub": .string(grant.userId), "aud": .string(grant.clientId), "azp": .string(grant.clientId),
-            "iat": .number(issuedAt), "exp": .number(issuedAt + Self.lifetime), "jti": .string(Base64URL.encode(SecureRandom.bytes(16))),
+            "iat": .number(issuedAt), "exp": .number(issuedAt + min(lifetime, Self.maxLifetime)), "jti": .string(Base64URL.encode(SecureRandom.bytes(16))),
             "cnf": .object(["jwk": .object(grant.sessionKey.requiredMembers)]),
             "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)), "amr": .array(grant.amr.map { .string($0) }),
             "acr": .string(grant.acr),
@@ -42,7 +42,7 @@ struct Delegations: Sendable {
         let policy = JWTVerificationPolicy(
             allowedAlgorithms: Set(RealmKeyService.supportedAlgorithms), keys: .set(keySet), expectedType: Self.type,
             requiredClaims: ["exp", "iat", "sub", "jti", "cnf"], issuer: realms.issuer(of: realm), audience: clientId, leeway: 30,
-            maxLifetime: Self.lifetime
+            maxLifetime: Self.maxLifetime
         )
         let verified = try JWTVerifier.verify(parsed: parsed, policy: policy, now: now)
         guard case .object(let confirmation)? = verified.claims["cnf"], case .object(let jwk)? = confirmation["jwk"] else {

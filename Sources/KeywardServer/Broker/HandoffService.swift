@@ -23,8 +23,8 @@ struct HandoffService: Sendable {
     /// Hand-offs one client may have waiting at once: a relay page looped by a script fills its client's share, not
     /// the database.
     static let maxLivePerClient = 1000
-    static let defaultLifetime: TimeInterval = 120
-    static let maxLifetime: TimeInterval = 300
+    static let defaultLifetime = TimeInterval(BrokerSettings().handoffLifetimeSeconds)
+    static let maxLifetime = TimeInterval(BrokerSettings.handoffSeconds.upperBound)
     /// A relay client's own blob (an Internet Identity delegation chain is a few KiB).
     static let maxBlobSize = 64 * 1024
 

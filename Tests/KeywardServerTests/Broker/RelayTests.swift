@@ -211,3 +211,61 @@ final class RelayTests: XCTestCase {
         return values
     }
 }
+
+final class BrokerSettingsTests: XCTestCase {
+    func testARealmsSettingsShortenTheDelegationAndTheHandoffAndTheConsentSaysSo() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await server.registerBrokerApp()
+            var settings = try await server.runtime.broker.settings.settings(realm: "demo")
+            XCTAssertEqual(settings, BrokerSettings(), "the defaults until a realm saves its own")
+            try settings.apply("delegationLifetimeDays", "7")
+            try settings.apply("handoffLifetimeSeconds", "10")
+            try await server.runtime.broker.settings.save(settings, realm: "demo")
+
+            let key = try SigningKey.generate(.es256)
+            let browser = TestBrowser(client)
+            let consent = try await RelayTests.relay(browser, key: key, nonce: "nonce-settings-0001")
+            XCTAssertTrue(consent.contains("for 7 days"), "the consent says the realm's lifetime")
+            let answer = try await browser.post(
+                "/realms/demo/protocol/openid-connect/auth/consent", ["csrf": consent.field("csrf") ?? "", "id": consent.field("id") ?? "", "decision": "allow"]
+            )
+            let code = try XCTUnwrap(RelayTests.fragment(try XCTUnwrap(answer.location))["code"])
+            let taken = try await client.take(server, code: code, nonce: "nonce-settings-0001", key: key)
+            let claims = try UnverifiedJWT(try XCTUnwrap(taken.json["value"]?.stringValue)).claims
+            XCTAssertEqual((claims["exp"]?.numberValue ?? 0) - (claims["iat"]?.numberValue ?? 0), 7 * 86400)
+
+        }
+    }
+
+    func testASettingOutOfItsRangeIsRefusedWithItsName() throws {
+        var settings = BrokerSettings()
+        for (key, value) in [("delegationLifetimeDays", "31"), ("delegationLifetimeDays", "0"), ("handoffLifetimeSeconds", "301"), ("handoffLifetimeSeconds", "x")] {
+            XCTAssertThrowsError(try settings.apply(key, value)) { error in
+                XCTAssertTrue("\(error)".contains(key), "\(error)")
+            }
+        }
+        XCTAssertThrowsError(try settings.apply("unknown", "1")) { error in
+            XCTAssertTrue("\(error)".contains("one of delegationLifetimeDays, handoffLifetimeSeconds"), "\(error)")
+        }
+        XCTAssertEqual(settings, BrokerSettings(), "nothing changed")
+    }
+
+    func testAHandoffWaitsAsLongAsTheRealmSays() async throws {
+        try await TestServer.forEachEngine(engines: [.sqlite]) { server, client in
+            try await server.registerBrokerApp()
+            var settings = BrokerSettings()
+            try settings.apply("handoffLifetimeSeconds", "10")
+            try await server.runtime.broker.settings.save(settings, realm: "demo")
+            let key = try SigningKey.generate(.es256)
+            let browser = TestBrowser(client)
+            let consent = try await RelayTests.relay(browser, key: key, nonce: "nonce-settings-0003")
+            let answer = try await browser.post(
+                "/realms/demo/protocol/openid-connect/auth/consent", ["csrf": consent.field("csrf") ?? "", "id": consent.field("id") ?? "", "decision": "allow"]
+            )
+            let code = try XCTUnwrap(RelayTests.fragment(try XCTUnwrap(answer.location))["code"])
+            server.clock.advance(by: 11)
+            let taken = try await client.take(server, code: code, nonce: "nonce-settings-0003", key: key)
+            XCTAssertEqual(taken.json["error"]?.stringValue, "handoff_invalid", "past the realm's 10 s")
+        }
+    }
+}

@@ -26,6 +26,7 @@ final class MigrationHistoryTests: XCTestCase {
         15: ("client redirect URIs, first-party and PAR settings", "b9157c9d2bc4112e3e6f5ecebf3de9ad7f27c6281f8d02026db80ac8aa7f5c3c", "b9157c9d2bc4112e3e6f5ecebf3de9ad7f27c6281f8d02026db80ac8aa7f5c3c"),
         16: ("OpenID Connect sign-in: sign-in times and refresh-token families", "17e82c5c16d0792827c2df0a1c50c8ff1687f196c25ff2680e31aaf261beb9c5", "17e82c5c16d0792827c2df0a1c50c8ff1687f196c25ff2680e31aaf261beb9c5"),
         17: ("broker: broker clients and hand-offs", "880d06dba9a9a985d71009b27d3725ad97140df2c2579202390b7d2971c41faa", "880d06dba9a9a985d71009b27d3725ad97140df2c2579202390b7d2971c41faa"),
+        18: ("broker: realm settings", "9d07ab21c9879633725a113515b35fe72e692236934423f82701d1ae14dd586f", "9d07ab21c9879633725a113515b35fe72e692236934423f82701d1ae14dd586f"),
     ]
 
     static func digest(_ migration: SchemaMigration, _ engine: DatabaseEngine) -> String {
