@@ -30,8 +30,10 @@ public struct BrokerAssembly: KeywardPart {
         (clients, realmResolution, networks, publicURL) = (oauth.clients, oauth.realmResolution, core.settings.clients, core.settings.publicURL)
         settings = BrokerSettingsStore(database: core.database, clock: core.clock)
         let delegations = Delegations(realms: oauth.realms, keys: oauth.keys)
-        openID.relays.plug(BrokerRelay(clients: oauth.clients, handoffs: handoffs, delegations: delegations, settings: settings, clock: core.clock))
-        oauth.grants.add(DelegationGrant(delegations: delegations, users: accounts.users))
+        openID.relays.plug(BrokerRelay(
+            clients: oauth.clients, handoffs: handoffs, delegations: delegations, settings: settings, appSessions: openID.refresh, clock: core.clock
+        ))
+        oauth.grants.add(DelegationGrant(delegations: delegations, users: accounts.users, appSessions: openID.refresh))
     }
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {

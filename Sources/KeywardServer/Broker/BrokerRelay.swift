@@ -11,6 +11,8 @@ struct BrokerRelay: RelayAuthorization {
     let handoffs: HandoffService
     let delegations: Delegations
     let settings: BrokerSettingsStore
+    /// Where each delegation is kept as one of the person's app sessions.
+    let appSessions: RefreshTokens
     let clock: any KeywardClock
 
     func accept(realm: Realm, parameters: [String: String]) async throws -> (PendingAuthorization, OAuthClient) {
@@ -56,9 +58,17 @@ struct BrokerRelay: RelayAuthorization {
         }
         let now = clock.now()
         let realmSettings = try await settings.settings(realm: realm)
+        let acr = AuthenticationLevel.of(amr: session.amr)
+        let sessionId = try await appSessions.startSession(
+            RefreshTokens.Grant(
+                clientId: pending.clientId, userId: userId, sessionId: session.lastingId, jkt: sessionKey.thumbprint(), authTime: session.signInTime,
+                amr: session.amr, acr: acr
+            ),
+            realm: realm, now: now
+        )
         let grant = Delegations.Grant(
-            userId: userId, clientId: pending.clientId, sessionKey: sessionKey, authTime: session.signInTime, amr: session.amr,
-            acr: AuthenticationLevel.of(amr: session.amr)
+            userId: userId, clientId: pending.clientId, sessionKey: sessionKey, authTime: session.signInTime, amr: session.amr, acr: acr,
+            sessionId: sessionId
         )
         let delegation = try await delegations.issue(grant, realm: realm, lifetime: realmSettings.delegationLifetime, now: now)
         let code: String

@@ -11,6 +11,8 @@ struct DelegationGrant: TokenGrant {
 
     let delegations: Delegations
     let users: UserService
+    /// The app session each delegation is kept as: ended, the delegation buys nothing.
+    let appSessions: RefreshTokens
 
     func authorize(_ request: TokenGrantRequest) async throws(OAuthFailure) -> TokenGrantDecision {
         guard let assertion = request.form["assertion"], !assertion.isEmpty else {
@@ -26,6 +28,14 @@ struct DelegationGrant: TokenGrant {
             throw Self.unavailable
         }
         let userId = claims["sub"]?.stringValue ?? ""
+        let sessionId = claims["sid"]?.stringValue ?? ""
+        guard let session = try await appSessions.family(realm: request.realm.name, id: sessionId), session.isLive(now: request.now),
+            session.userId == userId, session.clientId == request.client.clientId
+        else {
+            throw OAuthFailure.invalidGrant(
+                "the delegation was ended (signed out, the app removed, or the password changed)", reason: "delegation_revoked"
+            )
+        }
         let user: User?
         do {
             user = try await users.user(realm: request.realm.name, id: userId)
@@ -41,7 +51,7 @@ struct DelegationGrant: TokenGrant {
             OAuthFailure(status: 400, code: .invalidDPoPProof, description: "the delegation is for another key than the DPoP proof's", reason: "delegation_key_mismatch")
         )
         var extra: JSONObject = [:]
-        for name in ["auth_time", "acr"] { extra[name] = claims[name] }
+        for name in ["auth_time", "acr", "sid"] { extra[name] = claims[name] }
         decision.accessTokenClaims = extra
         return decision
     }

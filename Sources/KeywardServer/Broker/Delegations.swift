@@ -20,6 +20,8 @@ struct Delegations: Sendable {
         let authTime: Date
         let amr: [String]
         let acr: String
+        /// The app session it is kept as (`RefreshTokens.startSession`): ending that ends the delegation.
+        let sessionId: String
     }
 
     func issue(_ grant: Grant, realm: String, lifetime: TimeInterval, now: Date) async throws -> String {
@@ -30,7 +32,7 @@ struct Delegations: Sendable {
             "iat": .number(issuedAt), "exp": .number(issuedAt + min(lifetime, Self.maxLifetime)), "jti": .string(Base64URL.encode(SecureRandom.bytes(16))),
             "cnf": .object(["jwk": .object(grant.sessionKey.requiredMembers)]),
             "auth_time": .number(grant.authTime.timeIntervalSince1970.rounded(.down)), "amr": .array(grant.amr.map { .string($0) }),
-            "acr": .string(grant.acr),
+            "acr": .string(grant.acr), "sid": .string(grant.sessionId),
         ]
         return try JWS.sign(header: ["typ": .string(Self.type), "kid": .string(signer.kid)], claims: claims, key: signer.key)
     }
@@ -41,7 +43,7 @@ struct Delegations: Sendable {
         let keySet = try await keys.publishedKeys(realm: realm, toVerify: parsed.jws.header["kid"]?.stringValue)
         let policy = JWTVerificationPolicy(
             allowedAlgorithms: Set(RealmKeyService.supportedAlgorithms), keys: .set(keySet), expectedType: Self.type,
-            requiredClaims: ["exp", "iat", "sub", "jti", "cnf"], issuer: realms.issuer(of: realm), audience: clientId, leeway: 30,
+            requiredClaims: ["exp", "iat", "sub", "jti", "cnf", "sid"], issuer: realms.issuer(of: realm), audience: clientId, leeway: 30,
             maxLifetime: Self.maxLifetime
         )
         let verified = try JWTVerifier.verify(parsed: parsed, policy: policy, now: now)

@@ -1,6 +1,7 @@
 // Refresh-token families: started by an authorization code, rotated on every use, revoked whole on a reuse.
 import Crypto
 import Foundation
+import KeywardJOSE
 import Logging
 
 /// The families of refresh tokens (RFC 9700 §4.14.2): one starts when a code is redeemed; each refresh moves it to
@@ -42,6 +43,35 @@ struct RefreshTokens: Sendable {
             throw OAuthFailure.invalidGrant("the authorization code was used already; the tokens issued for it are revoked", reason: "code_reused")
         }
         return token(family)
+    }
+
+    /// What an app session started without a code holds (the broker's delegation): the family it is kept as.
+    struct Grant: Sendable {
+        let clientId: String
+        let userId: String
+        /// The browser session it came from (`BrowserSession.lastingId`): ending that session ends this one.
+        let sessionId: String
+        let jkt: String?
+        let authTime: Date
+        let amr: [String]
+        let acr: String
+    }
+
+    /// Starts an app session that holds no refresh token, only its place among the person's app sessions: listed on
+    /// the account page, ended with the browser session it came from, by sign-out everywhere, a password change or a
+    /// disabled account. Returns its id (128 random bits), which its credential names as `sid`.
+    func startSession(_ grant: Grant, realm: String, now: Date) async throws(OAuthFailure) -> String {
+        let family = RefreshFamily(
+            id: Base64URL.encode(SecureRandom.bytes(16)), realm: realm, clientId: grant.clientId, userId: grant.userId, sessionId: grant.sessionId,
+            scope: "", jkt: grant.jkt, authTime: grant.authTime, amr: grant.amr, acr: grant.acr, generation: 0, createdAt: now, lastUsedAt: now,
+            expiresAt: now.addingTimeInterval(RefreshFamily.lifetime)
+        )
+        do {
+            guard try await store.insert(family) else { throw Self.unavailable }
+        } catch {
+            throw Self.unavailable
+        }
+        return family.id
     }
 
     func token(_ family: RefreshFamily) -> String {

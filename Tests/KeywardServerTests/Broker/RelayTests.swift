@@ -72,15 +72,46 @@ final class RelayTests: XCTestCase {
         }
     }
 
-    func testADisabledUsersDelegationBuysNothing() async throws {
+    func testADisabledUsersDelegationBuysNothingAgain() async throws {
         try await TestServer.forEachEngine(engines: [.sqlite]) { server, client in
             try await server.registerBrokerApp()
             let sessionKey = try SigningKey.generate(.es256)
             let delegation = try await Self.delegation(server, client, key: sessionKey)
             _ = try await server.runtime.accounts.users.disable(realm: "demo", username: "test")
+            _ = try await server.runtime.accounts.users.enable(realm: "demo", username: "test")
             let form = "grant_type=\(TestBrowser.encode(Self.jwtBearer))&assertion=\(delegation)&client_id=broker-app"
             let refused = try await client.requestToken(body: form, proofs: [try server.tokenProof(sessionKey)])
-            XCTAssertEqual(refused.json["reason"]?.stringValue, "user_disabled")
+            XCTAssertEqual(refused.json["reason"]?.stringValue, "delegation_revoked", "disabling the user ended its app sessions")
+        }
+    }
+
+    func testADelegationIsAnAppSessionTheAccountPageListsAndSigningOutEnds() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await server.registerBrokerApp()
+            let sessionKey = try SigningKey.generate(.es256)
+            let browser = TestBrowser(client)
+            let consent = try await Self.relay(browser, key: sessionKey, nonce: "nonce-app-session-1")
+            let answer = try await browser.post(
+                "/realms/demo/protocol/openid-connect/auth/consent", ["csrf": consent.field("csrf") ?? "", "id": consent.field("id") ?? "", "decision": "allow"]
+            )
+            let code = try XCTUnwrap(Self.fragment(try XCTUnwrap(answer.location))["code"])
+            let taken = try await client.take(server, code: code, nonce: "nonce-app-session-1", key: sessionKey)
+            let delegation = try XCTUnwrap(taken.json["value"]?.stringValue)
+            let sid = try XCTUnwrap(try UnverifiedJWT(delegation).claims["sid"]?.stringValue)
+            let form = "grant_type=\(TestBrowser.encode(Self.jwtBearer))&assertion=\(delegation)&client_id=broker-app"
+            let tokens = try await client.requestToken(body: form, proofs: [try server.tokenProof(sessionKey)])
+            XCTAssertEqual(tokens.status, .ok, "\(tokens.json)")
+            let access = try UnverifiedJWT(try XCTUnwrap(tokens.json["access_token"]?.stringValue)).claims
+            XCTAssertEqual(access["sid"]?.stringValue, sid, "its tokens name the app session")
+
+            let account = try await browser.get("/realms/demo/account")
+            XCTAssertTrue(account.contains("Apps signed in to your account") && account.contains("broker-app"), "listed with the other apps")
+
+            let logout = try await browser.post("/realms/demo/logout", ["csrf": account.field("csrf") ?? ""])
+            XCTAssertEqual(logout.status, .seeOther)
+            let ended = try await client.requestToken(body: form, proofs: [try server.tokenProof(sessionKey)])
+            XCTAssertEqual(ended.status, .badRequest)
+            XCTAssertEqual(ended.json["reason"]?.stringValue, "delegation_revoked", "signing out of the browser it came from ends it")
         }
     }
 
