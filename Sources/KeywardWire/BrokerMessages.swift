@@ -1,14 +1,22 @@
 // The broker's wire messages, shared by the server and KeywardKit's BrokerClient.
 
 /// The answer to `POST …/v1/broker/handoff/take`: what was handed off, once. `kind` is `delegation` (a realm-signed
-/// JWT for the session key, from the relay) or `blob` (a relay client's own format).
+/// JWT for the session key, from the relay) or `blob` (a relay client's own format); `clientId` is the client it was
+/// left for: the relay's app, or the relay client that stored the blob.
 public struct HandoffTakeResponse: Codable, Sendable, Equatable {
     public var kind: String
     public var value: String
+    public var clientId: String
 
-    public init(kind: String, value: String) {
+    public init(kind: String, value: String, clientId: String) {
         self.kind = kind
         self.value = value
+        self.clientId = clientId
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, value
+        case clientId = "client_id"
     }
 }
 

@@ -82,6 +82,12 @@ struct Clients: AsyncParsableCommand {
                             + "Prefer a claimed https redirect URI for a first-party app (docs/SECURITY.md).\n"
                         FileHandle.standardError.write(Data(warning.utf8))
                     }
+                    if client.broker, let unassured = client.redirectURIs.first(where: { $0.kind != .https }) {
+                        let warning = "warning: --broker with \(unassured) (\(unassured.kind.rawValue)): another app on the device can claim that address. "
+                            + "A phishing link that carries its own session key would then hand it the delegation once the person allows the app "
+                            + "(the consent page is always shown for such an address). Prefer a claimed https return address (docs/SECURITY.md).\n"
+                        FileHandle.standardError.write(Data(warning.utf8))
+                    }
                     return
                 }
                 let (client, secret) = try await runtime.oauth.clients.createClient(

@@ -70,7 +70,9 @@ public actor BrokerClient {
     public func finish(_ request: BrokerRequest, callback: URL) async throws -> BrokerSession {
         let code = try code(from: callback, for: request)
         let taken = try await take(code: code, nonce: request.nonce)
-        guard taken.kind == "delegation" else { throw KeywardKitError.unexpectedResponse("the hand-off is a \(taken.kind), not a delegation") }
+        guard taken.kind == "delegation", taken.clientId == configuration.clientId else {
+            throw KeywardKitError.unexpectedResponse("the hand-off is a \(taken.kind) for \(taken.clientId), not a delegation for \(configuration.clientId)")
+        }
         let claims = try await verifier.verifyDelegation(taken.value, clientId: configuration.clientId, sessionKey: sessionKey.key.publicJWK)
         let tokens = try await exchange(delegation: taken.value)
         return BrokerSession(

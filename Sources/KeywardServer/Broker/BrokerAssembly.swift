@@ -18,9 +18,10 @@ public struct BrokerAssembly: KeywardPart {
 
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, openID: OpenIDAssembly) {
         store = SQLHandoffStore(database: core.database)
+        settings = BrokerSettingsStore(database: core.database, clock: core.clock)
         handoffs = HandoffService(
-            store: store, failures: .failedTakes(), puts: .puts(), audit: core.audit, refusals: RefusalAuditSampler(), clock: core.clock,
-            logger: core.logger
+            store: store, failures: .failedTakes(), puts: .puts(), audit: core.audit, refusals: RefusalAuditSampler(), settings: settings,
+            clock: core.clock, logger: core.logger
         )
         var policy = oauth.resourceGuard.policy
         policy.endpoint = .broker
@@ -28,10 +29,10 @@ public struct BrokerAssembly: KeywardPart {
         policy.scheme = .dpopOrUnboundBearer
         relayClientGate = oauth.gate(policy)
         (clients, realmResolution, networks, publicURL) = (oauth.clients, oauth.realmResolution, core.settings.clients, core.settings.publicURL)
-        settings = BrokerSettingsStore(database: core.database, clock: core.clock)
         let delegations = Delegations(realms: oauth.realms, keys: oauth.keys)
         openID.relays.plug(BrokerRelay(
-            clients: oauth.clients, handoffs: handoffs, delegations: delegations, settings: settings, appSessions: openID.refresh, clock: core.clock
+            clients: oauth.clients, handoffs: handoffs, delegations: delegations, settings: settings, appSessions: openID.refresh,
+            relays: .relaysPerPerson(), audit: core.audit, clock: core.clock
         ))
         oauth.grants.add(DelegationGrant(delegations: delegations, users: accounts.users, appSessions: openID.refresh))
     }

@@ -13,6 +13,9 @@ struct BrokerRelay: RelayAuthorization {
     let settings: BrokerSettingsStore
     /// Where each delegation is kept as one of the person's app sessions.
     let appSessions: RefreshTokens
+    /// Relays completed per person: a signed-in person looping the relay fills their own share, not the app's.
+    let relays: HandoffLimiter
+    let audit: AuditLog
     let clock: any KeywardClock
 
     func accept(realm: Realm, parameters: [String: String]) async throws -> (PendingAuthorization, OAuthClient) {
@@ -32,13 +35,13 @@ struct BrokerRelay: RelayAuthorization {
             throw AuthorizationService.Refusal.page("The return address is not one the app '\(client.clientId)' registered, so nothing can be sent to it.")
         }
         let sessionKey = String(decoding: StrictJSON.serialize(request.sessionKey.requiredMembers), as: UTF8.self)
-        let relay = PendingAuthorization.Relay(sessionKey: sessionKey, nonce: request.nonce)
+        let days = try await settings.settings(realm: realm.name).delegationLifetimeDays
+        let relay = PendingAuthorization.Relay(sessionKey: sessionKey, nonce: request.nonce, days: days)
         return (PendingAuthorization(relayFor: client.clientId, returnURL: request.returnURL, relay: relay, now: clock.now()), client)
     }
 
-    func consentText(_ pending: PendingAuthorization, realm: String) async -> String {
-        // Unreadable settings say the longest a realm may set, so the person is never told less than the truth.
-        let days = (try? await settings.settings(realm: realm).delegationLifetimeDays) ?? BrokerSettings.delegationDays.upperBound
+    func consentText(_ pending: PendingAuthorization) -> String {
+        let days = pending.relay?.days ?? BrokerSettings.delegationDays.upperBound
         return "Act for you from this app on this device, without asking again, for \(days) \(days == 1 ? "day" : "days")"
     }
 
@@ -48,6 +51,8 @@ struct BrokerRelay: RelayAuthorization {
         client.firstParty && client.redirectURI(matching: pending.redirectURI)?.kind == .https
     }
 
+    /// The delegation is signed and handed off before its app session is written, so a hand-off refused for its
+    /// bounds leaves nothing behind; a session that then fails to be written leaves a delegation that buys nothing.
     func complete(_ pending: PendingAuthorization, realm: String, session: BrowserSession) async throws -> String {
         guard let relay = pending.relay, let userId = session.userId else { throw Self.malformed }
         let sessionKey: JWK
@@ -57,29 +62,38 @@ struct BrokerRelay: RelayAuthorization {
             throw Self.malformed
         }
         let now = clock.now()
-        let realmSettings = try await settings.settings(realm: realm)
+        if relays.refusal(userId, now: now) != nil {
+            return refusal(pending, code: "temporarily_unavailable", description: "too many sign-ins through the relay for this person; try again in a minute")
+        }
+        relays.count(userId, now: now)
         let acr = AuthenticationLevel.of(amr: session.amr)
-        let sessionId = try await appSessions.startSession(
-            RefreshTokens.Grant(
-                clientId: pending.clientId, userId: userId, sessionId: session.lastingId, jkt: sessionKey.thumbprint(), authTime: session.signInTime,
-                amr: session.amr, acr: acr
-            ),
-            realm: realm, now: now
-        )
+        let sessionId = RefreshTokens.newSessionId()
         let grant = Delegations.Grant(
             userId: userId, clientId: pending.clientId, sessionKey: sessionKey, authTime: session.signInTime, amr: session.amr, acr: acr,
             sessionId: sessionId
         )
-        let delegation = try await delegations.issue(grant, realm: realm, lifetime: realmSettings.delegationLifetime, now: now)
+        let lifetime = TimeInterval(relay.days) * 86400
+        let delegation = try await delegations.issue(grant, realm: realm, lifetime: lifetime, now: now)
         let code: String
         do {
             code = try await handoffs.put(
                 realm: realm, clientId: pending.clientId, nonce: relay.nonce, jkt: sessionKey.thumbprint(), kind: .delegation, blob: delegation,
-                lifetime: realmSettings.handoffLifetime
+                lifetime: try await settings.settings(realm: realm).handoffLifetime
             )
         } catch let refusal as APIError where refusal.code == .handoffLimit {
             return self.refusal(pending, code: "temporarily_unavailable", description: "too many sign-ins for this app are waiting to be taken; try again shortly")
         }
+        try await appSessions.startSession(
+            RefreshTokens.Grant(
+                clientId: pending.clientId, userId: userId, sessionId: session.lastingId, jkt: sessionKey.thumbprint(), authTime: session.signInTime,
+                amr: session.amr, acr: acr
+            ),
+            id: sessionId, realm: realm, now: now
+        )
+        await audit.record(
+            .delegationIssued, realm: realm, userId: userId, clientId: pending.clientId,
+            details: ["session": sessionId, "jkt": sessionKey.thumbprint(), "days": String(relay.days)]
+        )
         return Self.fragment(pending.redirectURI, [("code", code), ("nonce", relay.nonce)])
     }
 

@@ -46,6 +46,8 @@ struct DelegationGrant: TokenGrant {
             throw OAuthFailure.invalidGrant("the user is disabled or no longer exists", reason: "user_disabled")
         }
         var decision = TokenGrantDecision(subject: user.id, requiresDPoP: true)
+        // The person consented to the app acting for them, not to any scope: the tokens carry none.
+        decision.scope = ""
         decision.boundThumbprint = (
             sessionKey.thumbprint(),
             OAuthFailure(status: 400, code: .invalidDPoPProof, description: "the delegation is for another key than the DPoP proof's", reason: "delegation_key_mismatch")

@@ -48,15 +48,17 @@ struct HandoffRoutes: Sendable {
         guard case .string(let blob)? = body["blob"], !blob.isEmpty, blob.utf8.count <= HandoffService.maxBlobSize else {
             throw APIError(.badRequest, .invalidRequest, "blob must be a string of 1-\(HandoffService.maxBlobSize) bytes")
         }
-        var lifetime = HandoffService.defaultLifetime
+        var lifetime: TimeInterval?
         if let given = body["expires_in"] {
             guard case .number(let seconds) = given, seconds == seconds.rounded(), seconds >= 1, seconds <= HandoffService.maxLifetime else {
                 throw APIError(.badRequest, .invalidRequest, "expires_in must be a whole number of seconds from 1 to \(Int(HandoffService.maxLifetime))")
             }
             lifetime = seconds
         }
-        let code = try await service.putBlob(realm: realm, client: client, nonce: nonce, jkt: jkt, blob: blob, lifetime: lifetime)
-        return JSONResponse.make(HandoffPutResponse(code: code, expiresIn: Int(lifetime)), status: .created, headers: [.cacheControl: "no-store"])
+        let stored = try await service.putBlob(realm: realm, client: client, nonce: nonce, jkt: jkt, blob: blob, lifetime: lifetime)
+        return JSONResponse.make(
+            HandoffPutResponse(code: stored.code, expiresIn: Int(stored.lifetime)), status: .created, headers: [.cacheControl: "no-store"]
+        )
     }
 
     private static func isThumbprint(_ text: String) -> Bool {
@@ -87,7 +89,7 @@ struct HandoffRoutes: Sendable {
         let handoff = try await service.take(
             realm: realm.name, code: code, nonce: nonce, jkt: proof.thumbprint, address: clients.client(request, context)
         )
-        return JSONResponse.make(HandoffTakeResponse(kind: handoff.kind.rawValue, value: handoff.blob), headers: [.cacheControl: "no-store"])
+        return JSONResponse.make(HandoffTakeResponse(kind: handoff.kind.rawValue, value: handoff.blob, clientId: handoff.clientId), headers: [.cacheControl: "no-store"])
     }
 
     private static func jsonBody(_ request: Request, maxSize: Int) async throws -> JSONObject {

@@ -16,6 +16,7 @@ struct HandoffService: Sendable {
     let audit: AuditLog
     /// A refused take costs its sender nothing: one audit row per realm and reason a minute.
     let refusals: RefusalAuditSampler
+    let settings: BrokerSettingsStore
     let clock: any KeywardClock
     let logger: Logger
     var maxLive = Self.maxLivePerClient
@@ -54,7 +55,10 @@ struct HandoffService: Sendable {
     }
 
     /// A relay client's own blob for the holder of the key `jkt` (`POST …/v1/broker/handoff`); returns the code.
-    func putBlob(realm: String, client: OAuthClient, nonce: String, jkt: String, blob: String, lifetime: TimeInterval) async throws -> String {
+    /// `lifetime` nil: the realm's `handoffLifetimeSeconds`.
+    func putBlob(
+        realm: String, client: OAuthClient, nonce: String, jkt: String, blob: String, lifetime: TimeInterval?
+    ) async throws -> (code: String, lifetime: TimeInterval) {
         guard client.broker, !client.isPublic else {
             throw APIError(.forbidden, .unauthorizedClient, "client '\(client.clientId)' is not a confidential client registered with --broker")
         }
@@ -63,7 +67,10 @@ struct HandoffService: Sendable {
             throw APIError(.tooManyRequests, .tooManyAttempts, "client '\(client.clientId)' stored \(puts.limit) hand-offs this minute; retry in \(retryAfter) s")
         }
         puts.count(client.clientId, now: now)
-        return try await put(realm: realm, clientId: client.clientId, nonce: nonce, jkt: jkt, kind: .blob, blob: blob, lifetime: lifetime)
+        var waits = lifetime ?? 0
+        if lifetime == nil { waits = try await settings.settings(realm: realm).handoffLifetime }
+        let code = try await put(realm: realm, clientId: client.clientId, nonce: nonce, jkt: jkt, kind: .blob, blob: blob, lifetime: waits)
+        return (code, min(waits, Self.maxLifetime))
     }
 
     /// The hand-off, deleted as it is returned; `address` is the caller's, whose failed takes are limited.

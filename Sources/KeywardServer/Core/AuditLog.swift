@@ -64,6 +64,9 @@ public struct AuditEvent: Sendable, Equatable {
         /// A broker hand-off was refused (`reason`: `unknown_code_or_key`, `nonce_mismatch`, `expired`, `handoff_limit`);
         /// at most one row per realm and reason a minute, the next carrying how many were folded (`suppressed`).
         case handoffRefused = "HandoffRefused"
+        /// The broker's relay issued a delegation (`session`: the app session it is kept as, `jkt`: its session key,
+        /// `days`: its lifetime).
+        case delegationIssued = "DelegationIssued"
         case unknown = "Unknown"
     }
 

@@ -246,7 +246,7 @@ struct AuthorizationPages: Sendable {
 
     /// What the consent page lists: the scopes in words, or what the relay's app will be able to do.
     private func consentItems(_ held: PendingAuthorization, realm: String) async throws -> [[String: String]] {
-        if held.relay != nil, let relay = service.relays.relay { return [["text": await relay.consentText(held, realm: realm)]] }
+        if held.relay != nil, let relay = service.relays.relay { return [["text": relay.consentText(held)]] }
         return held.scopes.map { ["text": Self.describe(scope: $0)] }
     }
 

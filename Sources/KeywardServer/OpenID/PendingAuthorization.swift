@@ -42,6 +42,9 @@ struct PendingAuthorization: Sendable, Equatable {
         var sessionKey: String
         /// The app's nonce, given back beside the code.
         var nonce: String
+        /// How long the delegation lasts, in days, read once when the request arrived: what the consent page says is
+        /// what is issued, whatever the realm's setting becomes meanwhile.
+        var days: Int
     }
 
     /// How long a browser may take to sign in and consent: the session's own pre-login limit is longer, but a
@@ -95,6 +98,7 @@ struct PendingAuthorization: Sendable, Equatable {
         if let relay {
             object["rk"] = .string(relay.sessionKey)
             object["rn"] = .string(relay.nonce)
+            object["rd"] = .number(Double(relay.days))
         }
         return object
     }
@@ -119,7 +123,9 @@ struct PendingAuthorization: Sendable, Equatable {
         signInStarted = object["si"] == .bool(true)
         sessionBeforeSignIn = object["sb"]?.stringValue
         stepUpStarted = object["su"] == .bool(true)
-        if let sessionKey = object["rk"]?.stringValue, let nonce = object["rn"]?.stringValue { relay = Relay(sessionKey: sessionKey, nonce: nonce) }
+        if let sessionKey = object["rk"]?.stringValue, let nonce = object["rn"]?.stringValue, let days = object["rd"]?.intValue {
+            relay = Relay(sessionKey: sessionKey, nonce: nonce, days: Int(days))
+        }
     }
 
     /// `acr_values` asks for a second factor.

@@ -59,20 +59,24 @@ struct RefreshTokens: Sendable {
 
     /// Starts an app session that holds no refresh token, only its place among the person's app sessions: listed on
     /// the account page, ended with the browser session it came from, by sign-out everywhere, a password change or a
-    /// disabled account. Returns its id (128 random bits), which its credential names as `sid`.
-    func startSession(_ grant: Grant, realm: String, now: Date) async throws(OAuthFailure) -> String {
+    /// disabled account. `id` (128 random bits, `newSessionId()`) is what its credential names as `sid`.
+    func startSession(_ grant: Grant, id: String, realm: String, now: Date) async throws(OAuthFailure) {
         let family = RefreshFamily(
-            id: Base64URL.encode(SecureRandom.bytes(16)), realm: realm, clientId: grant.clientId, userId: grant.userId, sessionId: grant.sessionId,
+            id: id, realm: realm, clientId: grant.clientId, userId: grant.userId, sessionId: grant.sessionId,
             scope: "", jkt: grant.jkt, authTime: grant.authTime, amr: grant.amr, acr: grant.acr, generation: 0, createdAt: now, lastUsedAt: now,
             expiresAt: now.addingTimeInterval(RefreshFamily.lifetime)
         )
+        let inserted: Bool
         do {
-            guard try await store.insert(family) else { throw Self.unavailable }
+            inserted = try await store.insert(family)
         } catch {
             throw Self.unavailable
         }
-        return family.id
+        guard inserted else { throw Self.unavailable }
     }
+
+    /// A new app session's id: 128 random bits, base64url, as a family's.
+    static func newSessionId() -> String { Base64URL.encode(SecureRandom.bytes(16)) }
 
     func token(_ family: RefreshFamily) -> String {
         RefreshToken(familyId: family.id, generation: family.generation).encoded(realm: family.realm, key: key)

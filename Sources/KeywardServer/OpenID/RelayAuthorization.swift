@@ -11,7 +11,7 @@ protocol RelayAuthorization: Sendable {
     /// `AuthorizationService.Refusal`.
     func accept(realm: Realm, parameters: [String: String]) async throws -> (PendingAuthorization, OAuthClient)
     /// What the consent page says the app will be able to do.
-    func consentText(_ pending: PendingAuthorization, realm: String) async -> String
+    func consentText(_ pending: PendingAuthorization) -> String
     /// Whether the person may be spared the consent page: never where another app could receive the answer.
     func skipsConsent(_ pending: PendingAuthorization, client: OAuthClient) -> Bool
     /// The answer to a complete request, at the app's return address.

@@ -27,10 +27,18 @@ final class HandoffRouteTests: XCTestCase {
             XCTAssertEqual(taken.status, .ok, "\(taken.json)")
             XCTAssertEqual(taken.json["kind"]?.stringValue, "blob")
             XCTAssertEqual(taken.json["value"]?.stringValue, blob)
+            XCTAssertEqual(taken.json["client_id"]?.stringValue, "relay", "the relay client that stored it")
             XCTAssertEqual(taken.headers[.cacheControl], "no-store")
             let again = try await client.take(server, code: code, nonce: "n-1", key: sessionKey)
             XCTAssertEqual(again.status, .badRequest)
             XCTAssertEqual(again.json["error"]?.stringValue, "handoff_invalid")
+
+            // Without expires_in, the realm's setting.
+            var settings = BrokerSettings()
+            try settings.apply("handoffLifetimeSeconds", "45")
+            try await server.runtime.broker.settings.save(settings, realm: "demo")
+            let realmDefault = try await client.putHandoff(server, relay, ["nonce": "n-2", "jkt": .string(try sessionKey.publicJWK.thumbprint()), "blob": "b"])
+            XCTAssertEqual(realmDefault.json["expires_in"]?.numberValue, 45)
         }
     }
 

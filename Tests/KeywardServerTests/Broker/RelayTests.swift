@@ -53,6 +53,10 @@ final class RelayTests: XCTestCase {
             let access = try UnverifiedJWT(try XCTUnwrap(tokens.json["access_token"]?.stringValue)).claims
             XCTAssertEqual(access["sub"]?.stringValue, user.id)
             XCTAssertEqual(access["cnf"]?.objectValue?["jkt"]?.stringValue, try sessionKey.publicJWK.thumbprint())
+            XCTAssertNil(tokens.json["scope"], "the person allowed the app to act for them, not any scope")
+            XCTAssertEqual(taken.json["client_id"]?.stringValue, "broker-app")
+            let events = try await server.runtime.audit.store.events(realm: "demo", userId: user.id, limit: 20)
+            XCTAssertTrue(events.contains { $0.type == .delegationIssued && $0.clientId == "broker-app" }, "\(events.map(\.type))")
 
             let otherKey = try await client.requestToken(body: form, proofs: [try server.tokenProof(try SigningKey.generate(.es256))])
             XCTAssertEqual(otherKey.status, .badRequest)
@@ -112,6 +116,28 @@ final class RelayTests: XCTestCase {
             let ended = try await client.requestToken(body: form, proofs: [try server.tokenProof(sessionKey)])
             XCTAssertEqual(ended.status, .badRequest)
             XCTAssertEqual(ended.json["reason"]?.stringValue, "delegation_revoked", "signing out of the browser it came from ends it")
+        }
+    }
+
+    func testAPersonLoopingTheRelayFillsTheirOwnShareAndLeavesNoSessionBehind() async throws {
+        try await TestServer.forEachEngine(engines: [.sqlite]) { server, client in
+            let redirects = try ClientRedirects(redirectURIs: [Self.returnURL], postLogoutRedirectURIs: [], firstParty: true, requirePAR: false, broker: true)
+            _ = try await server.runtime.oauth.clients.createPublicClient(realm: "demo", clientId: "broker-app", redirects: redirects)
+            let browser = TestBrowser(client)
+            let key = try SigningKey.generate(.es256)
+            var last = try await Self.relay(browser, key: key, nonce: "nonce-loop-000000")
+            for round in 1...30 {
+                last = try await browser.get(Self.path(try Self.parameters(key: key, nonce: "nonce-loop-\(String(format: "%06d", round))")))
+            }
+            let fragment = Self.fragment(try XCTUnwrap(last.location))
+            XCTAssertEqual(fragment["error"], "temporarily_unavailable", "the 31st relay in a minute")
+            XCTAssertNil(fragment["code"])
+            let user = try await XCTUnwrapAsync(try await server.runtime.accounts.users.user(realm: "demo", username: "test"))
+            let sessions = try await server.runtime.openID.families.liveFamilies(realm: "demo", userId: user.id, now: server.clock.now())
+            XCTAssertEqual(sessions.count, 30, "an app session for each delegation issued, none for the refused one")
+            server.clock.advance(by: 61)
+            let later = try await browser.get(Self.path(try Self.parameters(key: key, nonce: "nonce-loop-later-1")))
+            XCTAssertTrue(later.location?.hasPrefix(Self.returnURL + "#code=") ?? false, "the next minute")
         }
     }
 
@@ -257,6 +283,9 @@ final class BrokerSettingsTests: XCTestCase {
             let browser = TestBrowser(client)
             let consent = try await RelayTests.relay(browser, key: key, nonce: "nonce-settings-0001")
             XCTAssertTrue(consent.contains("for 7 days"), "the consent says the realm's lifetime")
+            // Changed while the page is shown: what was shown is what is issued.
+            try settings.apply("delegationLifetimeDays", "30")
+            try await server.runtime.broker.settings.save(settings, realm: "demo")
             let answer = try await browser.post(
                 "/realms/demo/protocol/openid-connect/auth/consent", ["csrf": consent.field("csrf") ?? "", "id": consent.field("id") ?? "", "decision": "allow"]
             )
