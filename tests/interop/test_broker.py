@@ -176,3 +176,26 @@ def test_the_cli_shows_and_changes_a_realms_broker_settings_and_names_a_bad_one(
     refused = admin(server, keyward_bin, "broker", "settings", "--realm", realm, "handoffLifetimeSeconds=301", check=False)
     assert refused.returncode != 0 and "handoffLifetimeSeconds" in refused.stderr and "10 to 300" in refused.stderr, refused.stderr
     admin(server, keyward_bin, "broker", "settings", "--realm", realm, "delegationLifetimeDays=30")
+
+
+def test_a_late_take_finds_nothing_and_an_address_whose_takes_keep_failing_is_refused(server, realm, browser, keyward_bin, loopback):  # noqa: F811
+    """Last in this module: the failed takes it makes leave 127.0.0.1 refused on this server for ten minutes."""
+    import time
+
+    return_url = f"http://127.0.0.1:{loopback}/broker"
+    key = ProofMaker("ES256")
+    admin(server, keyward_bin, "broker", "settings", "--realm", realm, "handoffLifetimeSeconds=10")
+    try:
+        time.sleep(5.5)  # the relay's nodes read settings through a 5 s cache
+        nonce = "nonce-" + uuid.uuid4().hex
+        answer = relay_in_browser(browser, relay_url(server, realm, key, nonce, return_url), return_url)
+        time.sleep(11)
+        late = take(server, realm, key, fragment(answer)["code"], nonce)
+        assert late.status_code == 400 and late.json()["error"] == "handoff_invalid", "taken after its 10 s"
+    finally:
+        admin(server, keyward_bin, "broker", "settings", "--realm", realm, "handoffLifetimeSeconds=120")
+
+    statuses = [take(server, realm, key, "guess-" + uuid.uuid4().hex, "nonce-guess-0000").status_code for _ in range(25)]
+    assert 429 in statuses, statuses
+    limited = take(server, realm, key, "guess-" + uuid.uuid4().hex, "nonce-guess-0000")
+    assert limited.status_code == 429 and limited.json()["error"] == "too_many_attempts", limited.text
