@@ -39,6 +39,8 @@ final class ServerProcess: @unchecked Sendable {
         // per-address limit on provider callbacks (20, in flight included) is for people, not for this.
         var environment = ProcessInfo.processInfo.environment
         environment["KEYWARD_ACCOUNTS_PROVIDER_CALLBACK_FAILURES_PER_ADDRESS"] = "100000"
+        // broker: 32 people each completing hundreds of relays a minute.
+        environment["KEYWARD_BROKER_RELAYS_PER_PERSON_PER_MINUTE"] = "100000"
         process.environment = environment
         if let log {
             guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) else {

@@ -62,6 +62,9 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `accounts.providerCallbackFailuresPerAddress`: identity-provider callbacks from one client address whose code
     /// exchange or answer may be refused per 10 minutes before that address's callbacks are refused unsent.
     public var providerCallbackFailuresPerAddress = 20
+    /// `broker.relaysPerPersonPerMinute`: relays one signed-in person may complete per minute on a node; then the app
+    /// is answered `temporarily_unavailable` until the minute ends.
+    public var relaysPerPersonPerMinute = 30
     /// `http.maxBodySize`: largest request body accepted, in bytes.
     public var maxBodySize = 64 * 1024
     /// `accounts.bcryptCost`: work factor of password hashes (4-31; each step doubles the cost).
@@ -268,6 +271,7 @@ private struct SettingReader {
         configuration.loginAttemptsPerAddress = try integer("accounts.loginAttemptsPerAddress", in: 1...100_000) ?? configuration.loginAttemptsPerAddress
         configuration.providerCallbackFailuresPerAddress = try integer("accounts.providerCallbackFailuresPerAddress", in: 1...100_000)
             ?? configuration.providerCallbackFailuresPerAddress
+        configuration.relaysPerPersonPerMinute = try integer("broker.relaysPerPersonPerMinute", in: 1...100_000) ?? configuration.relaysPerPersonPerMinute
         configuration.maxBodySize = try integer("http.maxBodySize", in: 1024...(16 * 1024 * 1024)) ?? configuration.maxBodySize
         configuration.bcryptCost = try integer("accounts.bcryptCost", in: 4...31) ?? configuration.bcryptCost
         configuration.pushMfaRequireAth = try boolean("pushMfa.requireAth") ?? configuration.pushMfaRequireAth

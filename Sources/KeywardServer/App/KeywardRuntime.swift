@@ -90,7 +90,7 @@ public final class KeywardRuntime: Sendable {
         identityProviders = IdentityProvidersAssembly(core, accounts: accounts, oauth: oauth, settings: configuration.identityProviderSettings)
         devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
         openID = OpenIDAssembly(core, oauth: oauth, accounts: accounts)
-        broker = BrokerAssembly(core, oauth: oauth, accounts: accounts, openID: openID)
+        broker = BrokerAssembly(core, oauth: oauth, accounts: accounts, openID: openID, relaysPerPersonPerMinute: configuration.relaysPerPersonPerMinute)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).

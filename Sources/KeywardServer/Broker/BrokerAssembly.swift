@@ -16,7 +16,7 @@ public struct BrokerAssembly: KeywardPart {
     private let networks: ClientNetworks
     private let publicURL: String
 
-    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, openID: OpenIDAssembly) {
+    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, openID: OpenIDAssembly, relaysPerPersonPerMinute: Int = 30) {
         store = SQLHandoffStore(database: core.database)
         settings = BrokerSettingsStore(database: core.database, clock: core.clock)
         handoffs = HandoffService(
@@ -32,7 +32,7 @@ public struct BrokerAssembly: KeywardPart {
         let delegations = Delegations(realms: oauth.realms, keys: oauth.keys)
         openID.relays.plug(BrokerRelay(
             clients: oauth.clients, handoffs: handoffs, delegations: delegations, settings: settings, appSessions: openID.refresh,
-            relays: .relaysPerPerson(), audit: core.audit, clock: core.clock
+            relays: HandoffLimiter(limit: relaysPerPersonPerMinute, window: 60), audit: core.audit, clock: core.clock
         ))
         oauth.grants.add(DelegationGrant(delegations: delegations, users: accounts.users, appSessions: openID.refresh))
     }

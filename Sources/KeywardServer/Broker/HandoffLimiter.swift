@@ -27,9 +27,6 @@ final class HandoffLimiter: Sendable {
     /// Failed takes from one address: 20 in 10 minutes.
     static func failedTakes() -> HandoffLimiter { HandoffLimiter(limit: 20, window: 600) }
 
-    /// Relays one person completes: 30 a minute, far more than a person signs in to apps.
-    static func relaysPerPerson() -> HandoffLimiter { HandoffLimiter(limit: 30, window: 60) }
-
     /// Hand-offs one relay client stores through the API: 6,000 a minute.
     static func puts() -> HandoffLimiter { HandoffLimiter(limit: 6000, window: 60) }
 
