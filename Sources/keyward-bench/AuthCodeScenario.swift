@@ -44,23 +44,9 @@ struct AuthCodeScenario: Sendable {
         let perUser = max(1, roundTrips / concurrency)
         let workers = cookies.map { cookie -> @Sendable () -> LoadRunner.Outcome in
             { [self] in
-                var outcome = LoadRunner.Outcome()
                 var held: [String] = []
-                do {
-                    let connection = try RawHTTPConnection(port: port)
-                    for _ in 0..<perUser {
-                        let begin = clock.now
-                        do {
-                            held.append(try roundTrip(connection, cookie: cookie, clientId: clientId, key: key, thumbprint: thumbprint))
-                            outcome.latencies.append(clock.now - begin)
-                        } catch {
-                            outcome.failures += 1
-                            outcome.firstFailure = outcome.firstFailure ?? "\(error)"
-                        }
-                    }
-                } catch {
-                    outcome.failures += 1
-                    outcome.firstFailure = outcome.firstFailure ?? "\(error)"
+                let outcome = LoadRunner.Outcome.roundTrips(perUser, port: port, clock: clock) { connection in
+                    held.append(try roundTrip(connection, cookie: cookie, clientId: clientId, key: key, thumbprint: thumbprint))
                 }
                 families.withLock { $0 += held }
                 return outcome

@@ -41,24 +41,9 @@ struct BrokerScenario: Sendable {
             let key = try SigningKey.generate(.es256)
             let publicKey = Base64URL.encode(StrictJSON.serialize(key.publicJWK.requiredMembers))
             return { [self] in
-                var outcome = LoadRunner.Outcome()
-                do {
-                    let connection = try RawHTTPConnection(port: port)
-                    for _ in 0..<perUser {
-                        let begin = clock.now
-                        do {
-                            try roundTrip(connection, cookie: cookie, clientId: clientId, key: key, publicKey: publicKey)
-                            outcome.latencies.append(clock.now - begin)
-                        } catch {
-                            outcome.failures += 1
-                            outcome.firstFailure = outcome.firstFailure ?? "\(error)"
-                        }
-                    }
-                } catch {
-                    outcome.failures += 1
-                    outcome.firstFailure = outcome.firstFailure ?? "\(error)"
+                LoadRunner.Outcome.roundTrips(perUser, port: port, clock: clock) { connection in
+                    try roundTrip(connection, cookie: cookie, clientId: clientId, key: key, publicKey: publicKey)
                 }
-                return outcome
             }
         }
         var result = ScenarioResult(name: "broker round trip", outcome: threads.run(workers))

@@ -15,6 +15,33 @@ struct LoadRunner {
         var firstFailure: String?
         var cpu = CPUMeter.Times()
 
+        /// A failed request, or a connection that could not be opened: counted, the first one's error kept.
+        mutating func fail(_ error: any Error) {
+            failures += 1
+            firstFailure = firstFailure ?? "\(error)"
+        }
+
+        /// `count` round trips over one connection of their own, each timed from its start; a failed one is timed too,
+        /// as `run` times every request, since the report's rate counts the timed ones less the failures.
+        static func roundTrips(_ count: Int, port: Int, clock: ContinuousClock, _ roundTrip: (RawHTTPConnection) throws -> Void) -> Outcome {
+            var outcome = Outcome()
+            do {
+                let connection = try RawHTTPConnection(port: port)
+                for _ in 0..<count {
+                    let begin = clock.now
+                    do {
+                        try roundTrip(connection)
+                    } catch {
+                        outcome.fail(error)
+                    }
+                    outcome.latencies.append(clock.now - begin)
+                }
+            } catch {
+                outcome.fail(error)
+            }
+            return outcome
+        }
+
         /// Another outcome's requests (latencies, failures, first failure) added to this one's.
         private mutating func addRequests(of other: Outcome) {
             latencies += other.latencies

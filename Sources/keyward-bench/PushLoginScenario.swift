@@ -72,19 +72,17 @@ struct PushLoginScenario: Sendable {
                 do {
                     let browser = try RawHTTPConnection(port: port)
                     let phone = try RawHTTPConnection(port: port)
-                    while let due = Self.nextDue(pace, finished: outcome.latencies.count + outcome.failures, counter: nextIndex, started: started, clock: clock) {
+                    while let due = Self.nextDue(pace, finished: outcome.latencies.count, counter: nextIndex, started: started, clock: clock) {
                         if due > clock.now { Thread.sleep(forTimeInterval: (due - clock.now).seconds) }
                         do {
                             try roundTrip(participant, browser: browser, phone: phone)
-                            outcome.latencies.append(clock.now - due)
                         } catch {
-                            outcome.failures += 1
-                            outcome.firstFailure = outcome.firstFailure ?? "\(error)"
+                            outcome.fail(error)
                         }
+                        outcome.latencies.append(clock.now - due)
                     }
                 } catch {
-                    outcome.failures += 1
-                    outcome.firstFailure = outcome.firstFailure ?? "\(error)"
+                    outcome.fail(error)
                 }
                 return outcome
             }

@@ -25,11 +25,9 @@ struct Broker: AsyncParsableCommand {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
                 var settings = try await runtime.broker.settings.settings(realm: realm)
-                for assignment in assignments {
-                    let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
-                    guard parts.count == 2 else { throw CommandError("'\(assignment)' is not KEY=VALUE") }
+                for (key, value) in try keyValuePairs(assignments) {
                     do throws(BrokerSettingsError) {
-                        try settings.apply(parts[0], parts[1])
+                        try settings.apply(key, value)
                     } catch {
                         throw CommandError(error.description)
                     }

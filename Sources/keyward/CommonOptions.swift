@@ -60,3 +60,12 @@ struct CommandError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
+
+/// Settings given as `KEY=VALUE` arguments, each split at its first `=`; the error names an argument that is not one.
+func keyValuePairs(_ assignments: [String]) throws -> [(key: String, value: String)] {
+    try assignments.map { assignment in
+        let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { throw CommandError("'\(assignment)' is not KEY=VALUE") }
+        return (parts[0], parts[1])
+    }
+}

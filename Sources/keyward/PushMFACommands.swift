@@ -49,11 +49,9 @@ struct PushMFA: AsyncParsableCommand {
             try await withRuntime(common) { runtime in
                 _ = try await requireRealm(runtime, realm)
                 var settings = try await runtime.pushMFA.service.settings(realm: realm)
-                for assignment in assignments {
-                    let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
-                    guard parts.count == 2 else { throw CommandError("'\(assignment)' is not KEY=VALUE") }
+                for (key, value) in try keyValuePairs(assignments) {
                     do {
-                        try settings.apply(parts[0], parts[1])
+                        try settings.apply(key, value)
                     } catch let error as PushMFASettingsError {
                         throw CommandError(error.description)
                     }
