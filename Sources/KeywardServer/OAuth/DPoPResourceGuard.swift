@@ -94,6 +94,11 @@ public final class DPoPResourceGuard: Sendable {
             self.message = message
             self.partError = partError
         }
+
+        /// A proof the verifier refused; a replay record that could not be read or written is the store's fault.
+        init(_ error: DPoPError) {
+            self.init(error.reason == .replayCheckFailed ? .unavailable : .proof(error.reason), error.message)
+        }
     }
 
     private let issuer: AccessTokenIssuer
@@ -139,19 +144,15 @@ public final class DPoPResourceGuard: Sendable {
     /// no token for it to name.
     public func proofOfPossession(_ request: Request) async throws(Refusal) -> DPoPVerifier.Verified {
         try await counted { () async throws(Refusal) in
-            guard request.dpopProofs.count == 1 else {
-                throw request.dpopProofs.isEmpty
-                    ? Refusal(.proofMissing, "DPoP proof required (DPoP header)") : Refusal(.multipleProofs, "more than one DPoP header")
-            }
-            let verifier = DPoPVerifier(
-                options: policy.proof, replayCache: DPoPReplayAdapter(store: singleUse, scope: policy.replayScope + ":" + request.realm.name)
-            )
+            let compactProof = try Self.singleProof(request)
             do throws(DPoPError) {
-                let proof = try await verifier.verify(proof: request.dpopProofs[0], method: request.method, url: request.url, now: clock.now())
-                guard proof.claims["ath"] == nil else { throw DPoPError(code: .invalidProof, reason: .athMismatch, message: "DPoP proof names an access token (ath), and none is sent") }
+                let proof = try await verifier(realm: request.realm).verify(proof: compactProof, method: request.method, url: request.url, now: clock.now())
+                guard proof.claims["ath"] == nil else {
+                    throw DPoPError(code: .invalidProof, reason: .athMismatch, message: "DPoP proof names an access token (ath), and none is sent")
+                }
                 return proof
             } catch {
-                throw Refusal(error.reason == .replayCheckFailed ? .unavailable : .proof(error.reason), error.message)
+                throw Refusal(error)
             }
         }
     }
@@ -170,11 +171,7 @@ public final class DPoPResourceGuard: Sendable {
             guard request.dpopProofs.isEmpty else { throw Refusal(.authorizationMalformed, "a Bearer token comes without a DPoP proof") }
             return (Caller(claims: token.claims, proof: nil), nil)
         }
-        guard request.dpopProofs.count == 1 else {
-            throw request.dpopProofs.isEmpty
-                ? Refusal(.proofMissing, "DPoP proof required (DPoP header)") : Refusal(.multipleProofs, "more than one DPoP header")
-        }
-        let compactProof = request.dpopProofs[0]
+        let compactProof = try Self.singleProof(request)
         guard compactProof.utf8.count <= policy.proof.maxProofSize else {
             throw Refusal(.proof(.tooLarge), "DPoP proof is larger than \(policy.proof.maxProofSize) bytes")
         }
@@ -195,9 +192,7 @@ public final class DPoPResourceGuard: Sendable {
             throw Refusal(.proof(.jktMismatch), "the access token is bound to another key than the caller's")
         }
 
-        let verifier = DPoPVerifier(
-            options: policy.proof, replayCache: DPoPReplayAdapter(store: singleUse, scope: policy.replayScope + ":" + request.realm.name)
-        )
+        let verifier = verifier(realm: request.realm)
         let checksAth = policy.accessTokenHash == .required || proofClaims["ath"] != nil
         do throws(DPoPError) {
             let proof = try await verifier.verify(
@@ -206,8 +201,22 @@ public final class DPoPResourceGuard: Sendable {
             )
             return (Caller(claims: token.claims, proof: proof), storedKey?.owner)
         } catch {
-            throw Refusal(error.reason == .replayCheckFailed ? .unavailable : .proof(error.reason), error.message)
+            throw Refusal(error)
         }
+    }
+
+    /// RFC 9449 §7.1: exactly one `DPoP` header.
+    private static func singleProof(_ request: Request) throws(Refusal) -> String {
+        guard request.dpopProofs.count == 1 else {
+            throw request.dpopProofs.isEmpty
+                ? Refusal(.proofMissing, "DPoP proof required (DPoP header)") : Refusal(.multipleProofs, "more than one DPoP header")
+        }
+        return request.dpopProofs[0]
+    }
+
+    /// The proof checks of this gate's policy, its `jti`s spent in Core's single-use records under the realm.
+    private func verifier(realm: Realm) -> DPoPVerifier {
+        DPoPVerifier(options: policy.proof, replayCache: DPoPReplayAdapter(store: singleUse, scope: policy.replayScope + ":" + realm.name))
     }
 
     /// RFC 9449 §7.1: exactly one `Authorization: DPoP <token>`, scheme case-insensitive; then the token itself.
