@@ -29,14 +29,24 @@ package enum FormBody {
         return .success(result)
     }
 
+    /// RFC 3986 §2.3: a byte that stands for itself anywhere in a URL.
+    package static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
     /// Percent-encodes everything but RFC 3986's unreserved characters, for a query or form value.
     package static func encodeComponent(_ text: String) -> String {
         var encoded = ""
         encoded.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            case let byte where isUnreserved(byte):
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 let hex = Array("0123456789ABCDEF".unicodeScalars)
@@ -48,11 +58,15 @@ package enum FormBody {
         return encoded
     }
 
+    /// `name=value` pairs joined by `&`, each encoded: a query, a form body, or a URL's fragment.
+    package static func encode(_ parameters: [(String, String)]) -> String {
+        parameters.map { encodeComponent($0.0) + "=" + encodeComponent($0.1) }.joined(separator: "&")
+    }
+
     /// `base` with the parameters appended to its query (after `?`, or `&` when it has one), each encoded.
     package static func appending(_ parameters: [(String, String)], to base: String) -> String {
         guard !parameters.isEmpty else { return base }
-        let query = parameters.map { encodeComponent($0.0) + "=" + encodeComponent($0.1) }.joined(separator: "&")
-        return base + (base.contains("?") ? "&" : "?") + query
+        return base + (base.contains("?") ? "&" : "?") + encode(parameters)
     }
 
     /// Percent-decoding with `+` as space; nil on invalid escapes or invalid UTF-8.

@@ -28,7 +28,7 @@ public struct RelayRequest: Sendable, Equatable {
             throw Refusal(text: parameters["return"] == nil ? "The request names no return address (return is missing)." : "The request's return address is too long.")
         }
         guard let nonce = parameters["nonce"], (Self.minNonceLength...Self.maxNonceLength).contains(nonce.utf8.count),
-            nonce.utf8.allSatisfy(Self.isUnreserved)
+            nonce.utf8.allSatisfy(FormBody.isUnreserved)
         else {
             throw Refusal(text: "The request's nonce must be \(Self.minNonceLength)-\(Self.maxNonceLength) letters, digits, '-', '.', '_' or '~'.")
         }
@@ -63,11 +63,5 @@ public struct RelayRequest: Sendable, Equatable {
         default:
             throw Refusal(text: "The session key (publicKey) must be a P-256 or Ed25519 key.")
         }
-    }
-
-    /// RFC 3986 §2.3: a nonce that travels in the return address's fragment unescaped.
-    static func isUnreserved(_ byte: UInt8) -> Bool {
-        (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x2E
-            || byte == 0x5F || byte == 0x7E
     }
 }

@@ -11,6 +11,12 @@ public enum Base64URL {
         return table
     }()
 
+    /// True when every character of `text` is in the alphabet: what an id, code or thumbprint written in this encoding
+    /// may hold, checked before it is used as a name or a key.
+    public static func isAlphabet(_ text: some StringProtocol) -> Bool {
+        text.utf8.allSatisfy { reverse[Int($0)] != 0xFF }
+    }
+
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let input = bytes.withContiguousStorageIfAvailable { encode(buffer: $0) }
         return input ?? Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }

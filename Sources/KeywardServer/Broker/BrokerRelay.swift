@@ -67,6 +67,7 @@ struct BrokerRelay: RelayAuthorization {
         }
         relays.count(userId, now: now)
         let acr = AuthenticationLevel.of(amr: session.amr)
+        let jkt = sessionKey.thumbprint()
         let sessionId = RefreshTokens.newSessionId()
         let grant = Delegations.Grant(
             userId: userId, clientId: pending.clientId, sessionKey: sessionKey, authTime: session.signInTime, amr: session.amr, acr: acr,
@@ -77,7 +78,7 @@ struct BrokerRelay: RelayAuthorization {
         let code: String
         do {
             code = try await handoffs.put(
-                realm: realm, clientId: pending.clientId, nonce: relay.nonce, jkt: sessionKey.thumbprint(), kind: .delegation, blob: delegation,
+                realm: realm, clientId: pending.clientId, nonce: relay.nonce, jkt: jkt, kind: .delegation, blob: delegation,
                 lifetime: try await settings.settings(realm: realm).handoffLifetime
             )
         } catch let refusal as APIError where refusal.code == .handoffLimit {
@@ -85,26 +86,26 @@ struct BrokerRelay: RelayAuthorization {
         }
         try await appSessions.startSession(
             RefreshTokens.Grant(
-                clientId: pending.clientId, userId: userId, sessionId: session.lastingId, jkt: sessionKey.thumbprint(), authTime: session.signInTime,
+                clientId: pending.clientId, userId: userId, sessionId: session.lastingId, jkt: jkt, authTime: session.signInTime,
                 amr: session.amr, acr: acr
             ),
             id: sessionId, realm: realm, now: now
         )
         await audit.record(
             .delegationIssued, realm: realm, userId: userId, clientId: pending.clientId,
-            details: ["session": sessionId, "jkt": sessionKey.thumbprint(), "days": String(relay.days)]
+            details: ["session": sessionId, "jkt": jkt, "days": String(relay.days)]
         )
         return Self.fragment(pending.redirectURI, [("code", code), ("nonce", relay.nonce)])
     }
 
     func refusal(_ pending: PendingAuthorization, code: String, description: String) -> String {
-        let text = String(description.unicodeScalars.map { (0x20...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" ? Character($0) : "'" })
+        let text = AuthorizationService.errorDescription(description)
         return Self.fragment(pending.redirectURI, [("error", code), ("error_description", text), ("nonce", pending.relay?.nonce ?? "")])
     }
 
     /// The return address with the answer in its fragment: the browser hands it to the app and never sends it to a server.
     private static func fragment(_ returnURL: String, _ parameters: [(String, String)]) -> String {
-        returnURL + "#" + parameters.map { FormBody.encodeComponent($0.0) + "=" + FormBody.encodeComponent($0.1) }.joined(separator: "&")
+        returnURL + "#" + FormBody.encode(parameters)
     }
 
     private static let malformed = APIError(.badRequest, .invalidRequest, "the relay request held by the browser is not well formed")

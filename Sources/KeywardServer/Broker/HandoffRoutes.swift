@@ -62,9 +62,7 @@ struct HandoffRoutes: Sendable {
     }
 
     private static func isThumbprint(_ text: String) -> Bool {
-        text.utf8.count == 43 && text.utf8.allSatisfy { byte in
-            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
-        }
+        text.utf8.count == 43 && Base64URL.isAlphabet(text)
     }
 
     private func take(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {

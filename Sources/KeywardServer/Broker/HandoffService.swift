@@ -2,7 +2,6 @@
 import Foundation
 import KeywardJOSE
 import KeywardWire
-import Logging
 
 /// The broker's hand-offs (issue 29). A hand-off is stored under a random 128-bit code for a short while; the app
 /// takes it with that code, the nonce it chose, and a DPoP proof by the key the hand-off names. Every refusal of a
@@ -18,7 +17,6 @@ struct HandoffService: Sendable {
     let refusals: RefusalAuditSampler
     let settings: BrokerSettingsStore
     let clock: any KeywardClock
-    let logger: Logger
     var maxLive = Self.maxLivePerClient
 
     /// Hand-offs one client may have waiting at once: a relay page looped by a script fills its client's share, not
@@ -67,8 +65,8 @@ struct HandoffService: Sendable {
             throw APIError(.tooManyRequests, .tooManyAttempts, "client '\(client.clientId)' stored \(puts.limit) hand-offs this minute; retry in \(retryAfter) s")
         }
         puts.count(client.clientId, now: now)
-        var waits = lifetime ?? 0
-        if lifetime == nil { waits = try await settings.settings(realm: realm).handoffLifetime }
+        let waits: TimeInterval
+        if let lifetime { waits = lifetime } else { waits = try await settings.settings(realm: realm).handoffLifetime }
         let code = try await put(realm: realm, clientId: client.clientId, nonce: nonce, jkt: jkt, kind: .blob, blob: blob, lifetime: waits)
         return (code, min(waits, Self.maxLifetime))
     }
@@ -86,7 +84,7 @@ struct HandoffService: Sendable {
             throw Self.unavailable
         }
         // Deleted already: a wrong nonce or a late take has burnt the code.
-        guard let taken, Self.equal(taken.nonceHash, Handoff.digest(nonce)), taken.expiresAt > now else {
+        guard let taken, ConstantTime.equal(taken.nonceHash, Handoff.digest(nonce)), taken.expiresAt > now else {
             failures.count(address, now: now)
             let reason = taken == nil ? "unknown_code_or_key" : taken!.expiresAt <= now ? "expired" : "nonce_mismatch"
             await recordRefusal(realm: realm, clientId: taken?.clientId, reason: reason, now: now)
@@ -105,9 +103,5 @@ struct HandoffService: Sendable {
         var details = ["reason": reason]
         if folded > 0 { details["suppressed"] = String(folded) }
         await audit.record(.handoffRefused, realm: realm, userId: nil, clientId: clientId, details: details)
-    }
-
-    private static func equal(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

@@ -183,11 +183,14 @@ struct AuthorizationService: Sendable {
         return FormBody.appending(parameters, to: pending.redirectURI)
     }
 
+    /// RFC 6749 §4.1.2.1: `error_description` is printable ASCII without '"' or '\\'; anything else becomes '.
+    static func errorDescription(_ description: String) -> String {
+        String(description.unicodeScalars.map { (0x20...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" ? Character($0) : "'" })
+    }
+
     /// An error for the app at its redirect URI (RFC 6749 §4.1.2.1), with `state` and `iss`.
     func refusalURI(realm: String, redirectURI: String, state: String?, code: String, description: String) -> String {
-        // RFC 6749 §4.1.2.1: error_description is printable ASCII without '"' or '\\'.
-        let text = String(description.unicodeScalars.map { (0x20...0x7E).contains($0.value) && $0 != "\"" && $0 != "\\" ? Character($0) : "'" })
-        var parameters = [("error", code), ("error_description", text)]
+        var parameters = [("error", code), ("error_description", Self.errorDescription(description))]
         if let state { parameters.append(("state", state)) }
         parameters.append(("iss", realms.issuer(of: realm)))
         return FormBody.appending(parameters, to: redirectURI)

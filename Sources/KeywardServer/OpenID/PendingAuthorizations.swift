@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KeywardHTTPInput
+import KeywardJOSE
 
 /// The browser's pending authorization requests, each in a cookie of its own (`keyward-authz-{id}`), sealed
 /// (`SealedJSON`), scoped to `/realms/{realm}/` and kept `PendingAuthorization.lifetime`. The realm's sign-in
@@ -64,9 +65,7 @@ struct PendingAuthorizations: SignInContinuation {
 
     /// 16 random bytes, base64url: what `PendingAuthorization` names itself by, and all a cookie name may carry here.
     static func isId(_ id: String) -> Bool {
-        id.utf8.count == 22 && id.utf8.allSatisfy { byte in
-            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
-        }
+        id.utf8.count == 22 && Base64URL.isAlphabet(id)
     }
 
     /// Where the app's answer goes, as a CSP source for a page whose form leads there.
