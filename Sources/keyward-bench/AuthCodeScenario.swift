@@ -10,7 +10,8 @@ import Synchronization
 /// the code redeemed with its PKCE verifier and a DPoP proof (→ access, refresh and id token), then one refresh with
 /// a proof (→ the next refresh token). Then every family's current refresh token is refreshed once more, all the
 /// requests built beforehand: refresh grants alone. Per refresh the server verifies one ES256 proof, records its
-/// `jti` and the token's generation in one grouped statement, moves the family on, and signs one ES256 access token.
+/// `jti` and the token's generation in one grouped statement, signs one ES256 access token, and writes the family's
+/// use with other refreshes' in one grouped statement.
 struct AuthCodeScenario: Sendable {
     let baseURL: String
     let port: Int

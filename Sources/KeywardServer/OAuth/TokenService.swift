@@ -164,7 +164,8 @@ public final class TokenService: Sendable {
     private func grant(_ grantType: String, assertion: String?) -> (any TokenGrant)? {
         guard let candidates = grants[grantType] else { return nil }
         guard candidates.count > 1 else { return candidates.first }
-        let type = assertion.flatMap { try? UnverifiedJWT($0) }?.jws.header["typ"]?.stringValue
+        // The header alone decides: the chosen grant reads and verifies the whole assertion itself.
+        let type = assertion.flatMap { try? JWS.parse($0) }?.header["typ"]?.stringValue
         return candidates.first { $0.assertionType != nil && $0.assertionType == type } ?? candidates.first { $0.assertionType == nil }
     }
 

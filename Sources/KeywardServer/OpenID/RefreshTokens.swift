@@ -61,11 +61,7 @@ struct RefreshTokens: Sendable {
     /// the account page, ended with the browser session it came from, by sign-out everywhere, a password change or a
     /// disabled account. `id` (128 random bits, `newSessionId()`) is what its credential names as `sid`.
     func startSession(_ grant: Grant, id: String, realm: String, now: Date) async throws(OAuthFailure) {
-        let family = RefreshFamily(
-            id: id, realm: realm, clientId: grant.clientId, userId: grant.userId, sessionId: grant.sessionId,
-            scope: "", jkt: grant.jkt, authTime: grant.authTime, amr: grant.amr, acr: grant.acr, generation: 0, createdAt: now, lastUsedAt: now,
-            expiresAt: now.addingTimeInterval(RefreshFamily.lifetime)
-        )
+        let family = Self.family(id: id, realm: realm, scope: "", grant: grant, now: now)
         let inserted: Bool
         do {
             inserted = try await store.insert(family)
@@ -149,9 +145,17 @@ struct RefreshTokens: Sendable {
     }
 
     private static func family(of code: AuthorizationCode, realm: String, jkt: String?, now: Date) -> RefreshFamily {
+        let grant = Grant(
+            clientId: code.clientId, userId: code.userId, sessionId: code.sessionId, jkt: jkt, authTime: code.authTime, amr: code.amr, acr: code.acr
+        )
+        return family(id: code.id, realm: realm, scope: code.scope, grant: grant, now: now)
+    }
+
+    /// A new family at its first generation, living `RefreshFamily.lifetime`.
+    private static func family(id: String, realm: String, scope: String, grant: Grant, now: Date) -> RefreshFamily {
         RefreshFamily(
-            id: code.id, realm: realm, clientId: code.clientId, userId: code.userId, sessionId: code.sessionId, scope: code.scope,
-            jkt: jkt, authTime: code.authTime, amr: code.amr, acr: code.acr, generation: 0, createdAt: now, lastUsedAt: now,
+            id: id, realm: realm, clientId: grant.clientId, userId: grant.userId, sessionId: grant.sessionId, scope: scope, jkt: grant.jkt,
+            authTime: grant.authTime, amr: grant.amr, acr: grant.acr, generation: 0, createdAt: now, lastUsedAt: now,
             expiresAt: now.addingTimeInterval(RefreshFamily.lifetime)
         )
     }
