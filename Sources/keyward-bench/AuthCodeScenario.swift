@@ -30,12 +30,7 @@ struct AuthCodeScenario: Sendable {
         let clientId = "bench-signin-\(tag)"
         log("auth code: first-party public client \(clientId), \(concurrency) users signed in")
         try cli.run(["clients", "create", "--realm", "demo", "--public", "--first-party", clientId, "--redirect-uri", "http://127.0.0.1/cb"])
-        var cookies: [String] = []
-        for index in 0..<concurrency {
-            let username = "bench-signin-\(tag)-\(index)"
-            try cli.run(["users", "create", "--realm", "demo", username], environment: ["KEYWARD_NEW_PASSWORD": "bench-password", "KEYWARD_ACCOUNTS_BCRYPT_COST": "4"])
-            cookies.append(try RawHTTPConnection.signIn(username, port: port))
-        }
+        let cookies = try cli.signedInBrowsers("bench-signin-\(tag)", count: concurrency, port: port)
         let key = try SigningKey.generate(.es256)
         let thumbprint = key.publicJWK.thumbprint()
 

@@ -28,12 +28,7 @@ struct BrokerScenario: Sendable {
         let clientId = "bench-broker-\(tag)"
         log("broker: first-party broker app \(clientId) returning to \(Self.returnURL), \(concurrency) users signed in")
         try cli.run(["clients", "create", "--realm", "demo", "--public", "--first-party", "--broker", clientId, "--redirect-uri", Self.returnURL])
-        var cookies: [String] = []
-        for index in 0..<concurrency {
-            let username = "bench-broker-\(tag)-\(index)"
-            try cli.run(["users", "create", "--realm", "demo", username], environment: ["KEYWARD_NEW_PASSWORD": "bench-password", "KEYWARD_ACCOUNTS_BCRYPT_COST": "4"])
-            cookies.append(try RawHTTPConnection.signIn(username, port: port))
-        }
+        let cookies = try cli.signedInBrowsers("bench-broker-\(tag)", count: concurrency, port: port)
         let perUser = max(1, roundTrips / concurrency)
         log("broker: \(perUser * concurrency) round trips (relay → hand-off → take → exchange), \(concurrency) at a time")
         let clock = ContinuousClock()

@@ -169,3 +169,15 @@ extension RawHTTPConnection {
         return cookie
     }
 }
+
+extension KeywardCLI {
+    /// `count` users of the demo realm named `prefix-0`, `prefix-1`, …, each created with the password `bench-password`
+    /// and signed in from a browser of its own; their session cookies.
+    func signedInBrowsers(_ prefix: String, count: Int, port: Int) throws -> [String] {
+        try (0..<count).map { index in
+            let username = "\(prefix)-\(index)"
+            try run(["users", "create", "--realm", "demo", username], environment: ["KEYWARD_NEW_PASSWORD": "bench-password", "KEYWARD_ACCOUNTS_BCRYPT_COST": "4"])
+            return try RawHTTPConnection.signIn(username, port: port)
+        }
+    }
+}
