@@ -17,6 +17,7 @@ struct Serve: AsyncParsableCommand {
               publicURL                     KEYWARD_PUBLIC_URL                       external base URL (http://HOST:PORT); issuers and DPoP htu derive from it
               dataDir                       KEYWARD_DATA_DIR                         embedded database + key file directory (./keyward-data)
               databaseURL                   KEYWARD_DATABASE_URL                     sqlite:PATH (default sqlite:DATA_DIR/keyward.db) or postgres://...
+              sqlite.synchronous            KEYWARD_SQLITE_SYNCHRONOUS               full|normal (full: a commit answered survives a power loss)
               masterKey                     KEYWARD_MASTER_KEY                       base64 of 32 bytes sealing private keys; required with PostgreSQL
               log.level                     KEYWARD_LOG_LEVEL                        trace|debug|info|notice|warning|error|critical (info)
               log.format                    KEYWARD_LOG_FORMAT                       auto|json|text (auto: text on a terminal, JSON otherwise)

@@ -17,6 +17,9 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var dataDirectory = "keyward-data"
     /// `databaseURL`: `sqlite:PATH` (default `sqlite:<dataDir>/keyward.db`) or `postgres://user:pass@host:port/db`.
     public var databaseURL: String?
+    /// `sqlite.synchronous`: `full` (default) or `normal`; see `SQLiteSynchronous`. With `normal` the last commits
+    /// before a power loss (not a process crash) may be lost: an approval or enrollment already answered, gone.
+    public var sqliteSynchronous = SQLiteSynchronous.full
     /// `masterKey`: base64 of 32 random bytes; encrypts realm private keys at rest. Required with PostgreSQL.
     public var masterKey: String?
     /// `log.level`: trace, debug, info, notice, warning, error, critical.
@@ -241,6 +244,9 @@ private struct SettingReader {
         }
         configuration.dataDirectory = try string("dataDir") ?? configuration.dataDirectory
         configuration.databaseURL = try string("databaseURL", secret: true)
+        if let synchronous = try choice("sqlite.synchronous", SQLiteSynchronous.allCases.map(\.rawValue)) {
+            configuration.sqliteSynchronous = SQLiteSynchronous(rawValue: synchronous) ?? configuration.sqliteSynchronous
+        }
         configuration.masterKey = try string("masterKey", secret: true)
         if let masterKey = configuration.masterKey {
             guard let bytes = Data(base64Encoded: masterKey), bytes.count == 32 else {

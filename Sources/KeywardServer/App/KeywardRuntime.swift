@@ -53,7 +53,7 @@ public final class KeywardRuntime: Sendable {
         }
         if let warning = databaseConfiguration.transportWarning { logger.warning("\(warning)", metadata: ["setting": "databaseURL"]) }
         let masterKey = try MasterKey.resolve(configuration: configuration, embedded: databaseConfiguration.isEmbedded)
-        let database = try await KeywardDatabase.open(databaseConfiguration, logger: logger)
+        let database = try await KeywardDatabase.open(databaseConfiguration, synchronous: configuration.sqliteSynchronous, logger: logger)
         do {
             let applied = try await Migrator(database: database, logger: logger, migrations: SchemaMigration.all).migrate()
             if !applied.isEmpty { logger.info("applied migrations", metadata: ["versions": "\(applied)"]) }

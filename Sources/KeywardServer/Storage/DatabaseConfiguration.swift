@@ -8,6 +8,20 @@ public enum DatabaseEngine: String, Sendable, Equatable {
     case postgres
 }
 
+/// How hard the embedded database works to keep a commit through a power loss (`sqlite.synchronous`).
+///
+/// Both survive a crash of the process: a commit in the write-ahead log is in the operating system's hands. They
+/// differ when the machine loses power or the kernel panics before the log reaches the disk:
+/// - `full` syncs the log at every commit, so a commit that was answered is on disk;
+/// - `normal` syncs only at checkpoints, so the last commits before the loss may be gone (the file is never corrupt).
+public enum SQLiteSynchronous: String, Sendable, Equatable, CaseIterable {
+    case normal
+    case full
+
+    /// The `PRAGMA synchronous` statement that applies it to a connection.
+    var pragma: String { "PRAGMA synchronous = \(rawValue.uppercased())" }
+}
+
 /// Where the database lives. Built directly or parsed from a URL string:
 /// `sqlite:relative/path.db`, `sqlite:/abs/path.db`, `sqlite:///abs/path.db`,
 /// `postgres://user:password@host:port/database?sslmode=...` (or `postgresql://`).

@@ -23,14 +23,15 @@ public final class KeywardDatabase: Sendable {
         self.backendListen = backend.listen
     }
 
-    /// Opens the database and checks it answers (within `timeout`), so a wrong URL fails at startup.
+    /// Opens the database and checks it answers (within `timeout`), so a wrong URL fails at startup. `synchronous`
+    /// applies to the embedded database only.
     public static func open(
-        _ configuration: DatabaseConfiguration, logger: Logger, timeout: Duration = .seconds(15)
+        _ configuration: DatabaseConfiguration, synchronous: SQLiteSynchronous = .full, logger: Logger, timeout: Duration = .seconds(15)
     ) async throws -> KeywardDatabase {
         let backend: OpenedDatabaseBackend
         switch configuration {
         case .sqlite(let path):
-            backend = try await SQLiteBackend.open(path: path, logger: logger)
+            backend = try await SQLiteBackend.open(path: path, synchronous: synchronous, logger: logger)
         case .postgres(let url):
             backend = try await PostgresBackend.open(url: url, logger: logger)
         }

@@ -10,11 +10,12 @@ import SQLiteKit
 /// one that checkpoints the log (`SQLiteCheckpointer`).
 ///
 /// One statement connection rather than a pool: SQLite serialises writers anyway, and a pool of writers would
-/// spend its time in the busy handler's sleeps. With `synchronous=NORMAL` in WAL a commit does not
-/// fsync, which is what makes thousands of small inserts per second possible (a crash may lose the
-/// last commits but never corrupts the file).
+/// spend its time in the busy handler's sleeps. `synchronous` is the `sqlite.synchronous` setting: `full` (the
+/// default) syncs the log at each commit, which grouped writes share; `normal` trades the last commits before a
+/// power loss for throughput.
 enum SQLiteBackend {
-    static func open(path: String, logger: Logger) async throws -> OpenedDatabaseBackend {
+    static func open(path: String, synchronous: SQLiteSynchronous, logger: Logger) async throws -> OpenedDatabaseBackend {
+        let pragmas = pragmas(synchronous: synchronous)
         let absolutePath = try prepareFile(at: path)
         // Two connections to the same file, each with a thread of its own. Single statements go to the first, which
         // keeps its compiled statements (`SQLiteStatementConnection`): one thread that stays busy serves them
@@ -30,7 +31,9 @@ enum SQLiteBackend {
         let statements: SQLiteStatementConnection
         do {
             // The session connection first: it switches the file to WAL, which then holds for every connection.
-            for thread in threads { opened.append(try await openConfigured(absolutePath, threadPool: thread, logger: logger)) }
+            for thread in threads {
+                opened.append(try await openConfigured(absolutePath, pragmas: pragmas, threadPool: thread, logger: logger))
+            }
             statements = try await SQLiteStatementConnection.open(path: absolutePath, setup: pragmas)
         } catch {
             for connection in opened { try? await connection.close() }
@@ -59,12 +62,14 @@ enum SQLiteBackend {
         }
     }
 
-    private static func openConfigured(_ path: String, threadPool: NIOThreadPool, logger: Logger) async throws -> SQLiteConnection {
+    private static func openConfigured(
+        _ path: String, pragmas: [String], threadPool: NIOThreadPool, logger: Logger
+    ) async throws -> SQLiteConnection {
         let connection = try await SQLiteConnection.open(
             storage: .file(path: path), threadPool: threadPool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
         )
         do {
-            try await configure(connection, logger: logger, path: path)
+            try await configure(connection, pragmas: pragmas, logger: logger, path: path)
         } catch {
             try? await connection.close()
             throw error
@@ -98,7 +103,7 @@ enum SQLiteBackend {
         return absolutePath
     }
 
-    private static func configure(_ connection: SQLiteConnection, logger: Logger, path: String) async throws {
+    private static func configure(_ connection: SQLiteConnection, pragmas: [String], logger: Logger, path: String) async throws {
         // busy_timeout first: another process (e.g. `keyward migrate`) may hold the file.
         _ = try await connection.query(pragmas[0], [])
         let mode = try await connection.query("PRAGMA journal_mode = WAL", []).first?.column("journal_mode")?.string
@@ -108,16 +113,18 @@ enum SQLiteBackend {
         for pragma in pragmas.dropFirst() { _ = try await connection.query(pragma, []) }
     }
 
-    /// Every connection's settings. With `synchronous=NORMAL` in WAL a commit does not fsync. SQLite's default page
-    /// cache is 2 MB; the single-use keys (DPoP and host-token jtis) land on random pages of their index, so with a
-    /// small cache most inserts first read a page back through a system call.
-    static let pragmas = [
-        "PRAGMA busy_timeout = 5000",
-        "PRAGMA synchronous = NORMAL",
-        "PRAGMA wal_autocheckpoint = \(SQLiteCheckpointer.fallbackPages)",
-        "PRAGMA foreign_keys = ON",
-        "PRAGMA cache_size = -\(cacheKibibytes)",
-    ]
+    /// Every connection's settings, busy_timeout first. SQLite's default page cache is 2 MB; the single-use keys
+    /// (DPoP and host-token jtis) land on random pages of their index, so with a small cache most inserts first read
+    /// a page back through a system call.
+    static func pragmas(synchronous: SQLiteSynchronous) -> [String] {
+        [
+            "PRAGMA busy_timeout = 5000",
+            synchronous.pragma,
+            "PRAGMA wal_autocheckpoint = \(SQLiteCheckpointer.fallbackPages)",
+            "PRAGMA foreign_keys = ON",
+            "PRAGMA cache_size = -\(cacheKibibytes)",
+        ]
+    }
 
     /// Page cache per connection, in KiB.
     static let cacheKibibytes = 65_536

@@ -12,6 +12,17 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.resolvedPublicURL, "http://127.0.0.1:8080")
         XCTAssertEqual(configuration.resolvedDatabaseURL, "sqlite:keyward-data/keyward.db")
         XCTAssertEqual(configuration.dpopMaxAge, 120)
+        XCTAssertEqual(configuration.sqliteSynchronous, .full)
+    }
+
+    func testSQLiteSynchronousIsReadFromTheEnvironmentAndTheFile() async throws {
+        let fromEnvironment = try await KeywardConfiguration.load(environment: ["KEYWARD_SQLITE_SYNCHRONOUS": "NORMAL"])
+        XCTAssertEqual(fromEnvironment.sqliteSynchronous, .normal)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-\(UUID()).json")
+        try Data(#"{"sqlite": {"synchronous": "normal"}}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fromFile = try await KeywardConfiguration.load(environment: [:], configFile: file.path)
+        XCTAssertEqual(fromFile.sqliteSynchronous, .normal)
     }
 
     func testPrecedenceFlagOverEnvironmentOverFile() async throws {
@@ -38,6 +49,7 @@ final class ConfigurationTests: XCTestCase {
             (["KEYWARD_DPOP_MAX_AGE": "0"], "KEYWARD_DPOP_MAX_AGE"),
             (["KEYWARD_HOST": " "], "KEYWARD_HOST"),
             (["KEYWARD_DPOP_REQUIRE_NONCE": "sometimes"], "KEYWARD_DPOP_REQUIRE_NONCE"),
+            (["KEYWARD_SQLITE_SYNCHRONOUS": "off"], "KEYWARD_SQLITE_SYNCHRONOUS"),
             (["KEYWARD_ACCOUNTS_BCRYPT_COST": "3"], "KEYWARD_ACCOUNTS_BCRYPT_COST"),
             (["KEYWARD_HTTP_CLIENT_PREFIX_V4": "33"], "KEYWARD_HTTP_CLIENT_PREFIX_V4"),
             (["KEYWARD_HTTP_CLIENT_PREFIX_V6": "8"], "KEYWARD_HTTP_CLIENT_PREFIX_V6"),

@@ -19,7 +19,7 @@ final class SQLiteStatementConnectionTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let connection = try await SQLiteStatementConnection.open(
             path: directory.appendingPathComponent("test.db").path, cacheCapacity: capacity,
-            setup: SQLiteBackend.pragmas + ["PRAGMA journal_mode = WAL"]
+            setup: SQLiteBackend.pragmas(synchronous: .full) + ["PRAGMA journal_mode = WAL"]
         )
         let database = SQLiteStatementDatabase(
             connection: connection, logger: StorageTestHarness.logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any(), queryLogLevel: nil
