@@ -2,7 +2,8 @@
 # Private, throw-away PostgreSQL cluster for Keyward's tests. Source this file, then:
 #
 #   kw_pg_start              # initdb + start on 127.0.0.1:<free port>, create db keyward_test,
-#                            # export KEYWARD_TEST_POSTGRES_URL (and KW_PG_PORT, KW_PG_DIR, KW_PG_BIN)
+#                            # export KEYWARD_TEST_POSTGRES_URL (and KW_PG_PORT, KW_PG_DIR, KW_PG_BIN);
+#                            # fsync and synchronous_commit off unless KW_PG_DURABLE=1
 #   kw_pg_createdb NAME      # create another database on the same cluster, print its URL
 #   kw_pg_stop               # stop the cluster (fast), kill the postmaster if needed, remove its files
 #
@@ -62,11 +63,15 @@ kw_pg_start() {
         fi
     fi
 
+    # Tests trade durability for speed; the fault scenarios (KW_PG_DURABLE=1) keep PostgreSQL's defaults, since a
+    # commit acknowledged before it reached the log would be lost by a crash of PostgreSQL itself.
+    local durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    [[ "${KW_PG_DURABLE:-0}" == "1" ]] && durability=""
     # A free port can be taken between the probe and the bind: try a few.
     for attempt in 1 2 3 4 5; do
         port="$(kw_free_port)"
         if kw_pg_as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 start \
-            -o "-p $port -c listen_addresses=127.0.0.1 -k $dir/sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+            -o "-p $port -c listen_addresses=127.0.0.1 -k $dir/sock $durability -c max_connections=200" \
             >"$dir/pg_ctl.log" 2>&1; then
             KW_PG_PORT="$port"; export KW_PG_PORT
             break
