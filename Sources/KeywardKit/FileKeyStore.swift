@@ -1,6 +1,7 @@
 // A software key store for Linux and tests: one private file per key.
 import Foundation
 import KeywardJOSE
+import KeywardWire
 
 /// A software key store for Linux (and tests): one file per key, `<name>.key`, holding the `StoredKey` JSON,
 /// created with mode 0600 inside a 0700 directory.

@@ -8,8 +8,6 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     case invalidKeyName(String)
     /// A key file (the path) that does not hold a stored software key.
     case corruptKeyFile(String)
-    /// A key or state file (the path) that could not be written, or a staged key that could not be moved into place.
-    case cannotWrite(String)
     /// `promoteKey` found no key under this name.
     case noSuchKey(String)
     /// A Keychain call about `key` failed; `status` is its OSStatus.
@@ -71,7 +69,6 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .invalidKeyName(let name): "key name '\(name)' is invalid (1-64 letters, digits, '-', '_')"
         case .corruptKeyFile(let path): "key file \(path) is corrupt"
-        case .cannotWrite(let path): "cannot write \(path)"
         case .noSuchKey(let name): "no key named '\(name)'"
         case .keychain(let key, let operation, let status): "Keychain \(operation) of key '\(key)' failed: OSStatus \(status)\(Self.hint(status))"
         case .unusableKey(let name, let reason): "key '\(name)' cannot be used: \(reason)"

@@ -2,6 +2,7 @@
 import Foundation
 import KeywardJOSE
 import KeywardKit
+import KeywardWire
 import XCTest
 
 /// Keys and device state are private from the first byte, even in a directory someone else created, and a
@@ -56,7 +57,7 @@ final class PrivateFileTests: XCTestCase {
         let target = directory.appendingPathComponent("push-mfa.key")
         try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
         XCTAssertThrowsError(try FileKeyStore(directory: directory).store(try SigningKey.generate(.es256), named: "push-mfa")) { error in
-            XCTAssertEqual(error as? KeywardKitError, .cannotWrite(target.path))
+            XCTAssertEqual((error as? PrivateFile.WriteError)?.path, target.path)
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), ["push-mfa.key"], "the temporary was removed")
     }

@@ -47,6 +47,7 @@ class FaultServer(Node):
 
     def __init__(self, binary: str, backend: Backend, workdir: Path, settings: dict[str, str] | None = None):
         super().__init__(binary, backend, workdir, None, "faults", settings=settings)
+        workdir.mkdir(parents=True, exist_ok=True)
 
     def start(self) -> "FaultServer":
         if self.port is None:
@@ -443,3 +444,40 @@ def binaries_and_backend(engine: str) -> tuple[str, str, Backend]:
         raise SystemExit("KEYWARD_FAULTS_DATABASE_URL is not set (an empty PostgreSQL database for the PostgreSQL run)")
     key = base64.b64encode(hashlib.sha256(b"keyward-faults-master-key:" + url.encode()).digest()).decode()
     return binary, device_bin, Backend("postgres", url, key)
+
+
+# --------------------------------------------------------------------------------------------- power loss
+class LoopDisk:
+    """An ext4 filesystem in an image file, loop-mounted. `power_loss` keeps only what the filesystem had handed to its
+    block device: the image is copied while the page cache still holds every write nobody synced, and the copy is
+    mounted in its place (ext4 replays its journal, as after a real power cut)."""
+
+    def __init__(self, directory: Path, megabytes: int = 256):
+        self.directory = directory
+        self.image = directory / "disk.img"
+        self.mountpoint = directory / "mnt"
+        self.mountpoint.mkdir(parents=True, exist_ok=True)
+        with open(self.image, "wb") as image:
+            image.truncate(megabytes * 1024 * 1024)
+        sh("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", str(self.image))
+        self.mount()
+
+    def mount(self) -> None:
+        sh("mount", "-o", "loop", str(self.image), str(self.mountpoint))
+
+    def unmount(self) -> None:
+        sh("umount", str(self.mountpoint))
+
+    def power_loss(self) -> None:
+        """Call with every writer stopped (SIGKILL): what they wrote and did not sync is still only in memory."""
+        frozen = self.directory / "disk-at-loss.img"
+        sh("cp", "--sparse=always", str(self.image), str(frozen))
+        self.unmount()  # flushes the lost writes into the old image, which is thrown away
+        frozen.replace(self.image)
+        self.mount()
+
+
+def sh(*command: str) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)}: exit {done.returncode}: {done.stderr.strip()}")

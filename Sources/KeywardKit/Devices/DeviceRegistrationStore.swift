@@ -2,6 +2,7 @@
 import Crypto
 import Foundation
 import KeywardJOSE
+import KeywardWire
 
 /// Where a ``DeviceRegistrar`` keeps each app's ``DeviceRegistrationState``. A save must replace the whole state at
 /// once: a reader sees the previous state or the new one, never a mixture.

@@ -1,5 +1,6 @@
 // What an enrolled push-MFA device remembers, saved privately as device.json beside its key.
 import Foundation
+import KeywardWire
 
 /// What an enrolled device remembers, kept as `device.json` (mode 0600) beside its key.
 public struct DeviceState: Codable, Sendable, Equatable {

@@ -1,5 +1,6 @@
 // A sign-in kept in a file only its owner can read, for apps and tools without a Keychain (Linux, keyward-device).
 import Foundation
+import KeywardWire
 
 /// Keeps one app's sign-in — its registration and its tokens — in `signin.json` in a directory, mode 0600, written
 /// atomically. On Apple platforms keep ``SignInTokens`` in the Keychain instead.

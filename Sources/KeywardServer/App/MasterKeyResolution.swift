@@ -1,10 +1,12 @@
 // Where the master key comes from at start-up: the `masterKey` setting, or the embedded database's key file.
 import Crypto
 import Foundation
+import KeywardWire
 
 extension MasterKey {
     /// The master key from `masterKey` (base64) or, for the embedded database only, a key file in the data
-    /// directory created on first start with mode 0600.
+    /// directory created on first start with mode 0600. The file is on disk before the key seals anything: a power
+    /// loss must not keep the database's sealed keys and lose the key that opens them.
     static func resolve(configuration: KeywardConfiguration, embedded: Bool) throws -> MasterKey {
         if let encoded = configuration.masterKey {
             return try MasterKey(bytes: Array(Data(base64Encoded: encoded) ?? Data()))
@@ -28,10 +30,12 @@ extension MasterKey {
             }
             return try MasterKey(bytes: Array(bytes))
         }
-        try fileManager.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-        guard fileManager.createFile(atPath: path, contents: Data((bytes.base64EncodedString() + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw ConfigurationError(setting: "dataDir", problem: "cannot write \(path)")
+        do {
+            try PrivateFile.createDirectory(URL(fileURLWithPath: configuration.dataDirectory))
+            try PrivateFile.write(Data((bytes.base64EncodedString() + "\n").utf8), to: URL(fileURLWithPath: path))
+        } catch {
+            throw ConfigurationError(setting: "dataDir", problem: "cannot write the master key file \(path): \(error)")
         }
         return try MasterKey(bytes: Array(bytes))
     }
