@@ -159,8 +159,10 @@ class Ledger:
             self.unanswered += 1
 
     def wrong_answer(self, error: Exception) -> None:
+        request = getattr(error, "request", None)
+        where = f" ({request.method} {request.path_url})" if request is not None else ""
         with self.lock:
-            self.errors.append(f"{type(error).__name__}: {error}")
+            self.errors.append(f"{type(error).__name__}{where}: {error}")
 
     @property
     def size(self) -> int:
@@ -224,6 +226,8 @@ class Load:
                     if status != expected:
                         raise AssertionError(f"{action} answered {answer.text}")
                     self.ledger.add("answers", (phone, cid, events, status.upper()))
+            except requests.Timeout as error:
+                self.ledger.wrong_answer(error)
             except (requests.RequestException, ServerUnavailable):
                 self.ledger.lost_answer()
                 self._pause()
@@ -242,6 +246,8 @@ class Load:
                 if answer.status_code != 200:
                     raise AssertionError(f"token request refused: {answer.status_code} {answer.text}")
                 self.ledger.add("token_proofs", proof)
+            except requests.Timeout as error:
+                self.ledger.wrong_answer(error)
             except (requests.RequestException, ServerUnavailable):
                 self.ledger.lost_answer()
                 self._pause()
@@ -320,9 +326,35 @@ def waiting_login(server: FaultServer, username: str, password: str) -> tuple[st
     return cid, events
 
 
+class Observed:
+    """Every 5xx any client got, for the check that each is a 503 with a stable code (never a 500, never a stack)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.failures: list[tuple[int, str, str]] = []  # status, request, body
+
+    def add(self, response: requests.Response) -> None:
+        with self.lock:
+            self.failures.append((response.status_code, f"{response.request.method} {response.request.path_url}", response.text[:400]))
+
+
+OBSERVED = Observed()
+
+
 def unavailable(response: requests.Response) -> None:
     if response.status_code >= 500:
+        OBSERVED.add(response)
         raise ServerUnavailable(f"{response.status_code} {response.text[:200]}")
+
+
+def stable_unavailability(status: int, body: str) -> bool:
+    """A 503 whose body names a stable code: `{"error": "..."}` for APIs, or a page carrying the code."""
+    if status != 503:
+        return False
+    try:
+        return bool(json.loads(body).get("error"))
+    except ValueError:
+        return "temporarily_unavailable" in body or "unavailable" in body.lower()
 
 
 def respond(server: FaultServer, phone: Phone, cid: str, action: str) -> requests.Response:
@@ -367,6 +399,8 @@ def verify(server: FaultServer, device_bin: str, ledger: Ledger) -> Verdict:
     verdict = Verdict()
     for error in ledger.errors:
         verdict.check(False, f"during the load: {error}")
+    for status, request, body in OBSERVED.failures:
+        verdict.check(stable_unavailability(status, body), f"{request} answered {status} without a stable code: {body[:300]}")
     enrolled_users: dict[str, int] = {}
     for phone, username, device_jwt in ledger.enrollments:
         verdict.check(phone_is_enrolled(server, phone), f"enrollment of {username}: the phone is not enrolled")
@@ -481,3 +515,28 @@ def sh(*command: str) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)}: exit {done.returncode}: {done.stderr.strip()}")
+
+
+# --------------------------------------------------------------------------------------------- PostgreSQL's own cluster
+class PostgresCluster:
+    """The private cluster tests/faults/run started (KW_PG_DIR, KW_PG_BIN, KW_PG_PORT), stopped and started again
+    here the way an operator's restart or a crash of PostgreSQL does it."""
+
+    def __init__(self):
+        try:
+            self.directory, self.bin, self.port = os.environ["KW_PG_DIR"], os.environ["KW_PG_BIN"], os.environ["KW_PG_PORT"]
+        except KeyError as missing:
+            raise SystemExit(f"{missing} is not set: run this scenario through tests/faults/run, which starts the cluster")
+
+    def pg_ctl(self, *args: str) -> None:
+        owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        sh(*owner, f"{self.bin}/pg_ctl", "-D", f"{self.directory}/data", *args)
+
+    def stop(self, mode: str) -> None:
+        """`fast`: clients are disconnected and the cluster shuts down cleanly; `immediate`: every process quits at
+        once and the next start recovers from the log, as after a crash."""
+        self.pg_ctl("-m", mode, "-w", "-t", "60", "stop")
+
+    def start(self) -> None:
+        self.pg_ctl("-l", f"{self.directory}/postgres.log", "-w", "-t", "60", "start",
+                    "-o", f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.directory}/sock -c max_connections=200")

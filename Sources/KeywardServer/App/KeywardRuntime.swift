@@ -121,7 +121,7 @@ public final class KeywardRuntime: Sendable {
         let router = Router(context: KeywardRequestContext.self)
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
         router.add(middleware: ErrorMiddleware())
-        OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping() }).register(on: router)
+        OperationsRoutes(metrics: metrics, checkDatabase: { [database] in try await database.ping(timeout: .seconds(2)) }).register(on: router)
         router.get(RouterPath(StaticScript.path)) { _, _ in PageRenderer.scriptResponse() }
         let web = PageSurface(
             pages: router.group().add(middleware: PageErrorMiddleware(renderer: pageRenderer)).add(middleware: oauth.realmResolution),

@@ -35,6 +35,9 @@ public struct OAuthFailure: Error, Equatable, Sendable {
         OAuthFailure(status: 400, code: .invalidRequest, description: description)
     }
 
+    /// The database could not be read or written: nothing is wrong with the request, which may be sent again.
+    static let temporarilyUnavailable = OAuthFailure(status: 503, code: .unavailable, description: "the token service is temporarily unavailable")
+
     /// RFC 6749 §5.2 `invalid_grant`, with the rule that refused it (`reason`).
     static func invalidGrant(_ description: String, reason: String) -> OAuthFailure {
         OAuthFailure(status: 400, code: .invalidGrant, description: description, reason: reason)

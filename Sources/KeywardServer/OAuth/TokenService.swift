@@ -80,7 +80,7 @@ public final class TokenService: Sendable {
             if let reason = failure.dpopReason { metrics.dpopRejected(endpoint: .token, reason: reason) }
             throw failure
         } catch {
-            throw OAuthFailure(status: 503, code: .unavailable, description: "the token service is temporarily unavailable")
+            throw OAuthFailure.temporarilyUnavailable
         }
     }
 
@@ -126,6 +126,8 @@ public final class TokenService: Sendable {
             do throws(DPoPError) {
                 proof = try await verifier.verify(proof: request.dpopProofs[0], method: "POST", url: request.url, now: now)
             } catch {
+                // The replay memory could not be written: the proof may be good, and the client should try again.
+                guard error.reason != .replayCheckFailed else { throw OAuthFailure.temporarilyUnavailable }
                 throw OAuthFailure(status: 400, code: error.code == .useNonce ? .useDPoPNonce : .invalidDPoPProof, description: error.message, dpopReason: .proof(error.reason))
             }
             if let nonces, !(proof.claims["nonce"]?.stringValue.map { nonces.isValid($0, now: now) } ?? false) {

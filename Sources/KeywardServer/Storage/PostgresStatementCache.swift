@@ -89,11 +89,19 @@ struct RuntimePreparedStatement: PostgresPreparedStatement {
 
 /// `SQLDatabase` over one leased connection: named prepared statements where `PostgresStatementCache` gives a
 /// name, otherwise PostgresKit's unnamed statements.
+///
+/// With `confirmsCommits` (a statement outside a transaction), a statement that writes is answered only once
+/// PostgreSQL has committed it. PostgresNIO ends a statement at its CommandComplete, but an implicit transaction
+/// commits later, at the protocol's Sync: a backend stopped in between (a fast or immediate shutdown) still sends
+/// the rows and CommandComplete it had buffered, then rolls back. So an approval could be acknowledged and be gone
+/// after the restart (found by tests/faults/pgrestart.py). A second statement on the same connection is sent only
+/// after the first one's ReadyForQuery, which follows the commit: its answer confirms it.
 struct PostgresSessionSQLDatabase: SQLDatabase {
     let connection: PostgresConnection
     let statements: PostgresStatementCache?
     let logger: Logger
     let queryLogLevel: Logger.Level?
+    var confirmsCommits = false
 
     private var unnamed: any SQLDatabase { connection.sql(queryLogLevel: queryLogLevel, logger: logger) }
 
@@ -107,6 +115,20 @@ struct PostgresSessionSQLDatabase: SQLDatabase {
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let (sql, binds) = serialize(query)
+        try await run(query, sql: sql, binds: binds, onRow)
+        if confirmsCommits, Self.mayWrite(sql) {
+            try await confirmCommitted()
+        }
+    }
+
+    /// Every statement but a plain `SELECT`; a `SELECT` from one of Keyward's functions (`keyward_…`) writes too.
+    static func mayWrite(_ sql: String) -> Bool {
+        !sql.hasPrefix("SELECT") || sql.contains("keyward_")
+    }
+
+    private func run(
+        _ query: any SQLExpression, sql: String, binds: [any Encodable & Sendable], _ onRow: @escaping @Sendable (any SQLRow) -> Void
+    ) async throws {
         guard let statements, let (bindings, types) = Self.bindings(binds), let name = statements.name(sql: sql, parameterTypes: types) else {
             return try await unnamed.execute(sql: query, onRow)
         }
@@ -122,6 +144,15 @@ struct PostgresSessionSQLDatabase: SQLDatabase {
         } catch let error as PSQLError where Self.isPreparationRefusal(error) {
             statements.refuse(name: name)
             throw error
+        }
+    }
+
+    /// Waits for the previous statement's commit (see the type's comment). Its outcome is unknown when this fails.
+    private func confirmCommitted() async throws {
+        do {
+            _ = try await connection.query("SELECT 1", logger: logger).collect()
+        } catch {
+            throw StoreError.unavailable("PostgreSQL did not confirm a commit: \(String(reflecting: error))")
         }
     }
 

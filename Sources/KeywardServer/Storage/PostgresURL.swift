@@ -94,6 +94,10 @@ struct PostgresURL: Equatable {
     /// lift it for their own transaction.
     static let statementTimeoutMilliseconds = 30_000
 
+    /// How long a request waits for a pooled connection before it is answered 503: PostgreSQL is down, or every
+    /// connection is busy. A client (or a load balancer) with a 10 s deadline then still hears why.
+    static let connectionWait = Duration.seconds(5)
+
     /// The PostgresNIO pool configuration for this URL.
     func clientConfiguration() -> PostgresClient.Configuration {
         var configuration = PostgresClient.Configuration(
