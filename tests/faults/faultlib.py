@@ -456,8 +456,16 @@ def closing_line(verdict: Verdict) -> int:
     return 0 if not verdict.failed else 1
 
 
-def clean(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
+def finish(verdict: Verdict, workdir: Path, before_cleaning=None) -> int:
+    """The closing line; a passed run's files are removed, a failed run's kept (server logs, phones, disk image)."""
+    code = closing_line(verdict)
+    if code == 0:
+        if before_cleaning is not None:
+            before_cleaning()
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        print(f"server logs and client state kept in {workdir}")
+    return code
 
 
 def binaries_and_backend(engine: str) -> tuple[str, str, Backend]:

@@ -15,6 +15,7 @@ import random
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import faultlib
@@ -43,12 +44,12 @@ def main() -> int:
         users = faultlib.create_users(server, args.users, "kill9")
         with Load(server, device_bin, users, workdir, ledger, seed):
             for kill in range(1, args.kills + 1):
-                threading_wait(chooser.uniform(0.2, args.max_interval))
+                time.sleep(chooser.uniform(0.2, args.max_interval))
                 server.kill9()
                 recoveries.append(server.restart())
                 if kill % 5 == 0 or kill == args.kills:
                     log(f"{kill} kills, {ledger.size} acknowledged writes so far, {ledger.unanswered} requests unanswered")
-            threading_wait(1.0)
+            time.sleep(1.0)
         log(f"checking {ledger.size} acknowledged writes: {len(ledger.enrollments)} enrollments, {len(ledger.answers)} approvals and denials, "
             f"{len(ledger.token_proofs)} token requests (their proofs' replay memory), {len(ledger.registrations)} device registrations")
         verdict = faultlib.verify(server, device_bin, ledger)
@@ -57,18 +58,7 @@ def main() -> int:
     lost = len(verdict.failed)
     log(f"kill -9 {args.engine}: {len(recoveries)} kills survived, acknowledged writes checked {ledger.size}, lost or wrong {lost}, "
         f"restart to ready median {statistics.median(recoveries):.2f} s, max {max(recoveries):.2f} s, seed {seed}")
-    code = faultlib.closing_line(verdict)
-    if code == 0:
-        faultlib.clean(workdir)
-    else:
-        print(f"server log and phones kept in {workdir}")
-    return code
-
-
-def threading_wait(seconds: float) -> None:
-    import time
-
-    time.sleep(seconds)
+    return faultlib.finish(verdict, workdir)
 
 
 if __name__ == "__main__":

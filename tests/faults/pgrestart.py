@@ -133,12 +133,7 @@ def main() -> int:
         log(f"PostgreSQL restarts: {len(recoveries)} survived, acknowledged writes checked {ledger.size}, lost or wrong {len(verdict.failed)}, "
             f"ready again median {statistics.median(recoveries):.2f} s (max {max(recoveries):.2f} s) after PostgreSQL was back; "
             f"slowest /readyz answer {readiness.slowest():.2f} s")
-    code = faultlib.closing_line(verdict)
-    if code == 0:
-        faultlib.clean(workdir)
-    else:
-        print(f"server logs in {workdir}")
-    return code
+    return faultlib.finish(verdict, workdir)
 
 
 def wait_ready(readiness: Readiness, since: float) -> float | None:

@@ -97,13 +97,9 @@ def signing_keys(server: FaultServer) -> list[str]:
 def report(verdict: Verdict, workdir: Path, server: FaultServer, disk: LoopDisk) -> int:
     if server.running():
         server.terminate()
-    code = faultlib.closing_line(verdict)
-    if code == 0:
-        disk.unmount()
-        faultlib.clean(workdir)
-    else:
-        print(f"server log in {workdir}/server; the disk image stays mounted at {disk.mountpoint}")
-    return code
+    if verdict.failed:
+        print(f"the disk image stays mounted at {disk.mountpoint}")
+    return faultlib.finish(verdict, workdir, before_cleaning=disk.unmount)
 
 
 if __name__ == "__main__":
