@@ -1,0 +1,116 @@
+"""Graceful drain: SIGTERM while phones, browsers and apps are busy. Every request the server had before the signal
+must be answered, and not with a 5xx; the server must exit 0 within `shutdown.grace`; started again, it must have
+every acknowledged write.
+
+    python tests/faults/drain.py --engine sqlite|postgres [--stops 3] [--users 16]
+
+A request counts as had by the server when it was sent at least 100 ms before the signal: one sent later may still
+sit in the listen queue when the listener closes, and its client sees a refused or reset connection, as with any
+server that stops accepting. The last line is `N passed, M failed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import requests
+
+import faultlib
+from faultlib import FaultServer, Ledger, Load, Verdict, log
+
+GRACE_SECONDS = 10
+SENT_BEFORE_MARGIN = 0.1
+
+
+class Exchanges:
+    """Every HTTP exchange this process makes: when it was sent, when it ended, and its status or error."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.records: list[tuple[float, float, str, str]] = []
+        original = requests.Session.send
+
+        def send(session, request, **kwargs):
+            sent = time.monotonic()
+            try:
+                response = original(session, request, **kwargs)
+            except requests.RequestException as error:
+                self.add(sent, type(error).__name__, f"{request.method} {request.path_url}")
+                raise
+            self.add(sent, str(response.status_code), f"{request.method} {request.path_url}")
+            return response
+
+        requests.Session.send = send
+
+    def add(self, sent: float, outcome: str, what: str) -> None:
+        with self.lock:
+            self.records.append((sent, time.monotonic(), outcome, what))
+
+    def sent_before(self, moment: float) -> list[tuple[float, float, str, str]]:
+        with self.lock:
+            return [record for record in self.records if record[0] <= moment - SENT_BEFORE_MARGIN]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engine", choices=["sqlite", "postgres"], required=True)
+    parser.add_argument("--stops", type=int, default=3, help="SIGTERMs under load (3)")
+    parser.add_argument("--users", type=int, default=16)
+    args = parser.parse_args()
+    binary, device_bin, backend = faultlib.binaries_and_backend(args.engine)
+    workdir = Path(tempfile.mkdtemp(prefix=f"keyward-drain-{args.engine}-"))
+    log(f"graceful drain on {args.engine}: {args.stops} SIGTERMs under load, shutdown.grace {GRACE_SECONDS} s, in {workdir}")
+    exchanges = Exchanges()
+    settings = {**faultlib.fault_settings(), "KEYWARD_SHUTDOWN_GRACE": str(GRACE_SECONDS)}
+    server = FaultServer(binary, backend, workdir / "server", settings).start()
+    verdict = Verdict()
+    ledger = Ledger()
+    exits: list[float] = []
+    drained: list[int] = []
+    try:
+        faultlib.prepare_realm(server, device_bin)
+        users = faultlib.create_users(server, args.users, "drain")
+        with Load(server, device_bin, users, workdir, ledger, seed=2):
+            for number in range(1, args.stops + 1):
+                time.sleep(2.0)
+                signalled = time.monotonic()
+                server.proc.send_signal(signal.SIGTERM)
+                try:
+                    code = server.proc.wait(timeout=GRACE_SECONDS + 5)
+                except Exception:  # noqa: BLE001 - a server still running past its grace is the finding
+                    code = None
+                took = time.monotonic() - signalled
+                exits.append(took)
+                verdict.check(code == 0, f"stop {number}: exit code {code} (None: still running {GRACE_SECONDS + 5} s after SIGTERM)")
+                if code is None:
+                    server.kill9()
+                else:
+                    server._close()
+                time.sleep(0.5)  # answers still on their way back to the clients
+                in_flight = [record for record in exchanges.sent_before(signalled) if record[1] >= signalled - SENT_BEFORE_MARGIN]
+                for sent, _, outcome, what in in_flight:
+                    verdict.check(outcome.isdigit() and int(outcome) < 500,
+                                  f"stop {number}: {what} sent {signalled - sent:.2f} s before SIGTERM was answered {outcome}")
+                drained.append(len(in_flight))
+                log(f"stop {number}: exit {code} {took:.2f} s after SIGTERM, {len(in_flight)} requests under way at the signal answered; "
+                    f"{ledger.size} acknowledged writes so far")
+                server.restart()
+            time.sleep(1.0)
+        checked = faultlib.verify(server, device_bin, ledger)
+        verdict.passed += checked.passed
+        verdict.failed += checked.failed
+    finally:
+        server.terminate()
+    log(f"graceful drain {args.engine}: {len(exits)} stops, exit within {max(exits):.2f} s of SIGTERM (grace {GRACE_SECONDS} s), "
+        f"{sum(drained)} requests under way at the signals, acknowledged writes checked {ledger.size}, lost or wrong {len(verdict.failed)}")
+    return faultlib.finish(verdict, workdir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
