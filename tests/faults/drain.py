@@ -102,9 +102,7 @@ def main() -> int:
                     f"{ledger.size} acknowledged writes so far")
                 server.restart()
             time.sleep(1.0)
-        checked = faultlib.verify(server, device_bin, ledger)
-        verdict.passed += checked.passed
-        verdict.failed += checked.failed
+        faultlib.check_ledger(server, device_bin, ledger, verdict)
     finally:
         server.terminate()
     log(f"graceful drain {args.engine}: {len(exits)} stops, exit within {max(exits):.2f} s of SIGTERM (grace {GRACE_SECONDS} s), "

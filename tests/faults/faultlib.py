@@ -434,6 +434,16 @@ def verify(server: FaultServer, device_bin: str, ledger: Ledger) -> Verdict:
     return verdict
 
 
+def check_ledger(server: FaultServer, device_bin: str, ledger: Ledger, verdict: Verdict) -> None:
+    """Says what is about to be checked, then adds `verify`'s checks to `verdict`."""
+    log(f"checking {ledger.size} acknowledged writes: {len(ledger.enrollments)} enrollments, {len(ledger.answers)} approvals and denials, "
+        f"{len(ledger.token_proofs)} token requests (their proofs' replay memory), {len(ledger.registrations)} device registrations; "
+        f"{len(OBSERVED.failures)} answers were 5xx")
+    checked = verify(server, device_bin, ledger)
+    verdict.passed += checked.passed
+    verdict.failed += checked.failed
+
+
 def first_status(server: FaultServer, events: str) -> str | None:
     """The challenge's status as its event stream gives it first."""
     with requests.get(server.base + events, stream=True, timeout=TIMEOUT, headers={"Accept": "text/event-stream"}) as response:

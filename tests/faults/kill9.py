@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import faultlib
-from faultlib import FaultServer, Ledger, Load, log
+from faultlib import FaultServer, Ledger, Load, Verdict, log
 
 
 def main() -> int:
@@ -38,6 +38,7 @@ def main() -> int:
 
     server = FaultServer(binary, backend, workdir / "server", faultlib.fault_settings()).start()
     ledger = Ledger()
+    verdict = Verdict()
     recoveries: list[float] = []
     try:
         faultlib.prepare_realm(server, device_bin)
@@ -50,9 +51,7 @@ def main() -> int:
                 if kill % 5 == 0 or kill == args.kills:
                     log(f"{kill} kills, {ledger.size} acknowledged writes so far, {ledger.unanswered} requests unanswered")
             time.sleep(1.0)
-        log(f"checking {ledger.size} acknowledged writes: {len(ledger.enrollments)} enrollments, {len(ledger.answers)} approvals and denials, "
-            f"{len(ledger.token_proofs)} token requests (their proofs' replay memory), {len(ledger.registrations)} device registrations")
-        verdict = faultlib.verify(server, device_bin, ledger)
+        faultlib.check_ledger(server, device_bin, ledger, verdict)
     finally:
         server.terminate()
     lost = len(verdict.failed)

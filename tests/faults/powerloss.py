@@ -70,11 +70,7 @@ def main() -> int:
                 if number % 5 == 0 or number == args.losses:
                     log(f"{number} power cuts, {ledger.size} acknowledged writes so far")
             time.sleep(1.0)
-        log(f"checking {ledger.size} acknowledged writes: {len(ledger.enrollments)} enrollments, {len(ledger.answers)} approvals and denials, "
-            f"{len(ledger.token_proofs)} token requests, {len(ledger.registrations)} device registrations")
-        checked = faultlib.verify(server, device_bin, ledger)
-        verdict.passed += checked.passed
-        verdict.failed += checked.failed
+        faultlib.check_ledger(server, device_bin, ledger, verdict)
     finally:
         server.terminate()
     log(f"power loss (sqlite.synchronous={args.synchronous}): {len(recoveries)} cuts survived, acknowledged writes checked {ledger.size}, "
