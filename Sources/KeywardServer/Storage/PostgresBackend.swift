@@ -109,6 +109,9 @@ final class PostgresLeases: Sendable {
     private let eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
     private let unreachable = Atomic<Bool>(false)
     private let closed = Atomic<Bool>(false)
+    /// Per connection, how to abandon the statement running on it when it closes; and the connections whose close is
+    /// watched already (one callback per connection, not one per statement: its close future keeps every callback).
+    private let underway = Mutex<(abandon: [Int: @Sendable () -> Void], watched: Set<Int>)>(([:], []))
     /// How often the probe asks again while PostgreSQL is out of reach.
     static let probeInterval = Duration.milliseconds(250)
 
@@ -127,6 +130,23 @@ final class PostgresLeases: Sendable {
     /// Stops the probe; the pool is closing.
     func close() {
         closed.store(true, ordering: .releasing)
+    }
+
+    /// Makes `abandon` the answer to `connection` closing while the current statement runs on it.
+    private func watch(_ connection: PostgresConnection, abandon: @escaping @Sendable () -> Void) {
+        let id = connection.id
+        let firstSight = underway.withLock { underway in
+            underway.abandon[id] = abandon
+            return underway.watched.insert(id).inserted
+        }
+        guard firstSight else { return }
+        connection.closeFuture.whenComplete { [weak self] _ in
+            let abandon = self?.underway.withLock { underway -> (@Sendable () -> Void)? in
+                underway.watched.remove(id)
+                return underway.abandon.removeValue(forKey: id)
+            }
+            abandon?()
+        }
     }
 
     private func markUnreachable() {
@@ -157,11 +177,12 @@ final class PostgresLeases: Sendable {
                     // The pool can hand out a connection PostgreSQL has just closed, and PostgresNIO never answers a
                     // statement sent on it (seen in tests/faults/pgrestart.py at every stop): a statement whose
                     // connection closes under it is answered as unavailable at once.
-                    connection.closeFuture.whenComplete { _ in
+                    guard !connection.isClosed else { throw StoreError.unavailable("the pool handed out a closed PostgreSQL connection") }
+                    watch(connection) {
                         attempt.finish(.failure(StoreError.unavailable("the PostgreSQL connection closed under a statement")))
                         attempt.cancelWork()
                     }
-                    guard !connection.isClosed else { throw StoreError.unavailable("the pool handed out a closed PostgreSQL connection") }
+                    defer { underway.withLock { _ = $0.abandon.removeValue(forKey: connection.id) } }
                     return LeaseAttempt<R>.Value(value: try await body(connection))
                 }
                 attempt.finish(.success(value))
