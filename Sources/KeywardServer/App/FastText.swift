@@ -1,3 +1,5 @@
+import KeywardHTTPInput
+
 /// Text checks for hot request paths. Foundation's CharacterSet is slow on Linux, and tokens are long; these
 /// look at scalars directly.
 extension Unicode.Scalar {
@@ -20,39 +22,14 @@ extension StringProtocol {
 }
 
 extension String {
-    /// Every byte but RFC 3986's unreserved characters (`A–Z a–z 0–9 - . _ ~`) percent-encoded, as UTF-8. Tokens are
-    /// usually unreserved already and come back as they are, without Foundation's CharacterSet (slow on Linux).
-    var percentEncodedUnreserved: String {
-        let isUnreserved: (UInt8) -> Bool = { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                true
-            default:
-                false
-            }
-        }
-        guard !utf8.allSatisfy(isUnreserved) else { return self }
-        let hex = Array("0123456789ABCDEF".utf8)
-        var encoded: [UInt8] = []
-        encoded.reserveCapacity(utf8.count * 3)
-        for byte in utf8 {
-            if isUnreserved(byte) {
-                encoded.append(byte)
-            } else {
-                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            }
-        }
-        return String(decoding: encoded, as: UTF8.self)
-    }
+    /// Every byte but RFC 3986's unreserved characters (`A–Z a–z 0–9 - . _ ~`) percent-encoded, as UTF-8.
+    var percentEncodedUnreserved: String { FormBody.encodeComponent(self) }
 }
 
 extension String {
     /// `application/x-www-form-urlencoded` (request bodies and query strings): names and values with everything but
     /// RFC 3986's unreserved characters percent-encoded, joined by `=` and `&`.
-    static func formEncoded(_ pairs: [(String, String)]) -> String {
-        pairs.map { $0.0.percentEncodedUnreserved + "=" + $0.1.percentEncodedUnreserved }.joined(separator: "&")
-    }
+    static func formEncoded(_ pairs: [(String, String)]) -> String { FormBody.encode(pairs) }
 
     /// The comma-separated items, each without leading and trailing spaces and tabs, empty ones kept. Read as UTF-8
     /// bytes: a DPoP proof is some 700 of them, and splitting it as Characters was 3 % of a token request's CPU.
