@@ -10,3 +10,13 @@ public enum StoreError: Error, Equatable, Sendable {
     /// The database could not be reached or the statement failed for a reason other than the above.
     case unavailable(String)
 }
+
+extension StoreError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .conflict(let message): "conflict: \(message)"
+        case .notFound(let message): "not found: \(message)"
+        case .unavailable(let message): "database unavailable: \(message)"
+        }
+    }
+}

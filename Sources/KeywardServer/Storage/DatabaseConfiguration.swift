@@ -58,6 +58,19 @@ public enum DatabaseConfiguration: Sendable, Equatable {
     /// True for the single-file embedded database (no external server to configure).
     public var isEmbedded: Bool { engine == .sqlite }
 
+    /// What start-up reports when the database did not answer its first statement: which server, and the setting
+    /// that names it.
+    func unreachableAtStartup(_ reason: String) -> String {
+        switch self {
+        case .sqlite(let path):
+            return "the embedded database at \(path) did not answer at start-up: \(reason)"
+        case .postgres(let url):
+            let server = (try? PostgresURL(parsing: url)).map { "\($0.host):\($0.port)" } ?? "?"
+            return "PostgreSQL at \(server) did not answer at start-up (\(reason)); check that it is running and that "
+                + "databaseURL (env KEYWARD_DATABASE_URL, --database) names it"
+        }
+    }
+
     /// A warning to log at start-up when the connection to the database is not protected (see
     /// `PostgresURL.transportWarning`); nil for SQLite and for a verified or loopback PostgreSQL.
     public var transportWarning: String? {

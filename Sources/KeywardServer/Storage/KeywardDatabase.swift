@@ -38,6 +38,9 @@ public final class KeywardDatabase: Sendable {
         let database = KeywardDatabase(engine: configuration.engine, backend: backend)
         do {
             try await database.ping(timeout: timeout)
+        } catch StoreError.unavailable(let reason) {
+            try? await database.close()
+            throw StoreError.unavailable(configuration.unreachableAtStartup(reason))
         } catch {
             try? await database.close()
             throw error

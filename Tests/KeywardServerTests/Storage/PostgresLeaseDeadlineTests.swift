@@ -48,6 +48,21 @@ final class PostgresLeaseDeadlineTests: XCTestCase {
         leases.close()
     }
 
+    func testStartingAgainstAnAbsentServerNamesItAndTheSetting() async throws {
+        do {
+            let database = try await KeywardDatabase.open(
+                .postgres(url: "postgres://keyward@127.0.0.1:1/none?sslmode=disable"), logger: Self.quiet, timeout: .seconds(30)
+            )
+            try await database.close()
+            XCTFail("opened a database nobody serves")
+        } catch let error as StoreError {
+            guard case .unavailable = error else { return XCTFail("\(error)") }
+            let message = "\(error)"
+            XCTAssertTrue(message.contains("PostgreSQL at 127.0.0.1:1 did not answer at start-up"), message)
+            XCTAssertTrue(message.contains("KEYWARD_DATABASE_URL"), message)
+        }
+    }
+
     private static var quiet: Logger {
         var logger = Logger(label: "lease-deadline-test")
         logger.logLevel = .critical  // the pool logs every refused connection
