@@ -56,6 +56,55 @@ public enum PrivateFile {
         guard rename(source.path, destination.path) == 0 else { throw WriteError(path: destination.path) }
     }
 
+    /// Creates `url` empty with mode 0600; fails if anything is there already (a copy is never written over).
+    public static func createEmpty(_ url: URL) throws(WriteError) {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw WriteError(path: url.path) }
+        close(descriptor)
+    }
+
+    /// Flushes `source` to disk, renames it to `destination` (same directory; nothing may be there) and flushes the
+    /// directory: the finished file appears whole, under its final name, and stays through a power loss.
+    public static func settle(_ source: URL, as destination: URL) throws(WriteError) {
+        let descriptor = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw WriteError(path: source.path) }
+        let flushed = fsync(descriptor) == 0
+        close(descriptor)
+        guard flushed, !FileManager.default.fileExists(atPath: destination.path), rename(source.path, destination.path) == 0,
+            syncDirectory(of: destination)
+        else { throw WriteError(path: destination.path) }
+    }
+
+    /// Copies `source` into a new file `destination` with mode 0600, in pieces (a database may be larger than memory),
+    /// then settles it: `destination` appears only once it is complete.
+    public static func copy(_ source: URL, to destination: URL) throws(WriteError) {
+        let input = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw WriteError(path: source.path) }
+        defer { close(input) }
+        let temporary = URL(fileURLWithPath: destination.path + ".tmp-" + UUID().uuidString)
+        let output = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw WriteError(path: destination.path) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var copied = true
+        while copied {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                copied = count == 0
+                break
+            }
+            copied = buffer.withUnsafeBytes { writeAll(output, UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+        }
+        close(output)
+        do throws(WriteError) {
+            guard copied else { throw WriteError(path: destination.path) }
+            try settle(temporary, as: destination)
+        } catch {
+            unlink(temporary.path)
+            throw error
+        }
+    }
+
     private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < buffer.count {

@@ -52,7 +52,7 @@ public final class KeywardRuntime: Sendable {
             throw ConfigurationError(setting: "databaseURL", problem: error.description)
         }
         if let warning = databaseConfiguration.transportWarning { logger.warning("\(warning)", metadata: ["setting": "databaseURL"]) }
-        let masterKey = try MasterKey.resolve(configuration: configuration, embedded: databaseConfiguration.isEmbedded)
+        let masterKey = try MasterKey.resolve(configuration: configuration, database: databaseConfiguration)
         let database = try await KeywardDatabase.open(databaseConfiguration, synchronous: configuration.sqliteSynchronous, logger: logger)
         do {
             let applied = try await Migrator(database: database, logger: logger, migrations: SchemaMigration.all).migrate()

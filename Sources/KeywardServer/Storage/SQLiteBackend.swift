@@ -17,6 +17,7 @@ enum SQLiteBackend {
     static func open(path: String, synchronous: SQLiteSynchronous, logger: Logger) async throws -> OpenedDatabaseBackend {
         let pragmas = pragmas(synchronous: synchronous)
         let absolutePath = try prepareFile(at: path)
+        let lock = try SQLiteFileLock.acquire(databasePath: absolutePath, mode: .shared)
         // Two connections to the same file, each with a thread of its own. Single statements go to the first, which
         // keeps its compiled statements (`SQLiteStatementConnection`): one thread that stays busy serves them
         // with the fewest wake-ups; on the shared two-thread pool the threads took turns on the connection's mutex
@@ -38,6 +39,7 @@ enum SQLiteBackend {
         } catch {
             for connection in opened { try? await connection.close() }
             for thread in threads { try? await thread.shutdownGracefully() }
+            lock.release()
             throw error
         }
         let sessions = opened[0]
@@ -53,7 +55,8 @@ enum SQLiteBackend {
         )
         return OpenedDatabaseBackend(sql: sql, writerExecutor: statements.executor) {
             // Refuse new statements, stop checkpointing, wait for the transaction in flight, then close both and stop
-            // their threads.
+            // their threads; the file is free for a restore once they are closed.
+            defer { lock.release() }
             closed.set()
             try await checkpointer.stop()
             try await gate.withGate { try await sessions.close() }
@@ -77,13 +80,18 @@ enum SQLiteBackend {
         return connection
     }
 
-    private static func prepareFile(at path: String) throws -> String {
-        let fileManager = FileManager.default
+    /// `path` made absolute against the working directory, the way the database file is opened.
+    static func absolutePath(_ path: String) -> String {
         let url = path.hasPrefix("/")
             ? URL(fileURLWithPath: path)
-            : URL(fileURLWithPath: fileManager.currentDirectoryPath).appendingPathComponent(path)
-        let absolutePath = url.standardizedFileURL.path
-        let directory = url.deletingLastPathComponent().path
+            : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(path)
+        return url.standardizedFileURL.path
+    }
+
+    private static func prepareFile(at path: String) throws -> String {
+        let fileManager = FileManager.default
+        let absolutePath = absolutePath(path)
+        let directory = URL(fileURLWithPath: absolutePath).deletingLastPathComponent().path
         do {
             if !fileManager.fileExists(atPath: directory) {
                 try fileManager.createDirectory(
