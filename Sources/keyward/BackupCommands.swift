@@ -20,7 +20,8 @@ struct Backup: AsyncParsableCommand {
     func run() async throws {
         let configuration = try await common.loadConfiguration()
         let started = ContinuousClock.now
-        print("backing up \(configuration.resolvedDatabaseURL) to \(destination) ...")
+        // Not the database URL: a PostgreSQL one carries its password, and this command is refused for it anyway.
+        print("backing up to \(destination) ...")
         let report = try await EmbeddedBackup.backUp(configuration: configuration, to: destination, logger: quietLogger())
         let seconds = (ContinuousClock.now - started) / .seconds(1)
         print("""

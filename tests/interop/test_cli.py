@@ -156,3 +156,30 @@ def test_user_commands_disable_enable_set_password_and_delete(keyward_bin, tmp_p
     missing = run(keyward_bin, data, "users", "disable", "--realm", "acme", "alice")
     assert missing.returncode != 0
     assert "alice" in missing.stderr and "does not exist" in missing.stderr
+
+
+def test_backup_and_restore_through_the_cli(keyward_bin, tmp_path):
+    source, target = tmp_path / "source", tmp_path / "target"
+    assert run(keyward_bin, source, "realms", "create", "acme").returncode == 0
+    assert run(keyward_bin, source, "users", "create", "--realm", "acme", "alice", stdin="correct horse\n").returncode == 0
+
+    backup = run(keyward_bin, source, "backup", "--to", str(tmp_path / "copy.db"))
+    assert backup.returncode == 0, backup.stderr
+    assert "integrity checked" in backup.stdout and "master key is not in the backup" in backup.stdout
+    assert oct((tmp_path / "copy.db").stat().st_mode & 0o777) == "0o600"
+    again = run(keyward_bin, source, "backup", "--to", str(tmp_path / "copy.db"))
+    assert again.returncode != 0 and "exists already" in again.stderr
+
+    no_key = run(keyward_bin, target, "restore", "--from", str(tmp_path / "copy.db"))
+    assert no_key.returncode != 0 and "--master-key-file" in no_key.stderr
+    restored = run(keyward_bin, target, "restore", "--from", str(tmp_path / "copy.db"), "--master-key-file", str(source / "master.key"))
+    assert restored.returncode == 0, restored.stderr
+    assert "1 realm whose keys open" in restored.stdout
+    assert "alice" in run(keyward_bin, target, "users", "list", "--realm", "acme").stdout
+    assert run(keyward_bin, target, "keys", "list", "--realm", "acme").returncode == 0
+
+    # PostgreSQL is pointed at its own tools, and its URL (with the password) is not printed.
+    postgres = run(keyward_bin, tmp_path / "pg", "backup", "--to", str(tmp_path / "pg.db"),
+                   "--database", "postgres://keyward:hunter2-secret@127.0.0.1:1/keyward")
+    assert postgres.returncode != 0 and "pg_dump" in postgres.stderr
+    assert "hunter2-secret" not in postgres.stdout + postgres.stderr
