@@ -21,7 +21,7 @@ public struct BrokerAssembly: KeywardPart {
         settings = BrokerSettingsStore(database: core.database, clock: core.clock)
         handoffs = HandoffService(
             store: store, failures: .failedTakes(), puts: .puts(), audit: core.audit, refusals: RefusalAuditSampler(), settings: settings,
-            clock: core.clock
+            clock: core.clock, logger: core.logger
         )
         var policy = oauth.resourceGuard.policy
         policy.endpoint = .broker

@@ -2,6 +2,7 @@
 import Foundation
 import KeywardJOSE
 import KeywardWire
+import Logging
 
 /// The broker's hand-offs (issue 29). A hand-off is stored under a random 128-bit code for a short while; the app
 /// takes it with that code, the nonce it chose, and a DPoP proof by the key the hand-off names. Every refusal of a
@@ -17,6 +18,8 @@ struct HandoffService: Sendable {
     let refusals: RefusalAuditSampler
     let settings: BrokerSettingsStore
     let clock: any KeywardClock
+    /// Where a storage failure behind a 503 is told: the caller only learns to retry.
+    let logger: Logger
     var maxLive = Self.maxLivePerClient
 
     /// Hand-offs one client may have waiting at once: a relay page looped by a script fills its client's share, not
@@ -41,7 +44,7 @@ struct HandoffService: Sendable {
         do {
             stored = try await store.insert(handoff, maxLive: maxLive, now: now)
         } catch {
-            throw Self.unavailable
+            throw unavailable("storing a hand-off", error)
         }
         guard stored else {
             await recordRefusal(realm: realm, clientId: clientId, reason: ErrorCode.handoffLimit.rawValue, now: now)
@@ -81,7 +84,7 @@ struct HandoffService: Sendable {
         do {
             taken = try await store.take(realm: realm, codeHash: Handoff.digest(code), jkt: jkt)
         } catch {
-            throw Self.unavailable
+            throw unavailable("taking a hand-off", error)
         }
         // Deleted already: a wrong nonce or a late take has burnt the code.
         guard let taken, ConstantTime.equal(taken.nonceHash, Handoff.digest(nonce)), taken.expiresAt > now else {
@@ -97,6 +100,11 @@ struct HandoffService: Sendable {
         .badRequest, .handoffInvalid, "the hand-off cannot be taken: the code, the nonce or the proof's key is wrong, or it was taken already or has expired"
     )
     static let unavailable = APIError(.serviceUnavailable, .unavailable, "hand-offs cannot be stored or read right now; retry shortly")
+
+    private func unavailable(_ operation: String, _ error: any Error) -> APIError {
+        logger.error("hand-off storage failed", metadata: ["operation": "\(operation)", "error": "\(String(reflecting: error))"])
+        return Self.unavailable
+    }
 
     private func recordRefusal(realm: String, clientId: String?, reason: String, now: Date) async {
         guard let folded = refusals.admit(.init(realm: realm, reason: reason), now: now) else { return }
