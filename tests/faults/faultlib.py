@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,11 +127,11 @@ def create_users(server: FaultServer, count: int, prefix: str) -> list[tuple[str
         with lock:
             users.append((username, password, link))
 
-    threads = [threading.Thread(target=lambda i=i: make(i)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    # A few at a time: each is two processes opening the database, and a thousand at once would outwait SQLite's
+    # busy timeout at start-up.
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for done in [pool.submit(make, index) for index in range(count)]:
+            done.result()
     if len(users) != count:
         raise RuntimeError(f"created {len(users)} of {count} users")
     return users
