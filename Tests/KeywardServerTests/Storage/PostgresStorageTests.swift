@@ -44,6 +44,7 @@ final class PostgresStorageTests: XCTestCase {
     func testRecordOnceLifecycle() async throws { try await run(ReplayScenarios.recordOnceLifecycle) }
     func testConcurrentRecordOnceHasOneWinner() async throws { try await run(ReplayScenarios.concurrentRecordOnceHasOneWinner) }
     func testRecordEachOnceDecidesPerEntry() async throws { try await run(ReplayScenarios.recordEachOnceDecidesPerEntry) }
+    func testOverlappingBatchesInOppositeOrdersAreAllDecided() async throws { try await run(ReplayScenarios.overlappingBatchesInOppositeOrdersAreAllDecided) }
     func testGroupedStoreAnswersAsTheTableDoes() async throws { try await run(ReplayScenarios.groupedStoreAnswersAsTheTableDoes) }
     func testGroupedRequestsRacingKeepOneWinnerPerKey() async throws { try await run(ReplayScenarios.groupedRequestsRacingKeepOneWinnerPerKey) }
     func testSweeperRemovesExpiredRowsOnly() async throws { try await run(ReplayScenarios.sweeperRemovesExpiredRowsOnly) }

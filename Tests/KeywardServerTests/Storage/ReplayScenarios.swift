@@ -57,6 +57,25 @@ enum ReplayScenarios {
         try await StorageAssert.equal(await store.recordEachOnce([twice, fresh, twice], now: t0.storageShifted(3)), [true, false, false])
     }
 
+    /// Found by tests/faults/races.py on two PostgreSQL nodes: each node's grouped writer sends the keys of its batch in
+    /// arrival order, and two batches holding the same keys in opposite orders each waited for the other's row, until
+    /// PostgreSQL broke the deadlock by failing one batch (every proof in it answered 503). Batches that overlap in
+    /// opposite orders must all be decided, each key won exactly once.
+    static func overlappingBatchesInOppositeOrdersAreAllDecided(_ database: KeywardDatabase) async throws {
+        let store = SQLSingleUseStore(database: database)
+        for round in 0..<20 {
+            let entries = (0..<40).map { SingleUseEntry(scope: "dpop:deadlock", key: "r\(round)-k\($0)", expiresAt: t0.storageShifted(60)) }
+            let answers = try await withThrowingTaskGroup(of: [Bool].self) { group in
+                for batch in [entries, entries.reversed(), entries.shuffled(), entries.reversed()] {
+                    group.addTask { try await store.recordEachOnce(Array(batch), now: t0) }
+                }
+                return try await group.reduce(into: [[Bool]]()) { $0.append($1) }
+            }
+            let wins = answers.map { $0.filter { $0 }.count }.reduce(0, +)
+            XCTAssertEqual(wins, entries.count, "round \(round): every key won exactly once")
+        }
+    }
+
     static func concurrentRecordOnceHasOneWinner(_ database: KeywardDatabase) async throws {
         let store = SQLSingleUseStore(database: database)
         let wins = try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -27,6 +27,9 @@ public struct SQLSingleUseStore: SingleUseStore {
 
     /// A key that appears twice is sent once and only its first occurrence can be recorded, as with separate calls
     /// (PostgreSQL refuses an upsert that touches one row twice, and SQLite would have answered both as recorded).
+    /// The rows are sent in key order: PostgreSQL locks them in the order given, and two batches sharing keys in
+    /// opposite orders (two nodes' grouped writers, racers presenting one proof to both) would each wait for the
+    /// other until it failed one as a deadlock.
     public func recordEachOnce(_ entries: [SingleUseEntry], now: Date) async throws -> [Bool] {
         guard !entries.isEmpty else { return [] }
         var unique: [SingleUseEntry] = []
@@ -36,6 +39,7 @@ public struct SQLSingleUseStore: SingleUseStore {
             unique.append(entry)
             return true
         }
+        unique.sort { ($0.scope, $0.key) < ($1.scope, $1.key) }
         let values = unique.map { entry in
             SQLQueryString("(\(bind: entry.scope), \(bind: entry.key), \(bind: StorageTime.milliseconds(entry.expiresAt)))")
         }
