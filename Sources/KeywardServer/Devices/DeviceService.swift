@@ -131,7 +131,9 @@ public final class DeviceService: Sendable {
             keyThumbprint: thumbprint, platform: app.platform, status: judged.status, attestation: String(decoding: StrictJSON.serialize(judged.summary), as: UTF8.self),
             attested: judged.verified != nil,
             appAttestKeyId: judged.verified?.appAttestKeyId, appAttestPublicKey: judged.verified?.appAttestPublicKey,
-            assertionCounter: judged.verified?.appAttestKeyId == nil ? nil : 0, registeredAt: now, keyRotatedAt: nil
+            assertionCounter: judged.verified?.appAttestKeyId == nil ? nil : 0,
+            // As stored (milliseconds): the first answer and every later read give the same time.
+            registeredAt: StorageTime.date(milliseconds: StorageTime.milliseconds(now)), keyRotatedAt: nil
         )
         do {
             try await store.createDevice(device)
