@@ -184,7 +184,7 @@ public final class DeviceService: Sendable {
         guard replaced else { throw DeviceError(.conflict, .registrationInProgress, "the device's key changed meanwhile; sign with its current key") }
         await audit.record(.deviceKeyRotated, realm: device.realm, userId: nil, details: ["app_id": device.appId, "device_id": device.deviceId])
         var rotated = device
-        (rotated.publicKey, rotated.keyThumbprint, rotated.attestation, rotated.keyRotatedAt) = (rotation.newPublicKey, thumbprint, summary, now)
+        (rotated.publicKey, rotated.keyThumbprint, rotated.attestation, rotated.keyRotatedAt) = (rotation.newPublicKey, thumbprint, summary, StorageTime.date(milliseconds: StorageTime.milliseconds(now)))
         return rotated
     }
 
