@@ -132,8 +132,7 @@ public final class DeviceService: Sendable {
             attested: judged.verified != nil,
             appAttestKeyId: judged.verified?.appAttestKeyId, appAttestPublicKey: judged.verified?.appAttestPublicKey,
             assertionCounter: judged.verified?.appAttestKeyId == nil ? nil : 0,
-            // As stored (milliseconds): the first answer and every later read give the same time.
-            registeredAt: StorageTime.date(milliseconds: StorageTime.milliseconds(now)), keyRotatedAt: nil
+            registeredAt: StorageTime.asStored(now), keyRotatedAt: nil
         )
         do {
             try await store.createDevice(device)
@@ -184,7 +183,7 @@ public final class DeviceService: Sendable {
         guard replaced else { throw DeviceError(.conflict, .registrationInProgress, "the device's key changed meanwhile; sign with its current key") }
         await audit.record(.deviceKeyRotated, realm: device.realm, userId: nil, details: ["app_id": device.appId, "device_id": device.deviceId])
         var rotated = device
-        (rotated.publicKey, rotated.keyThumbprint, rotated.attestation, rotated.keyRotatedAt) = (rotation.newPublicKey, thumbprint, summary, StorageTime.date(milliseconds: StorageTime.milliseconds(now)))
+        (rotated.publicKey, rotated.keyThumbprint, rotated.attestation, rotated.keyRotatedAt) = (rotation.newPublicKey, thumbprint, summary, StorageTime.asStored(now))
         return rotated
     }
 

@@ -13,4 +13,10 @@ enum StorageTime {
     static func date(milliseconds: Int64) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
+
+    /// `date` as a read from storage gives it back: an answer built from the value it just wrote says what later
+    /// reads will say (a time 0.4 ms before a whole second is stored in the next one).
+    static func asStored(_ date: Date) -> Date {
+        Self.date(milliseconds: milliseconds(date))
+    }
 }

@@ -22,7 +22,7 @@ final class LoginChallengeTests: XCTestCase {
             XCTAssertEqual(item.username, "test")
             XCTAssertEqual(item.clientId, "test-app")
             // The list reads the times back from the database, which keeps whole milliseconds.
-            let stored = { (date: Date) in Int64(StorageTime.date(milliseconds: StorageTime.milliseconds(date)).timeIntervalSince1970) }
+            let stored = { (date: Date) in Int64(StorageTime.asStored(date).timeIntervalSince1970) }
             XCTAssertEqual(item.expiresAt, stored(challenge.expiresAt))
             XCTAssertEqual(item.createdAt, stored(challenge.createdAt))
             XCTAssertEqual(item.userVerification?.type, "number-match")
