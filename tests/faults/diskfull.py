@@ -19,8 +19,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import requests
-
 import faultlib
 from faultlib import OBSERVED, FaultServer, Ledger, Load, LoopDisk, Verdict, log
 

@@ -445,6 +445,13 @@ def check_ledger(server: FaultServer, device_bin: str, ledger: Ledger, verdict: 
     verdict.failed += checked.failed
 
 
+def signing_key_ids(server: FaultServer) -> list[str]:
+    """The demo realm's published signing key ids, sorted."""
+    answer = requests.get(f"{server.base}{REALM_PATH}/protocol/openid-connect/certs", timeout=TIMEOUT)
+    answer.raise_for_status()
+    return sorted(key["kid"] for key in answer.json()["keys"])
+
+
 def first_status(server: FaultServer, events: str) -> str | None:
     """The challenge's status as its event stream gives it first."""
     with requests.get(server.base + events, stream=True, timeout=TIMEOUT, headers={"Accept": "text/event-stream"}) as response:

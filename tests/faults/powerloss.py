@@ -19,8 +19,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import requests
-
 import faultlib
 from faultlib import FaultServer, Ledger, Load, LoopDisk, Verdict, log
 
@@ -54,10 +52,10 @@ def main() -> int:
     try:
         server.start()
         # The first start wrote the master key file and sealed the demo realm's signing key with it.
-        keys = signing_keys(server)
+        keys = faultlib.signing_key_ids(server)
         try:
             cut()
-            verdict.check(signing_keys(server) == keys, "the realm's signing keys changed across a power cut right after the first start")
+            verdict.check(faultlib.signing_key_ids(server) == keys, "the realm's signing keys changed across a power cut right after the first start")
         except RuntimeError as error:
             verdict.check(False, f"a power cut right after the first start: the server does not start again: {error}")
             return report(verdict, workdir, server, disk)
@@ -82,12 +80,6 @@ def main() -> int:
             print(f"  {failure[:300]}")
         verdict = Verdict(passed=verdict.passed + len(verdict.failed))
     return report(verdict, workdir, server, disk)
-
-
-def signing_keys(server: FaultServer) -> list[str]:
-    answer = requests.get(f"{server.base}/realms/demo/protocol/openid-connect/certs", timeout=faultlib.TIMEOUT)
-    answer.raise_for_status()
-    return sorted(key["kid"] for key in answer.json()["keys"])
 
 
 def report(verdict: Verdict, workdir: Path, server: FaultServer, disk: LoopDisk) -> int:

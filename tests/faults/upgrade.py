@@ -27,7 +27,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import requests
 from joserfc.jwk import ECKey
 
 import faultlib
@@ -65,7 +64,7 @@ def make_fixture(args) -> int:
             users = faultlib.create_users(server, args.users, f"upgrade-{engine}")
             with Load(server, device_bin, users, workdir, ledger, seed=5):
                 time.sleep(args.seconds)
-            kids = signing_kids(server)
+            kids = faultlib.signing_key_ids(server)
         finally:
             server.terminate()
         target = args.out / engine
@@ -139,7 +138,7 @@ def check_fixture(args) -> int:
         verdict.check(newest >= facts["schemaVersion"], f"schema version {newest} after starting on version {facts['schemaVersion']}")
         verdict.check("database is up to date" in server.cli("migrate"), "`keyward migrate` finds migrations left to apply")
         log(f"started on it: schema version {facts['schemaVersion']} -> {newest}")
-        verdict.check(signing_kids(server) == facts["signingKeyIds"], f"signing keys changed: {signing_kids(server)} != {facts['signingKeyIds']}")
+        verdict.check(faultlib.signing_key_ids(server) == facts["signingKeyIds"], f"signing keys changed: {faultlib.signing_key_ids(server)} != {facts['signingKeyIds']}")
         proof = ProofMaker("ES256").proof("POST", f"{PUBLIC_URL}{REALM_PATH}/protocol/openid-connect/token")
         token = faultlib.token_request(server, proof)
         verdict.check(token.status_code == 200, f"a new token was refused: {token.status_code} {token.text[:200]}")
@@ -177,12 +176,6 @@ def check_fixture(args) -> int:
 
 
 # --------------------------------------------------------------------------------------------- helpers
-def signing_kids(server: FaultServer) -> list[str]:
-    answer = requests.get(f"{server.base}{REALM_PATH}/protocol/openid-connect/certs", timeout=faultlib.TIMEOUT)
-    answer.raise_for_status()
-    return sorted(key["kid"] for key in answer.json()["keys"])
-
-
 def schema_version_sqlite(path: Path) -> int:
     database = sqlite3.connect(path)
     try:
