@@ -1,6 +1,7 @@
 // The keys of an issuer registered with PEM certificates, the kids naming them and their validity periods.
 import Crypto
 import Foundation
+import KeywardAttestation
 import KeywardJOSE
 import SwiftASN1
 import X509
@@ -43,7 +44,7 @@ struct IssuerCertificates: Sendable {
             }
             let key: JWK
             do throws(JOSEError) {
-                key = try JWK(subjectPublicKeyInfo: Array(certificate.publicKey.subjectPublicKeyInfoBytes))
+                key = try certificate.publicKey.jwk()
             } catch {
                 throw .invalidPEM("certificate \(index + 1) (\(certificate.subject)): \(error.message)")
             }

@@ -1,7 +1,9 @@
 // Tests: host-token issuer administration: settings checked, enrolment, removal, re-registration and updates.
+import Crypto
 import Foundation
 import KeywardJOSE
 import KeywardServer
+import X509
 import XCTest
 
 /// The issuer registry's administration: settings checked before anything is stored, enrolment, removal.
@@ -114,6 +116,39 @@ final class HostIssuerReRegistrationTests: XCTestCase {
                 XCTAssertEqual(answer.status, .ok, "\(answer.json)")
                 XCTAssertEqual(try JWS.parse(XCTUnwrap(answer.json["access_token"]?.stringValue)).claims()["sub"]?.stringValue, before.id)
             }
+        }
+    }
+
+    /// A PEM issuer whose certificate holds a P-256 key (most identity providers sign ES256): the key is read from
+    /// the certificate's SubjectPublicKeyInfo, and its tokens verify. Before the fix the bare point of the BIT
+    /// STRING was read as if it were the whole SubjectPublicKeyInfo, and every EC certificate was refused.
+    func testAnECCertificateIssuerIsAcceptedAndItsTokensVerify() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let now = server.clock.now()
+            let key = P256.Signing.PrivateKey()
+            let name = try DistinguishedName { CommonName("host-token EC issuer") }
+            let certificate = try Certificate(
+                version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+                notValidBefore: now.addingTimeInterval(-86400), notValidAfter: now.addingTimeInterval(30 * 86400),
+                issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: Certificate.Extensions(),
+                issuerPrivateKey: .init(key)
+            )
+            try await HostTokenFixture.register(server, jwksURL: nil)
+            let issuers = server.runtime.hostTokens.issuers
+            _ = try await issuers.add(
+                .init(realm: "demo", issuer: HostTokenFixture.pemIssuer, pemCertificates: try certificate.serializeAsPEM().pemString, algorithms: ["ES256"])
+            )
+            _ = try await issuers.enroll(realm: "demo", issuer: HostTokenFixture.pemIssuer, subjects: ["ec-user"])
+            let iat = Double(Int(now.timeIntervalSince1970))
+            let claims: JSONObject = [
+                "iss": .string(HostTokenFixture.pemIssuer), "sub": "ec-user", "aud": .string(HostTokenFixture.audience), "iat": .number(iat),
+                "exp": .number(iat + 300), "jti": .string(UUID().uuidString),
+            ]
+            let token = try JWS.sign(
+                header: ["typ": "JWT"], claims: claims, key: try SigningKey(algorithm: .es256, serialized: Array(key.derRepresentation))
+            )
+            let answer = try await client.exchange(server, token, key: try SigningKey.generate(.es256))
+            XCTAssertEqual(answer.status, .ok, "\(answer.json)")
         }
     }
 
