@@ -176,6 +176,7 @@ let package = Package(
                 "KeywardAttestation",
                 "KeywardJOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
@@ -190,6 +191,7 @@ let package = Package(
                 "KeywardJOSE",
                 "KeywardCBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 // The App Attest vectors are multi-document YAML files.

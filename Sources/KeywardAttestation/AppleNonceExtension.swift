@@ -1,10 +1,11 @@
-// Reading the nonce Apple certifies in an App Attest credential certificate's extension.
+// Reading the nonce Apple certifies in an App Attest credential certificate and in an `apple` WebAuthn attestation.
 import SwiftASN1
 import X509
 
-/// The nonce Apple certifies in the credential certificate: extension 1.2.840.113635.100.8.2, whose value is
-/// DER `SEQUENCE { [1] EXPLICIT OCTET STRING }` holding SHA-256(authData ‖ clientDataHash).
-enum AppAttestNonceExtension {
+/// The nonce Apple certifies in a credential certificate (App Attest, and WebAuthn's `apple` format): extension
+/// 1.2.840.113635.100.8.2, whose value is DER `SEQUENCE { [1] EXPLICIT OCTET STRING }` holding
+/// SHA-256(authData ‖ clientDataHash).
+enum AppleNonceExtension {
     static let oid: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 8, 2]
 
     /// The certified nonce; refused as a nonce mismatch when the extension is missing or unreadable, since then

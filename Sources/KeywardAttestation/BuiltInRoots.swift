@@ -1,4 +1,4 @@
-// The attestation roots compiled into Keyward: Apple's App Attest root and Google's hardware roots.
+// The attestation roots compiled into Keyward: Apple's App Attest and WebAuthn roots and Google's hardware roots.
 import X509
 
 // Trust anchors compiled into Keyward: the only roots a device's chain may lead to. Public certificates, copied
@@ -13,6 +13,10 @@ extension PinnedRoots {
     /// "Key Attestation CA1" of 2025 (valid to 2035-07-15,
     /// SHA-256 6D9DB4CE6C5C0B293166D08986E05774A8776CEB525D9E4329520DE12BA4BCC0).
     public static let googleHardwareAttestation = builtIn(googleRSARootPEM + "\n" + googleECRootPEM)
+
+    /// Apple WebAuthn Root CA (P-384, 2020-03-18 to 2045-03-15), the root of `apple` passkey attestations,
+    /// SHA-256 0915DD5C07A28DB549D1F677BB5A75D4BFBE9561A773424327762E9E02F9BB29.
+    public static let appleWebAuthn = builtIn(appleWebAuthnRootPEM)
 
     private static func builtIn(_ pem: String) -> PinnedRoots {
         do {
@@ -88,5 +92,22 @@ Eczm34A5FNijV3s0/f0UPl7zbJcTx6xwqMIRq6NCMEAwDwYDVR0TAQH/BAUwAwEB
 MAoGCCqGSM49BAMDA2gAMGUCMETfjPO/HwqReR2CS7p0ZWoD/LHs6hDi422opifH
 EUaYLxwGlT9SLdjkVpz0UUOR5wIxAIoGyxGKRHVTpqpGRFiJtQEOOTp/+s1GcxeY
 uR2zh/80lQyu9vAFCj6E4AXc+osmRg==
+-----END CERTIFICATE-----
+"""
+
+private let appleWebAuthnRootPEM = """
+-----BEGIN CERTIFICATE-----
+MIICEjCCAZmgAwIBAgIQaB0BbHo84wIlpQGUKEdXcTAKBggqhkjOPQQDAzBLMR8w
+HQYDVQQDDBZBcHBsZSBXZWJBdXRobiBSb290IENBMRMwEQYDVQQKDApBcHBsZSBJ
+bmMuMRMwEQYDVQQIDApDYWxpZm9ybmlhMB4XDTIwMDMxODE4MjEzMloXDTQ1MDMx
+NTAwMDAwMFowSzEfMB0GA1UEAwwWQXBwbGUgV2ViQXV0aG4gUm9vdCBDQTETMBEG
+A1UECgwKQXBwbGUgSW5jLjETMBEGA1UECAwKQ2FsaWZvcm5pYTB2MBAGByqGSM49
+AgEGBSuBBAAiA2IABCJCQ2pTVhzjl4Wo6IhHtMSAzO2cv+H9DQKev3//fG59G11k
+xu9eI0/7o6V5uShBpe1u6l6mS19S1FEh6yGljnZAJ+2GNP1mi/YK2kSXIuTHjxA/
+pcoRf7XkOtO4o1qlcaNCMEAwDwYDVR0TAQH/BAUwAwEB/zAdBgNVHQ4EFgQUJtdk
+2cV4wlpn0afeaxLQG2PxxtcwDgYDVR0PAQH/BAQDAgEGMAoGCCqGSM49BAMDA2cA
+MGQCMFrZ+9DsJ1PW9hfNdBywZDsWDbWFp28it1d/5w2RPkRX3Bbn/UbDTNLx7Jr3
+jAGGiQIwHFj+dJZYUJR786osByBelJYsVZd2GbHQu209b5RCmGQ21gpSAk9QZW4B
+1bWeT0vT
 -----END CERTIFICATE-----
 """

@@ -16,6 +16,7 @@ final class PinnedRootsTests: XCTestCase {
             }
         }
         XCTAssertEqual(try fingerprints(.appleAppAttestation), ["1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932"])
+        XCTAssertEqual(try fingerprints(.appleWebAuthn), ["0915dd5c07a28db549d1f677bb5a75d4bfbe9561a773424327762e9e02f9bb29"])
         XCTAssertEqual(try fingerprints(.googleHardwareAttestation), [
             "cedb1cb6dc896ae5ec797348bce9286753c2b38ee71ce0fbe34a9a1248800dfc",
             "6d9db4ce6c5c0b293166d08986e05774a8776ceb525d9e4329520de12ba4bcc0",

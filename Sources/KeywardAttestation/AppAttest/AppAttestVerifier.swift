@@ -116,7 +116,7 @@ public struct AppAttestVerifier: Sendable {
         guard let credentialCertificate = object.certificates.first else {
             throw AttestationFailure(.malformed, "attStmt.x5c is empty")
         }
-        _ = try AppAttestNonceExtension.nonce(in: credentialCertificate)
+        _ = try AppleNonceExtension.nonce(in: credentialCertificate)
         return Claim(credential: credential, key: key, keyID: keyID)
     }
 
@@ -125,7 +125,7 @@ public struct AppAttestVerifier: Sendable {
         of claim: Claim, in object: AppAttestAttestationObject, certifiedBy leaf: Certificate, clientDataHash: [UInt8]
     ) throws(AttestationFailure) -> AppAttestAttestation {
         let nonce = Array(SHA256.hash(data: object.authenticatorData.bytes + clientDataHash))
-        guard try AppAttestNonceExtension.nonce(in: leaf) == nonce else {
+        guard try AppleNonceExtension.nonce(in: leaf) == nonce else {
             throw AttestationFailure(.nonceMismatch, "the certified nonce is not SHA-256(authData ‖ clientDataHash)")
         }
 
