@@ -18,6 +18,13 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return JSONResponse.error(error.code, error.message, status: error.status, requestId: context.id)
         } catch let failure as OAuthFailure {
             return JSONResponse.oauthError(failure)
+        } catch let error as StoreError {
+            // An outage, not the server's bug: 503 and a retry, as the pages answer. The engine's words stay in the log.
+            context.logger.warning("storage failed under a request", metadata: ["error": "\(error)"])
+            if case .notFound = error { return JSONResponse.error(.notFound, "not found", status: .notFound, requestId: context.id) }
+            return JSONResponse.error(
+                .unavailable, "storage is unavailable; try again shortly", status: .serviceUnavailable, requestId: context.id, headers: [.retryAfter: "2"]
+            )
         } catch {
             context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
             return JSONResponse.error(.internalError, "internal error; quote the request id when reporting it", status: .internalServerError, requestId: context.id)

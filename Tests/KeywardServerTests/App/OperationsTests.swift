@@ -31,6 +31,22 @@ final class OperationsTests: XCTestCase {
         }
     }
 
+    /// A JSON route whose store cannot be reached answers 503 `unavailable`, as the pages do: an outage is not the
+    /// server's bug (500) and a client may retry. Before, the JSON error middleware let a `StoreError` through as 500.
+    func testAJSONRouteAnswers503WhenItsStoreIsGone() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let browser = TestBrowser(client)
+            _ = try await browser.signIn()
+            let signedIn = try await browser.get("/realms/demo/v1/auth/session")
+            XCTAssertEqual(signedIn.status, .ok)
+            try await server.runtime.database.close()
+            let down = try await browser.get("/realms/demo/v1/auth/session")
+            XCTAssertEqual(down.status, .serviceUnavailable, down.html)
+            XCTAssertEqual(try StrictJSON.parseObject(Array(down.html.utf8))["error"]?.stringValue, "unavailable")
+            XCTAssertFalse(down.html.lowercased().contains("sqlite") || down.html.lowercased().contains("postgres"), down.html)
+        }
+    }
+
     func testMetricsCountRequestsTokensAndDPoPRejections() async throws {
         try await TestServer.forEachEngine { server, client in
             let key = try SigningKey.generate(.es256)
