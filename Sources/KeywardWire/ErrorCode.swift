@@ -36,6 +36,12 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case handoffLimit = "handoff_limit"
     /// Too many failed attempts from this address; `Retry-After`-style wait in the message.
     case tooManyAttempts = "too_many_attempts"
+    /// The realm does not offer passkeys (`keyward realms update R --passkeys optional`).
+    case passkeysDisabled = "passkeys_disabled"
+    /// A passkey registration or sign-in was refused; `reason` names the check (`webauthn_origin_not_allowed`, …).
+    case passkeyRefused = "passkey_refused"
+    /// The action needs a sign-in within the last minutes (adding a passkey): sign in again, then retry.
+    case recentSignInRequired = "recent_sign_in_required"
     // Device registration and signed device requests: the upper-case taxonomy device SDKs already know.
     /// The app id is not registered in the realm.
     case notConfigured = "NOT_CONFIGURED"

@@ -4,7 +4,7 @@ import Foundation
 import KeywardServer
 
 struct Realms: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Create and list realms.", subcommands: [Create.self, List.self])
+    static let configuration = CommandConfiguration(abstract: "Create, list and update realms.", subcommands: [Create.self, List.self, Update.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a realm with a fresh signing key.")
@@ -17,6 +17,69 @@ struct Realms: AsyncParsableCommand {
             try await withRuntime(common) { runtime in
                 let realm = try await runtime.oauth.realms.createRealm(name: name, signingAlgorithm: algorithm, accessTokenLifetime: tokenLifetime)
                 print("created realm \(realm.name) (\(realm.signingAlgorithm), tokens live \(realm.accessTokenLifetime) s), issuer \(runtime.oauth.realms.issuer(of: realm.name))")
+            }
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a realm's passkey settings, or change them.",
+            discussion: """
+                Passkeys are off until a realm turns them on. The RP ID defaults to the host of publicURL and the allowed \
+                origins to publicURL's origin; add an Android app's origin (android:apk-key-hash:<base64url SHA-256 of its \
+                signing certificate>) or a related origin with --webauthn-origin, once per origin (the list given replaces \
+                the one stored). Nodes read a change within 5 seconds. Example: keyward realms update demo --passkeys optional
+                """
+        )
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "Realm name.") var name: String
+        @Option(help: "off, optional (offered beside the password) or preferred (offered first).") var passkeys: String?
+        @Option(name: .customLong("webauthn-rp-id"), help: "The relying party id: a domain the public URL's host is, or ends with; 'default' for that host.")
+        var rpID: String?
+        @Option(name: .customLong("webauthn-origin"), help: "An origin accepted beside publicURL's (repeat for several).") var origins: [String] = []
+        @Flag(name: .customLong("no-webauthn-origins"), help: "Accept publicURL's origin only.") var noOrigins = false
+        @Option(name: .customLong("webauthn-user-verification"), help: "required (default) or preferred, for a passkey used as a second step.")
+        var userVerification: String?
+        @Option(name: .customLong("webauthn-attestation"), help: "none (default) or direct: new passkeys must prove their maker (apple, or packed to --webauthn-attestation-roots).")
+        var attestation: String?
+        @Option(name: .customLong("webauthn-attestation-roots"), help: "A PEM file of roots trusted for packed attestation.") var attestationRoots: String?
+
+        func run() async throws {
+            try await withRuntime(common) { runtime in
+                _ = try await requireRealm(runtime, name)
+                var settings = try await runtime.passkeys.settings.settings(realm: name)
+                var changes: [(String, String)] = []
+                if let passkeys { changes.append(("passkeys", passkeys)) }
+                if let rpID, rpID != "default" { changes.append(("webauthn-rp-id", rpID)) }
+                if let userVerification { changes.append(("webauthn-user-verification", userVerification)) }
+                if let attestation { changes.append(("webauthn-attestation", attestation)) }
+                if let attestationRoots {
+                    guard let pem = try? String(contentsOfFile: attestationRoots, encoding: .utf8) else {
+                        throw CommandError("--webauthn-attestation-roots: cannot read \(attestationRoots)")
+                    }
+                    changes.append(("webauthn-attestation-roots", pem))
+                }
+                if noOrigins || !origins.isEmpty { settings.extraOrigins = [] }
+                changes += origins.map { ("webauthn-origin", $0) }
+                if rpID == "default" { settings.rpID = nil }
+                for (key, value) in changes {
+                    do throws(PasskeySettingsError) {
+                        try settings.apply(key, value)
+                    } catch {
+                        throw CommandError(error.description)
+                    }
+                }
+                let changed = !changes.isEmpty || noOrigins || rpID == "default"
+                if changed { try await runtime.passkeys.settings.save(settings, realm: name) }
+                let publicURL = runtime.configuration.resolvedPublicURL
+                print("passkeys=\(settings.mode.rawValue)")
+                print("webauthn-rp-id=\(settings.rpID ?? "\(URLComponents(string: publicURL)?.host ?? "?") (the host of publicURL)")")
+                print("webauthn-origins=\(([PasskeySettings.origin(of: publicURL)] + settings.extraOrigins).joined(separator: " "))")
+                print("webauthn-user-verification=\(settings.userVerification.rawValue)")
+                print("webauthn-attestation=\(settings.attestation.rawValue)\(settings.attestationRootsPEM == nil ? "" : " (packed roots set)")")
+                if settings.mode != .off, let problem = settings.rpIDProblem(publicURL: publicURL) {
+                    FileHandle.standardError.write(Data("warning: \(problem)\n".utf8))
+                }
             }
         }
     }

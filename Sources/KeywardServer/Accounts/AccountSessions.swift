@@ -109,7 +109,8 @@ struct AccountSessions: Sendable {
     }
 
     static func signInMethod(_ amr: [String]) -> String {
-        let first = amr.contains("fed") ? "Identity provider" : amr.contains("pwd") ? "Password" : "Unknown"
-        return amr.contains("mfa") ? first + " + phone" : first
+        let first = amr.contains("fed") ? "Identity provider" : amr.contains("pwd") ? "Password" : amr.first == "hwk" ? "Passkey" : "Unknown"
+        if amr.contains("mfa") { return first + " + phone" }
+        return amr.contains("hwk") && first != "Passkey" ? first + " + passkey" : first
     }
 }

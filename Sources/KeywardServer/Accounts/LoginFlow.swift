@@ -8,13 +8,25 @@ enum FirstFactor: Sendable, Equatable {
     /// A sign-in with the identity provider of this alias; `credentialEntered` when the provider showed that the
     /// person gave it a credential during this sign-in (`ProviderIdentity.credentialEntered`).
     case provider(alias: String, credentialEntered: Bool)
+    /// A passkey (a key the person's device holds); `userVerified`: the authenticator verified the person too
+    /// (biometrics or a PIN), so the passkey stands for two factors and no second step follows.
+    case passkey(userVerified: Bool)
 
-    /// RFC 8176 `amr` value.
-    var amr: String {
+    /// RFC 8176 `amr` values: `pwd`, `fed`, or `hwk` (a hardware-protected key) with `user` when the authenticator
+    /// verified the person.
+    var amr: [String] {
         switch self {
-        case .password: "pwd"
-        case .provider: "fed"
+        case .password: ["pwd"]
+        case .provider: ["fed"]
+        case .passkey(let userVerified): userVerified ? ["hwk", "user"] : ["hwk"]
         }
+    }
+
+    /// The first factor alone completes the sign-in: a passkey with user verification is possession and inherence
+    /// (or knowledge) at once.
+    var completesSignIn: Bool {
+        if case .passkey(true) = self { return true }
+        return false
     }
 
     /// Whether the session counts as signed in just now (`BrowserSession.authenticatedAt`), which deleting the
@@ -24,6 +36,7 @@ enum FirstFactor: Sendable, Equatable {
         switch self {
         case .password: true
         case .provider(_, let credentialEntered): credentialEntered
+        case .passkey(let userVerified): userVerified
         }
     }
 }
@@ -69,10 +82,10 @@ struct SignInCompletion: Sendable {
         user: User, factor: FirstFactor, realm: String, current: BrowserSession?, returnTo: String?, clientId: String?, userAgent: String?,
         newUser: Bool = false
     ) async throws -> (cookie: String, next: String) {
-        var details = ["method": factor.amr]
+        var details = ["method": factor.amr.joined(separator: " ")]
         if case .provider(let alias, _) = factor { details["provider"] = alias }
         await audit.record(.userSignedIn, realm: realm, userId: user.id, details: details)
-        let step = try await secondFactor.step(realm: realm, userId: user.id, newUser: newUser)
+        let step = factor.completesSignIn ? .skip : try await secondFactor.step(realm: realm, userId: user.id, newUser: newUser)
         if let current {
             await secondFactor.abandon(current)
             var fresh = current
@@ -81,7 +94,7 @@ struct SignInCompletion: Sendable {
             // last one's stays with it.
             if fresh.userId != user.id || fresh.sid == nil { fresh.sid = BrowserSessionService.randomToken() }
             fresh.userId = user.id
-            fresh.amr = [factor.amr]
+            fresh.amr = factor.amr
             let now = sessions.now()
             fresh.authenticatedAt = factor.provesPresence ? now : nil
             fresh.signedInAt = now
@@ -92,7 +105,7 @@ struct SignInCompletion: Sendable {
         }
         let (stage, next) = LoginFlow.afterFirstFactor(realm: realm, returnTo: returnTo, step: step)
         let cookie = try await sessions.create(
-            realm: realm, userId: user.id, stage: stage, returnTo: returnTo, clientId: clientId, amr: [factor.amr], userAgent: userAgent,
+            realm: realm, userId: user.id, stage: stage, returnTo: returnTo, clientId: clientId, amr: factor.amr, userAgent: userAgent,
             authenticatedNow: factor.provesPresence
         ).cookie
         return (cookie, next)

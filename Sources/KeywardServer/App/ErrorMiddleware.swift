@@ -15,7 +15,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch is NIOTooManyBytesError {
             return JSONResponse.error(.payloadTooLarge, "request body is larger than the configured limit (http.maxBodySize)", status: .contentTooLarge, requestId: context.id)
         } catch let error as APIError {
-            return JSONResponse.error(error.code, error.message, status: error.status, requestId: context.id)
+            return JSONResponse.error(error.code, error.message, status: error.status, requestId: context.id, reason: error.reason)
         } catch let failure as OAuthFailure {
             return JSONResponse.oauthError(failure)
         } catch let error as StoreError {

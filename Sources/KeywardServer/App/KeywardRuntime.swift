@@ -13,14 +13,14 @@ public final class KeywardRuntime: Sendable {
     /// construction in `init`.
     static let partTypes: [any KeywardPart.Type] = [
         OAuthAssembly.self, AccountsAssembly.self, PushMFAAssembly.self, HostTokensAssembly.self, IdentityProvidersAssembly.self,
-        DevicesAssembly.self, OpenIDAssembly.self, BrokerAssembly.self,
+        DevicesAssembly.self, OpenIDAssembly.self, BrokerAssembly.self, PasskeysAssembly.self,
     ]
 
     /// Every migration, assembled from Core's pieces and the parts'.
     static let schemaMigrations = SchemaMigration.assemble(CoreServices.migrations + partTypes.flatMap { $0.migrations })
 
     /// The parts as built, in the same order.
-    var parts: [any KeywardPart] { [oauth, accounts, pushMFA, hostTokens, identityProviders, devices, openID, broker] }
+    var parts: [any KeywardPart] { [oauth, accounts, pushMFA, hostTokens, identityProviders, devices, openID, broker, passkeys] }
 
     public let configuration: KeywardConfiguration
     public let database: KeywardDatabase
@@ -37,6 +37,7 @@ public final class KeywardRuntime: Sendable {
     public let devices: DevicesAssembly
     let openID: OpenIDAssembly
     public let broker: BrokerAssembly
+    public let passkeys: PasskeysAssembly
     let pageRenderer: PageRenderer
     private let core: CoreServices
     let pushSenders: [any PushSender]
@@ -91,6 +92,7 @@ public final class KeywardRuntime: Sendable {
         devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
         openID = OpenIDAssembly(core, oauth: oauth, accounts: accounts)
         broker = BrokerAssembly(core, oauth: oauth, accounts: accounts, openID: openID, relaysPerPersonPerMinute: configuration.relaysPerPersonPerMinute)
+        passkeys = PasskeysAssembly(core, oauth: oauth, accounts: accounts)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).

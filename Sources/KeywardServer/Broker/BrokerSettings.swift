@@ -4,7 +4,7 @@ import KeywardJOSE
 
 /// What a realm decides about its broker (`keyward broker settings --realm R KEY=VALUE`), stored as one JSON object
 /// per realm. Unknown keys in a stored object are ignored, so a newer node's settings do not stop an older one.
-public struct BrokerSettings: Sendable, Equatable {
+public struct BrokerSettings: RealmSettingsValue {
     /// How long a delegation lets the app get tokens without the person, in days: 1 to 30.
     public var delegationLifetimeDays = 30
     /// How long a hand-off waits to be taken, in seconds: 10 to 300.
@@ -37,7 +37,7 @@ public struct BrokerSettings: Sendable, Equatable {
     }
 
     /// A stored object; a value out of its range (written by hand, or under other limits) falls back to the default.
-    init(json: JSONObject) {
+    public init(json: JSONObject) {
         if let days = json["delegationLifetimeDays"]?.intValue.map(Int.init), Self.delegationDays.contains(days) { delegationLifetimeDays = days }
         if let seconds = json["handoffLifetimeSeconds"]?.intValue.map(Int.init), Self.handoffSeconds.contains(seconds) { handoffLifetimeSeconds = seconds }
     }

@@ -38,7 +38,7 @@ struct HandoffRoutes: Sendable {
         guard let clientId = caller.claims["client_id"]?.stringValue, let client = try await clientRegistry.client(realm: realm, clientId: clientId) else {
             throw APIError(.forbidden, .unauthorizedClient, "the access token names no client of this realm")
         }
-        let body = try await Self.jsonBody(request, maxSize: Self.maxPutSize)
+        let body = try await JSONRequestBody.object(request, maxSize: Self.maxPutSize)
         guard case .string(let nonce)? = body["nonce"], !nonce.isEmpty, nonce.utf8.count <= 256 else {
             throw APIError(.badRequest, .invalidRequest, "nonce must be the nonce the app sent to the relay (a string of 1-256 bytes)")
         }
@@ -67,7 +67,7 @@ struct HandoffRoutes: Sendable {
 
     private func take(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try context.realm
-        let body = try await Self.jsonBody(request, maxSize: Self.maxTakeSize)
+        let body = try await JSONRequestBody.object(request, maxSize: Self.maxTakeSize)
         guard case .string(let code)? = body["code"], !code.isEmpty, code.utf8.count <= 64 else {
             throw APIError(.badRequest, .invalidRequest, "code must be the hand-off code from the return URL (a string of 1-64 bytes)")
         }
@@ -88,22 +88,5 @@ struct HandoffRoutes: Sendable {
             realm: realm.name, code: code, nonce: nonce, jkt: proof.thumbprint, address: clients.client(request, context)
         )
         return JSONResponse.make(HandoffTakeResponse(kind: handoff.kind.rawValue, value: handoff.blob, clientId: handoff.clientId), headers: [.cacheControl: "no-store"])
-    }
-
-    private static func jsonBody(_ request: Request, maxSize: Int) async throws -> JSONObject {
-        guard request.headers[.contentType]?.split(separator: ";").first?.trimmingBlanks.lowercased() == "application/json" else {
-            throw APIError(.unsupportedMediaType, .unsupportedMediaType, "Content-Type must be application/json")
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: maxSize)
-        } catch {
-            throw APIError(.contentTooLarge, .payloadTooLarge, "the body is larger than \(maxSize) bytes")
-        }
-        do {
-            return try StrictJSON.parseObject(buffer.readableBytesView)
-        } catch {
-            throw APIError(.badRequest, .invalidRequest, "the body is not a JSON object: \(error.message)")
-        }
     }
 }

@@ -8,11 +8,14 @@ struct APIError: Error {
     let status: HTTPResponse.Status
     let code: ErrorCode
     let message: String
+    /// The finer rule that refused the request, where the code has several (`APIErrorBody.reason`).
+    var reason: String?
 
-    init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String) {
+    init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, reason: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.reason = reason
     }
 
     static func realmNotFound(_ name: String) -> APIError {

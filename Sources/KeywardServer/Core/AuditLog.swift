@@ -67,6 +67,12 @@ public struct AuditEvent: Sendable, Equatable {
         /// The broker's relay issued a delegation (`session`: the app session it is kept as, `jkt`: its session key,
         /// `days`: its lifetime).
         case delegationIssued = "DelegationIssued"
+        /// Passkeys: one registered, renamed or removed; one refused at sign-in for a counter that did not grow.
+        case passkeyRegistered = "PasskeyRegistered"
+        case passkeyRenamed = "PasskeyRenamed"
+        case passkeyRemoved = "PasskeyRemoved"
+        case passkeyPossiblyCloned = "PasskeyPossiblyCloned"
+        case passkeyRefused = "PasskeyRefused"
         case unknown = "Unknown"
     }
 

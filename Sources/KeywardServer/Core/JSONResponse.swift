@@ -43,7 +43,9 @@ enum JSONResponse {
         return make(bytes: StrictJSON.serialize(object), headers: headers)
     }
 
-    static func error(_ code: ErrorCode, _ message: String, status: HTTPResponse.Status, requestId: String?, headers: HTTPFields = [:]) -> Response {
-        make(APIErrorBody(error: code, message: message, requestId: requestId), status: status, headers: headers)
+    static func error(
+        _ code: ErrorCode, _ message: String, status: HTTPResponse.Status, requestId: String?, reason: String? = nil, headers: HTTPFields = [:]
+    ) -> Response {
+        make(APIErrorBody(error: code, message: message, requestId: requestId, reason: reason), status: status, headers: headers)
     }
 }

@@ -65,13 +65,12 @@ struct AuthorizationCode: Sendable, Equatable {
 enum AuthenticationLevel {
     /// A second factor ran after the first: `acr_values=urn:keyward:acr:mfa` asks for it.
     static let multiFactor = "urn:keyward:acr:mfa"
-    /// One factor: a password or an identity provider.
+    /// One factor: a password, an identity provider, or a passkey without user verification.
     static let singleFactor = "urn:keyward:acr:1fa"
 
-    static let firstFactorMethods: Set<String> = ["pwd", "fed"]
-
-    /// The level the session's `amr` shows: a method beyond the first factor's is a second factor.
+    /// The level the session's `amr` shows: two methods are two factors (`pwd` then `mfa`, `fed` then `hwk`, a
+    /// passkey's `hwk` with the authenticator's `user`); one alone is one.
     static func of(amr: [String]) -> String {
-        amr.contains { !firstFactorMethods.contains($0) } ? multiFactor : singleFactor
+        Set(amr).count >= 2 ? multiFactor : singleFactor
     }
 }

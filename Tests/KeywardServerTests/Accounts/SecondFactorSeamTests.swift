@@ -139,7 +139,7 @@ final class SecondFactorSeamTests: XCTestCase {
             let runtime = server.runtime
             XCTAssertEqual(runtime.parts.map { "\(type(of: $0))" }, KeywardRuntime.partTypes.map { "\($0)" })
             let plugins = runtime.accounts.plugins
-            XCTAssertEqual(plugins.removalSteps.map { "\(type(of: $0))" }, ["PushSecondFactor", "AppleTokenRevocation"])
+            XCTAssertEqual(plugins.removalSteps.map { "\(type(of: $0))" }, ["PushSecondFactor", "AppleTokenRevocation", "PasskeyRemoval"])
             XCTAssertEqual(plugins.unlinkSteps.map { "\(type(of: $0))" }, ["AppleTokenRevocation"])
             XCTAssertEqual(plugins.secondFactor.amr, "mfa", "push approval is the second factor")
             XCTAssertEqual(

@@ -27,6 +27,7 @@ final class MigrationHistoryTests: XCTestCase {
         16: ("OpenID Connect sign-in: sign-in times and refresh-token families", "17e82c5c16d0792827c2df0a1c50c8ff1687f196c25ff2680e31aaf261beb9c5", "17e82c5c16d0792827c2df0a1c50c8ff1687f196c25ff2680e31aaf261beb9c5"),
         17: ("broker: broker clients and hand-offs", "880d06dba9a9a985d71009b27d3725ad97140df2c2579202390b7d2971c41faa", "880d06dba9a9a985d71009b27d3725ad97140df2c2579202390b7d2971c41faa"),
         18: ("broker: realm settings", "9d07ab21c9879633725a113515b35fe72e692236934423f82701d1ae14dd586f", "9d07ab21c9879633725a113515b35fe72e692236934423f82701d1ae14dd586f"),
+        19: ("passkeys: settings and credentials", "9331d36ef09ecf477b542b73d729d8f86d6774837516ad5dc2e6859af11e5250", "9331d36ef09ecf477b542b73d729d8f86d6774837516ad5dc2e6859af11e5250"),
     ]
 
     static func digest(_ migration: SchemaMigration, _ engine: DatabaseEngine) -> String {

@@ -75,11 +75,18 @@ final class TestBrowser: Sendable {
         try await send(path, method: method, body: nil, extra: extra)
     }
 
+    /// A JSON POST with the browser's cookie and `extra` headers (the passkey endpoints).
+    func postJSON(_ path: String, _ body: String, headers extra: HTTPFields = [:]) async throws -> Page {
+        var headers = extra
+        headers[.contentType] = "application/json"
+        return try await send(path, method: .post, body: body, extra: headers)
+    }
+
     private func send(_ path: String, method: HTTPRequest.Method, body: String?, extra: HTTPFields = [:]) async throws -> Page {
         var headers = extra
         let cookies = jar.withLock { $0.map { "\($0.name)=\($0.value)" } }
         if !cookies.isEmpty { headers[.cookie] = cookies.joined(separator: "; ") }
-        if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
+        if body != nil, headers[.contentType] == nil { headers[.contentType] = "application/x-www-form-urlencoded" }
         if let acceptLanguage { headers[.acceptLanguage] = acceptLanguage }
         let page = try await client.execute(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
             Page(status: response.status, headers: response.headers, html: String(buffer: response.body))

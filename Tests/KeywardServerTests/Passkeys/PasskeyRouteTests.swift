@@ -1,0 +1,227 @@
+// Tests: the passkey endpoints end to end through the in-process server, on both engines: turned off, registered
+// from a signed-in session, used to sign in without a username or after one, and every hostile answer refused
+// with its reason, leaving no session behind.
+import AttestationTestSupport
+import Foundation
+import HTTPTypes
+import KeywardJOSE
+@testable import KeywardServer
+import KeywardWire
+import XCTest
+
+final class PasskeyRouteTests: XCTestCase {
+    func testTheEndpointsAnswerPasskeysDisabledUntilTheRealmTurnsThemOn() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let browser = TestBrowser(client)
+            _ = try await browser.signIn()
+            let csrf = try await PasskeyFixture.csrf(browser)
+            let off = try await browser.postJSON(PasskeyFixture.base + "/registration/options", "{}", headers: PasskeyFixture.headers(csrf))
+            XCTAssertEqual(off.status, .forbidden)
+            XCTAssertEqual(PasskeyFixture.error(off), "passkeys_disabled")
+            try await PasskeyFixture.enable(server)
+            let on = try await browser.postJSON(PasskeyFixture.base + "/registration/options", "{}", headers: PasskeyFixture.headers(csrf))
+            XCTAssertEqual(on.status, .ok, on.html)
+            let options = try PasskeyFixture.decode(PublicKeyCredentialCreationOptionsJSON.self, on)
+            XCTAssertEqual(options.rp.id, "keyward.test")
+            XCTAssertEqual(options.authenticatorSelection.residentKey, "required")
+            XCTAssertEqual(options.authenticatorSelection.userVerification, "required")
+            XCTAssertEqual(options.pubKeyCredParams.map(\.alg), [-7, -8, -257])
+            XCTAssertEqual(options.attestation, "none")
+            XCTAssertEqual(options.user.name, "test")
+        }
+    }
+
+    func testRegisterThenSignInWithoutAUsername() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            for algorithm in [-7, -8, -257] {
+                let passkey = try PasskeyFixture.authenticator(algorithm: algorithm)
+                let owner = TestBrowser(client)
+                let registered = try await PasskeyFixture.register(owner, passkey, name: "Laptop \(algorithm)")
+                XCTAssertEqual(registered.status, .created, registered.html)
+                let body = try PasskeyFixture.decode(RegisteredPasskey.self, registered)
+                XCTAssertEqual(body.name, "Laptop \(algorithm)")
+                XCTAssertEqual(body.attestation, "none")
+
+                let browser = TestBrowser(client)
+                let csrf = try await PasskeyFixture.csrf(browser, fromLogin: true)
+                let signedIn = try await PasskeyFixture.signIn(browser, passkey, csrf: csrf, userHandle: try await PasskeyFixture.handle(server))
+                XCTAssertEqual(signedIn.status, .ok, signedIn.html)
+                let answer = try PasskeyFixture.decode(PasskeySignInResponse.self, signedIn)
+                XCTAssertEqual(answer.next, "/realms/demo/account")
+                XCTAssertEqual(answer.amr, ["hwk", "user"])
+                let session = try await browser.get("/realms/demo/v1/auth/session")
+                XCTAssertEqual(session.status, .ok, session.html)
+                XCTAssertTrue(session.html.contains(#""amr":["hwk","user"]"#), session.html)
+            }
+            let user = try await server.runtime.accounts.users.user(realm: "demo", username: "test")
+            let stored = try await server.runtime.passkeys.service.passkeys(realm: "demo", userId: try XCTUnwrap(user).id)
+            XCTAssertEqual(stored.count, 3)
+            XCTAssertTrue(stored.allSatisfy { $0.lastUsedAt != nil && $0.transports == ["internal"] })
+        }
+    }
+
+    func testSignInAfterAUsernameNamesOnlyThatAccountsPasskeysAndAUsernameWithoutAnyGetsADecoy() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            let passkey = try PasskeyFixture.authenticator()
+            _ = try await PasskeyFixture.register(TestBrowser(client), passkey)
+            let browser = TestBrowser(client)
+            let csrf = try await PasskeyFixture.csrf(browser, fromLogin: true)
+            let named = try await browser.postJSON(PasskeyFixture.base + "/authentication/options", #"{"username":"test"}"#, headers: PasskeyFixture.headers(csrf))
+            let options = try PasskeyFixture.decode(PublicKeyCredentialRequestOptionsJSON.self, named)
+            XCTAssertEqual(options.allowCredentials.map(\.id), [Base64URL.encode(passkey.credentialID)])
+            XCTAssertEqual(options.userVerification, "required")
+            let nobody = try await browser.postJSON(PasskeyFixture.base + "/authentication/options", #"{"username":"nobody"}"#, headers: PasskeyFixture.headers(csrf))
+            let decoy = try PasskeyFixture.decode(PublicKeyCredentialRequestOptionsJSON.self, nobody)
+            XCTAssertEqual(decoy.allowCredentials.count, 1)
+            let again = try await browser.postJSON(PasskeyFixture.base + "/authentication/options", #"{"username":"nobody"}"#, headers: PasskeyFixture.headers(csrf))
+            XCTAssertEqual(try PasskeyFixture.decode(PublicKeyCredentialRequestOptionsJSON.self, again).allowCredentials, decoy.allowCredentials)
+
+            // With the username given, the userHandle may be left out.
+            let signedIn = try await PasskeyFixture.signIn(browser, passkey, csrf: csrf, username: "test", userHandle: nil)
+            XCTAssertEqual(signedIn.status, .ok, signedIn.html)
+        }
+    }
+
+    func testHostileSignInsAreRefusedWithTheirReasonAndSignNobodyIn() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            var passkey = try PasskeyFixture.authenticator()
+            _ = try await PasskeyFixture.register(TestBrowser(client), passkey)
+            let handle = try await PasskeyFixture.handle(server)
+
+            func refused(_ reason: String, file: StaticString = #filePath, line: UInt = #line, _ attempt: (TestBrowser, String) async throws -> TestBrowser.Page) async throws {
+                let browser = TestBrowser(client)
+                let csrf = try await PasskeyFixture.csrf(browser, fromLogin: true)
+                let before = browser.sessionCookie
+                let page = try await attempt(browser, csrf)
+                XCTAssertEqual(page.status, .badRequest, page.html, file: file, line: line)
+                XCTAssertEqual(PasskeyFixture.error(page), "passkey_refused", file: file, line: line)
+                XCTAssertEqual(PasskeyFixture.reason(page), reason, page.html, file: file, line: line)
+                XCTAssertEqual(browser.sessionCookie, before, "a refusal sets no session", file: file, line: line)
+            }
+
+            var elsewhere = passkey
+            elsewhere.origin = "https://evil.test"
+            try await refused("webauthn_origin_not_allowed") { b, c in try await PasskeyFixture.signIn(b, elsewhere, csrf: c, userHandle: handle) }
+            var otherRP = passkey
+            otherRP.rpID = "evil.test"
+            try await refused("webauthn_rp_id_mismatch") { b, c in try await PasskeyFixture.signIn(b, otherRP, csrf: c, userHandle: handle) }
+            var absent = passkey
+            absent.flags = 0x04
+            try await refused("webauthn_user_not_present") { b, c in try await PasskeyFixture.signIn(b, absent, csrf: c, userHandle: handle) }
+            var unverified = passkey
+            unverified.flags = 0x01
+            try await refused("webauthn_user_not_verified") { b, c in try await PasskeyFixture.signIn(b, unverified, csrf: c, userHandle: handle) }
+            let stranger = try PasskeyFixture.authenticator()
+            try await refused("webauthn_unknown_credential") { b, c in try await PasskeyFixture.signIn(b, stranger, csrf: c, userHandle: handle) }
+            try await refused("webauthn_user_handle_mismatch") { b, c in
+                try await PasskeyFixture.signIn(b, passkey, csrf: c, userHandle: Base64URL.encode(Array("someone-else".utf8)))
+            }
+            try await refused("webauthn_user_handle_mismatch") { b, c in try await PasskeyFixture.signIn(b, passkey, csrf: c, userHandle: nil) }
+            try await refused("webauthn_signature_invalid") { b, c in
+                try await PasskeyFixture.signIn(b, passkey, csrf: c, userHandle: handle) { response in
+                    var signature = try! Base64URL.decode(response.response.signature)
+                    signature[signature.count - 2] ^= 1
+                    response.response.signature = Base64URL.encode(signature)
+                }
+            }
+            try await refused("webauthn_malformed") { b, c in
+                try await PasskeyFixture.signIn(b, passkey, csrf: c, userHandle: handle) { $0.response.authenticatorData = "not base64url!" }
+            }
+            try await refused("webauthn_id_mismatch") { b, c in
+                try await PasskeyFixture.signIn(b, passkey, csrf: c, userHandle: handle) { $0.rawId = "AAAA" }
+            }
+            try await refused("webauthn_challenge_invalid") { b, c in
+                try await PasskeyFixture.answer(b, passkey, challenge: Base64URL.encode(Array(repeating: 7, count: 64)), csrf: c, userHandle: handle)
+            }
+
+            // A challenge issued to one browser, answered from another.
+            let first = TestBrowser(client)
+            let firstCSRF = try await PasskeyFixture.csrf(first, fromLogin: true)
+            let options = try PasskeyFixture.decode(
+                PublicKeyCredentialRequestOptionsJSON.self,
+                try await first.postJSON(PasskeyFixture.base + "/authentication/options", "{}", headers: PasskeyFixture.headers(firstCSRF))
+            )
+            try await refused("webauthn_challenge_other_session") { b, c in
+                try await PasskeyFixture.answer(b, passkey, challenge: options.challenge, csrf: c, userHandle: handle)
+            }
+
+            // A replayed answer from the same browser state: the challenge was spent by the first.
+            let service = server.runtime.passkeys.service
+            let replayOptions = try await service.authenticationOptions(realm: "demo", binding: "p:replay", ceremony: .signIn, userId: nil, username: nil)
+            passkey.signCount = 1
+            let (clientData, authData, signature) = try passkey.assertion(challenge: try Base64URL.decode(replayOptions.challenge))
+            let response = AuthenticationResponseJSON(
+                id: Base64URL.encode(passkey.credentialID),
+                response: .init(
+                    clientDataJSON: Base64URL.encode(clientData), authenticatorData: Base64URL.encode(authData), signature: Base64URL.encode(signature),
+                    userHandle: handle
+                )
+            )
+            _ = try await service.authenticate(realm: "demo", binding: "p:replay", ceremony: .signIn, response: response)
+            do {
+                _ = try await service.authenticate(realm: "demo", binding: "p:replay", ceremony: .signIn, response: response)
+                XCTFail("a replayed answer signed in")
+            } catch let refusal as PasskeyRefusal {
+                // Its counter (1, not above the stored 1) does not mark the passkey: the spent challenge refuses it first.
+                XCTAssertEqual(refusal.reason, PasskeyRefusal.challengeUsed, refusal.description)
+            }
+            let owner = try await server.runtime.accounts.users.user(realm: "demo", username: "test")
+            let kept = try await service.passkeys(realm: "demo", userId: try XCTUnwrap(owner).id)
+            XCTAssertNil(kept.first?.possiblyClonedAt, "a replay does not suspend the passkey")
+        }
+    }
+
+    func testACounterThatGoesBackSuspendsThePasskeyAndIsAudited() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            var passkey = try PasskeyFixture.authenticator()
+            _ = try await PasskeyFixture.register(TestBrowser(client), passkey)
+            let handle = try await PasskeyFixture.handle(server)
+            passkey.signCount = 5
+            let browser = TestBrowser(client)
+            let first = try await PasskeyFixture.signIn(browser, passkey, csrf: try await PasskeyFixture.csrf(browser, fromLogin: true), userHandle: handle)
+            XCTAssertEqual(first.status, .ok)
+
+            passkey.signCount = 5
+            let clone = TestBrowser(client)
+            let cloned = try await PasskeyFixture.signIn(clone, passkey, csrf: try await PasskeyFixture.csrf(clone, fromLogin: true), userHandle: handle)
+            XCTAssertEqual(PasskeyFixture.reason(cloned), "webauthn_counter_not_increasing")
+            passkey.signCount = 9
+            let later = TestBrowser(client)
+            let suspended = try await PasskeyFixture.signIn(later, passkey, csrf: try await PasskeyFixture.csrf(later, fromLogin: true), userHandle: handle)
+            XCTAssertEqual(PasskeyFixture.reason(suspended), "webauthn_credential_suspended")
+            let events = try await server.runtime.audit.events(realm: "demo", limit: 50).map(\.type)
+            XCTAssertTrue(events.contains(.passkeyPossiblyCloned), "\(events)")
+            XCTAssertTrue(events.contains(.passkeyRegistered), "\(events)")
+        }
+    }
+
+    func testRegistrationNeedsARecentSignInItsCSRFTokenAndItsOwnChallenge() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            let browser = TestBrowser(client)
+            let stranger = try await browser.postJSON(PasskeyFixture.base + "/registration/options", "{}")
+            XCTAssertEqual(stranger.status, .unauthorized)
+            XCTAssertEqual(PasskeyFixture.error(stranger), "not_signed_in")
+            _ = try await browser.signIn()
+            let noToken = try await browser.postJSON(PasskeyFixture.base + "/registration/options", "{}")
+            XCTAssertEqual(PasskeyFixture.error(noToken), "csrf_mismatch")
+            let csrf = try await PasskeyFixture.csrf(browser)
+            let form = try await browser.request(PasskeyFixture.base + "/registration/options", method: .post, headers: PasskeyFixture.headers(csrf))
+            XCTAssertEqual(form.status, .ok, "options read no body")
+            server.clock.advance(by: BrowserSession.recentSignIn + 1)
+            let stale = try await browser.postJSON(PasskeyFixture.base + "/registration/options", "{}", headers: PasskeyFixture.headers(csrf))
+            XCTAssertEqual(PasskeyFixture.error(stale), "recent_sign_in_required")
+
+            // A registration answering another account's challenge.
+            let passkey = try PasskeyFixture.authenticator()
+            let registered = try await PasskeyFixture.register(TestBrowser(client), passkey)
+            XCTAssertEqual(registered.status, .created)
+            let again = try await PasskeyFixture.register(TestBrowser(client), passkey)
+            XCTAssertEqual(PasskeyFixture.reason(again), "webauthn_credential_exists")
+        }
+    }
+}
