@@ -26,8 +26,9 @@ struct AccountIdentities: Sendable {
         let names = Dictionary(realmProviders.map { ($0.alias, $0.displayName) }, uniquingKeysWith: { first, _ in first })
         // The last way in stays: with no password, another identity at a provider the realm still has must remain.
         let working = linked.filter { identity in realmProviders.contains { $0.alias == identity.details?.alias && $0.issuer == identity.issuer } }
+        let elsewhere = try await users.waysInElsewhere(realm: realm, userId: user.id)
         let identities: [[String: Any]] = linked.map { identity in
-            let canUnlink = user.passwordHash != nil || working.contains { $0.issuer != identity.issuer || $0.subject != identity.subject }
+            let canUnlink = user.passwordHash != nil || elsewhere > 0 || working.contains { $0.issuer != identity.issuer || $0.subject != identity.subject }
             let alias = identity.details?.alias ?? identity.issuer
             var row: [String: Any] = [
                 "provider": names[alias] ?? alias, "email": identity.details?.email ?? "no e-mail shared",
@@ -65,7 +66,7 @@ struct AccountIdentities: Sendable {
         case .lastWayIn:
             return renderer.page("message", title: "Cannot unlink", realm: realm, context: [
                 "heading": "This is how you sign in",
-                "text": "It is the only way into your account. Link another provider first, then unlink this one.", "isError": true,
+                "text": "It is the only way into your account. Link another provider or add a passkey first, then unlink this one.", "isError": true,
                 "link": ["href": PageURLs.account(realm), "label": "Back to your account"],
             ], status: .conflict)
         case .notFound:

@@ -66,7 +66,7 @@ public struct AccountsAssembly: KeywardPart {
         accountIdentities.register(on: web.pages)
         LoginPages(
             renderer: renderer, browser: browser, users: users, secondFactor: plugins.secondFactor, throttle: loginThrottle,
-            signIn: signInCompletion, providers: providers, accountSessions: accountSessions, accountIdentities: accountIdentities
+            signIn: signInCompletion, providers: providers, accountSessions: accountSessions, accountIdentities: accountIdentities, plugins: plugins
         ).register(on: web.pages)
     }
 

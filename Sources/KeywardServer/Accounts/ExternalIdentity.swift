@@ -76,7 +76,10 @@ public protocol ExternalIdentityStore: Sendable {
     /// Unlinks one provider identity of the user, unless it is their last way to sign in (no password and no other
     /// identity at a provider the realm still has). Decided with the user's row locked, so two unlinks at once
     /// cannot both pass.
-    func unlinkProviderIdentity(realm: String, userId: String, issuer: String, subject: String) async throws -> ProviderUnlink
+    /// How many of the user's provider identities sign them in: those at a provider the realm still has.
+    func workingProviderIdentities(realm: String, userId: String) async throws -> Int
+    /// `waysInElsewhere`: the ways in other parts hold for the user (passkeys), read just before.
+    func unlinkProviderIdentity(realm: String, userId: String, issuer: String, subject: String, waysInElsewhere: Int) async throws -> ProviderUnlink
 }
 
 public enum ProviderUnlink: Sendable, Equatable {

@@ -14,6 +14,8 @@ struct LoginPages: Sendable {
     let providers: IdentityProviderService
     let accountSessions: AccountSessions
     let accountIdentities: AccountIdentities
+    /// What other parts add to the sign-in page.
+    let plugins: AccountPlugins
 
     func register(on router: some RouterMethods<KeywardRequestContext>) {
         router.get("/realms/:realm/login") { request, context in try await showLogin(request, context) }
@@ -87,6 +89,9 @@ struct LoginPages: Sendable {
         }
         context["hasProviders"] = !buttons.isEmpty
         context["providers"] = buttons
+        for section in plugins.signInSections {
+            context.merge(try await section.signInSection(realm: realm, csrf: csrf)) { accounts, _ in accounts }
+        }
         if let error { context["error"] = error }
         if let notice { context["notice"] = notice }
         return renderer.page("login", title: "Sign in", realm: realm, context: context, status: status, headers: headers, formTargets: formTargets)
@@ -196,6 +201,9 @@ struct LoginPages: Sendable {
         case "link-again": "You signed in again: choose the provider to link once more."
         case "unlinked": "The provider is unlinked: it no longer signs you in."
         case "unlinked-already": "That provider was unlinked already."
+        case "passkey-added": "The passkey is added: you can sign in with it from now on."
+        case "passkey-renamed": "The passkey is renamed."
+        case "passkey-removed": "The passkey is removed: it no longer signs you in."
         default: nil
         }
         let (identities, linkable) = try await accountIdentities.rows(realm: realm, user: user, session: session)

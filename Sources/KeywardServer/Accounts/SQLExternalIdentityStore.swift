@@ -115,7 +115,17 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
         }
     }
 
-    public func unlinkProviderIdentity(realm: String, userId: String, issuer: String, subject: String) async throws -> ProviderUnlink {
+    public func workingProviderIdentities(realm: String, userId: String) async throws -> Int {
+        try await StoreErrorMapping.mapping("workingProviderIdentities") {
+            try await database.sql.raw("""
+                SELECT COUNT(*) AS n FROM external_identities i
+                JOIN identity_providers p ON p.realm = i.realm AND p.alias = i.provider_alias AND p.issuer = i.issuer
+                WHERE i.realm = \(bind: realm) AND i.user_id = \(bind: userId) AND i.kind = \(bind: ExternalIdentity.Kind.provider.rawValue)
+                """).first(decodingColumn: "n", as: Int.self) ?? 0
+        }
+    }
+
+    public func unlinkProviderIdentity(realm: String, userId: String, issuer: String, subject: String, waysInElsewhere: Int) async throws -> ProviderUnlink {
         try await StoreErrorMapping.mapping("unlinkProviderIdentity") {
             try await database.transaction { session in
                 // The no-op update row-locks the user on PostgreSQL (SQLite's BEGIN IMMEDIATE already holds the
@@ -136,7 +146,8 @@ public struct SQLExternalIdentityStore: ExternalIdentityStore {
                 let deleted = try await session.countingRows("""
                     DELETE FROM external_identities
                     WHERE realm = \(bind: realm) AND user_id = \(bind: userId) AND kind = \(bind: ExternalIdentity.Kind.provider.rawValue)
-                    AND issuer = \(bind: issuer) AND subject = \(bind: subject) AND (\(bind: hasPassword) = 1 OR \(bind: otherWays) > 0)
+                    AND issuer = \(bind: issuer) AND subject = \(bind: subject)
+                    AND (\(bind: hasPassword) = 1 OR \(bind: otherWays) > 0 OR \(bind: waysInElsewhere) > 0)
                     RETURNING 1 AS deleted
                     """)
                 if deleted > 0 { return .unlinked }

@@ -30,6 +30,26 @@ protocol SecondFactor: Sendable {
     /// The account page's section for this factor: the values its part of the page reads (for push, the phones and
     /// where to add or remove one).
     func accountSection(realm: String, user: User, session: BrowserSession) async throws -> [String: Any]
+
+    /// Where this factor stands among the plugged ones for `realm`: when several have a step for the user, the
+    /// highest goes first. 0 unless the factor says otherwise.
+    func precedence(realm: String) async throws -> Int
+}
+
+extension SecondFactor {
+    func precedence(realm: String) async throws -> Int { 0 }
+}
+
+/// What another part adds to the sign-in page (the passkey button), as values its part of the template reads.
+protocol SignInPageSection: Sendable {
+    func signInSection(realm: String, csrf: String) async throws -> [String: Any]
+}
+
+/// Ways into an account that another part holds (passkeys): unlinking a provider counts them, so the last way in
+/// is never taken away.
+protocol SignInMethods: Sendable {
+    /// How many ways into `userId`'s account this part holds.
+    func count(realm: String, userId: String) async throws -> Int
 }
 
 /// What another part holds for a user and removes with them (`UserRemoval`): push phones, tokens at a provider.
@@ -59,7 +79,9 @@ protocol SignInContinuation: Sendable {
 /// while it serves.
 final class AccountPlugins: Sendable {
     private struct Plugged {
-        var secondFactor: (any SecondFactor)?
+        var secondFactors: [any SecondFactor] = []
+        var signInMethods: [any SignInMethods] = []
+        var signInSections: [any SignInPageSection] = []
         var removalSteps: [any UserRemovalStep] = []
         var unlinkSteps: [any IdentityUnlinkStep] = []
         var continuations: [any SignInContinuation] = []
@@ -68,23 +90,39 @@ final class AccountPlugins: Sendable {
 
     private let plugged = Mutex(Plugged())
 
-    /// The second factor as plugged in when each call is made (`NoSecondFactor` while none is): what the flow and
-    /// the pages hold, so that nothing built before a part plugs its factor in can keep a stale one and let a
-    /// sign-in skip it.
-    var secondFactor: any SecondFactor { PluggedSecondFactor(plugins: self) }
+    /// The second factors as plugged in when each call is made (none: every sign-in completes after the first
+    /// factor): what the flow and the pages hold, so that nothing built before a part plugs its factor in can keep a
+    /// stale list and let a sign-in skip it.
+    var secondFactor: any SecondFactor { PluggedSecondFactors(plugins: self) }
 
-    fileprivate var current: any SecondFactor { plugged.withLock { $0.secondFactor } ?? NoSecondFactor() }
+    fileprivate var current: [any SecondFactor] { plugged.withLock { $0.secondFactors } }
+    var signInMethods: [any SignInMethods] { plugged.withLock { $0.signInMethods } }
+    var signInSections: [any SignInPageSection] { plugged.withLock { $0.signInSections } }
     var removalSteps: [any UserRemovalStep] { plugged.withLock { $0.removalSteps } }
     var unlinkSteps: [any IdentityUnlinkStep] { plugged.withLock { $0.unlinkSteps } }
     var continuations: [any SignInContinuation] { plugged.withLock { $0.continuations } }
     var appSessions: (any AppSessionDirectory)? { plugged.withLock { $0.appSessions } }
 
-    /// One second factor today; passkeys will make it a choice.
-    func plug(secondFactor: any SecondFactor) {
-        plugged.withLock {
-            precondition($0.secondFactor == nil, "a second factor is plugged in already")
-            $0.secondFactor = secondFactor
+    /// Factors are asked in the order they were plugged in, then by `precedence`.
+    func plug(secondFactor: any SecondFactor) { plugged.withLock { $0.secondFactors.append(secondFactor) } }
+    func add(signInMethods: any SignInMethods) { plugged.withLock { $0.signInMethods.append(signInMethods) } }
+    func add(signInSection: any SignInPageSection) { plugged.withLock { $0.signInSections.append(signInSection) } }
+
+    /// The steps other second factors have for the user, beside the one at `current` (a way on when this one's
+    /// authenticator is out of reach): their pages' paths.
+    func otherSteps(realm: String, userId: String, besides current: String) async throws -> [String] {
+        var steps: [String] = []
+        for factor in plugged.withLock({ $0.secondFactors }) {
+            if case .verify(let next) = try await factor.step(realm: realm, userId: userId, newUser: false), next != current { steps.append(next) }
         }
+        return steps
+    }
+
+    /// The ways into `userId`'s account the other parts hold.
+    func signInMethodCount(realm: String, userId: String) async throws -> Int {
+        var total = 0
+        for methods in signInMethods { total += try await methods.count(realm: realm, userId: userId) }
+        return total
     }
 
     /// Steps run in the order they were added (the order the parts are assembled in).
@@ -100,20 +138,44 @@ final class AccountPlugins: Sendable {
     }
 }
 
-/// Forwards each call to the factor plugged in at that moment.
-private struct PluggedSecondFactor: SecondFactor {
+/// The plugged second factors as one: the step of the first factor (by precedence, then plugging order) that has
+/// one for the user to take; failing that, the first enrollment a realm requires; failing that, none. A user who
+/// holds any factor is never sent to enroll another.
+private struct PluggedSecondFactors: SecondFactor {
     let plugins: AccountPlugins
 
-    var amr: String { plugins.current.amr }
+    var amr: String { plugins.current.first?.amr ?? "" }
 
     func step(realm: String, userId: String, newUser: Bool) async throws -> SecondFactorStep {
-        try await plugins.current.step(realm: realm, userId: userId, newUser: newUser)
+        var enrollment: SecondFactorStep?
+        for factor in try await ordered(realm: realm) {
+            switch try await factor.step(realm: realm, userId: userId, newUser: newUser) {
+            case .verify(let next): return .verify(next: next)
+            case .enroll(let next): enrollment = enrollment ?? .enroll(next: next)
+            case .skip: continue
+            }
+        }
+        return enrollment ?? .skip
     }
 
-    func abandon(_ session: BrowserSession) async { await plugins.current.abandon(session) }
+    func abandon(_ session: BrowserSession) async {
+        for factor in plugins.current { await factor.abandon(session) }
+    }
 
     func accountSection(realm: String, user: User, session: BrowserSession) async throws -> [String: Any] {
-        try await plugins.current.accountSection(realm: realm, user: user, session: session)
+        var section: [String: Any] = [:]
+        for factor in plugins.current {
+            section.merge(try await factor.accountSection(realm: realm, user: user, session: session)) { first, _ in first }
+        }
+        return section
+    }
+
+    private func ordered(realm: String) async throws -> [any SecondFactor] {
+        var ranked: [(rank: Int, position: Int, factor: any SecondFactor)] = []
+        for (position, factor) in plugins.current.enumerated() {
+            ranked.append((try await factor.precedence(realm: realm), position, factor))
+        }
+        return ranked.sorted { ($0.rank, -$0.position) > ($1.rank, -$1.position) }.map(\.factor)
     }
 }
 

@@ -161,10 +161,21 @@ public final class UserService: Sendable {
         ])
     }
 
+    /// The ways into the account Accounts holds: its password, and the identities at providers the realm still has.
+    public func waysIn(realm: String, user: User) async throws -> Int {
+        (user.passwordHash == nil ? 0 : 1) + (try await identities.workingProviderIdentities(realm: realm, userId: user.id))
+    }
+
+    /// The ways into the account the other parts hold (passkeys).
+    func waysInElsewhere(realm: String, userId: String) async throws -> Int {
+        try await plugins.signInMethodCount(realm: realm, userId: userId)
+    }
+
     /// The user unlinks one of their provider identities (the account page), never the last way they sign in.
     public func unlinkProvider(realm: String, userId: String, issuer: String, subject: String) async throws -> ProviderUnlink {
         guard Self.canNameIdentity(issuer, subject) else { return .notFound }
-        let outcome = try await identities.unlinkProviderIdentity(realm: realm, userId: userId, issuer: issuer, subject: subject)
+        let elsewhere = try await waysInElsewhere(realm: realm, userId: userId)
+        let outcome = try await identities.unlinkProviderIdentity(realm: realm, userId: userId, issuer: issuer, subject: subject, waysInElsewhere: elsewhere)
         if outcome == .unlinked {
             await audit.record(.externalIdentityUnlinked, realm: realm, userId: userId, details: ["kind": "provider", "issuer": issuer])
         }

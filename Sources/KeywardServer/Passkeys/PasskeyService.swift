@@ -222,10 +222,24 @@ struct PasskeyService: Sendable {
         return renamed
     }
 
-    func remove(realm: String, userId: String, credentialId: String) async throws -> Bool {
-        let removed = try await store.delete(realm: realm, userId: userId, credentialId: credentialId)
-        if removed { await audit.record(.passkeyRemoved, realm: realm, userId: userId, details: ["credential": String(credentialId.prefix(16))]) }
-        return removed
+    enum Removal: Sendable, Equatable {
+        case removed, lastWayIn, notFound
+    }
+
+    /// Removes one of the user's passkeys, unless it is their last way in (no password, no working provider
+    /// identity, no other usable passkey).
+    func removeUnlessLastWayIn(realm: String, userId: String, credentialId: String) async throws -> Removal {
+        let passkeys = try await store.passkeys(realm: realm, userId: userId)
+        guard let target = passkeys.first(where: { $0.credentialId == credentialId }) else { return .notFound }
+        let others = passkeys.filter { $0.credentialId != credentialId && $0.possiblyClonedAt == nil }.count
+        if others == 0, target.possiblyClonedAt == nil, let user = try await users.user(realm: realm, id: userId),
+            try await users.waysIn(realm: realm, user: user) == 0
+        {
+            return .lastWayIn
+        }
+        guard try await store.delete(realm: realm, userId: userId, credentialId: credentialId) else { return .notFound }
+        await audit.record(.passkeyRemoved, realm: realm, userId: userId, details: ["credential": String(credentialId.prefix(16))])
+        return .removed
     }
 
     // MARK: Pieces

@@ -11,6 +11,7 @@ public struct PasskeysAssembly: KeywardPart {
     private let browser: BrowserRequests
     private let signInCompletion: SignInCompletion
     private let secondFactor: any SecondFactor
+    private let plugins: AccountPlugins
     private let realmResolution: RealmResolution
     private let clock: any KeywardClock
 
@@ -24,6 +25,11 @@ public struct PasskeysAssembly: KeywardPart {
         (browser, realmResolution, clock) = (accounts.browser, oauth.realmResolution, core.clock)
         signInCompletion = accounts.signInCompletion
         secondFactor = accounts.plugins.secondFactor
+        plugins = accounts.plugins
+        let factor = PasskeySecondFactor(service: service)
+        accounts.plugins.plug(secondFactor: factor)
+        accounts.plugins.add(signInMethods: factor)
+        accounts.plugins.add(signInSection: PasskeySignInSection(service: service))
         accounts.plugins.add(removalStep: PasskeyRemoval(service: service))
     }
 
@@ -31,6 +37,7 @@ public struct PasskeysAssembly: KeywardPart {
         PasskeyRoutes(
             service: service, browser: browser, signIn: signInCompletion, secondFactor: secondFactor, realmResolution: realmResolution, clock: clock
         ).register(on: router)
+        PasskeyPages(renderer: web.renderer, browser: browser, service: service, plugins: plugins, clock: clock).register(on: web.pages)
     }
 }
 

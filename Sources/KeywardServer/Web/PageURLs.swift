@@ -6,4 +6,5 @@ enum PageURLs {
     static func account(_ realm: String) -> String { "/realms/\(realm)/account" }
     static func pushWait(_ realm: String) -> String { "/realms/\(realm)/login/push" }
     static func enroll(_ realm: String) -> String { "/realms/\(realm)/account/enroll" }
+    static func passkeyStep(_ realm: String) -> String { "/realms/\(realm)/login/passkey" }
 }

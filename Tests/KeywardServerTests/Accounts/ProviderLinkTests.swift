@@ -130,7 +130,7 @@ final class ProviderLinkTests: XCTestCase {
         return user
     }
 
-    private static func addProviders(_ server: TestServer) async throws {
+    static func addProviders(_ server: TestServer) async throws {
         for (alias, issuer) in [("corp", corp), ("other", other)] {
             _ = try await server.runtime.accounts.providers.add(.init(
                 realm: "demo", alias: alias, kind: .oidc, issuer: issuer, clientId: "keyward", clientSecret: "secret"

@@ -21,6 +21,7 @@ extension PageTemplates {
     button.secondary { background: #fff; color: var(--accent); }
     ul.providers { list-style: none; padding: 0; margin: .5rem 0 0; }
     form.inline { display: inline; } form.inline button { margin-top: .25rem; padding: .2rem .7rem; }
+    label.inline { display: inline; font-weight: normal; } label.inline input { width: 8rem; font: inherit; padding: .2rem; border: 1px solid #767676; border-radius: 4px; }
     a.provider { display: block; margin-top: .5rem; padding: .5rem 1.1rem; border: 1px solid var(--accent); border-radius: 4px; color: var(--accent); text-decoration: none; text-align: center; }
     button:disabled { opacity: .55; cursor: not-allowed; }
     :focus-visible { outline: 3px solid var(--ink); outline-offset: 2px; }
@@ -47,7 +48,7 @@ enum PageTemplates {
     static var all: [String: String] {
         [
             "layout": layout, "login": login, "push-wait": pushWait, "push-outcome": pushOutcome,
-            "enroll": enroll, "account": account, "deleteAccount": deleteAccount, "message": message, "consent": consent, "logout-confirm": logoutConfirm, "step-up": stepUp,
+            "enroll": enroll, "account": account, "deleteAccount": deleteAccount, "message": message, "consent": consent, "logout-confirm": logoutConfirm, "step-up": stepUp, "passkey-step": passkeyStep,
         ]
     }
 }

@@ -7,11 +7,17 @@ extension PageTemplates {
     <form method="post" action="{{action}}" id="login-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <label for="username">Username</label>
-    <input type="text" id="username" name="username" value="{{username}}" autocomplete="username" required autofocus{{#error}} aria-describedby="login-error"{{/error}}>
+    <input type="text" id="username" name="username" value="{{username}}" autocomplete="username{{#passkeys}} webauthn{{/passkeys}}" required autofocus{{#error}} aria-describedby="login-error"{{/error}}>
     <label for="password">Password</label>
     <input type="password" id="password" name="password" autocomplete="current-password" required>
     <button type="submit" id="sign-in">Sign in</button>
     </form>
+    {{#passkeys}}
+    <div data-passkey-signin data-options-url="{{optionsURL}}" data-url="{{url}}" data-csrf="{{csrf}}"{{#conditional}} data-conditional="1"{{/conditional}}>
+    <button type="button" class="secondary" id="passkey-sign-in" hidden>Sign in with a passkey</button>
+    <p id="passkey-status" role="status" aria-live="polite" class="muted"></p>
+    </div>
+    {{/passkeys}}
     {{#hasProviders}}
     <p class="muted">Or sign in with</p>
     <ul class="providers">
@@ -47,6 +53,34 @@ extension PageTemplates {
     {{/hasDevices}}
     {{^hasDevices}}<p id="no-devices">No device yet.</p>{{/hasDevices}}
     <p><a href="{{enrollURL}}" id="add-device">Add a device</a></p>
+    {{#passkeysOn}}
+    <h2>Passkeys</h2>
+    {{#hasPasskeys}}
+    <table id="passkeys">
+    <caption class="muted">Passkeys that sign you in</caption>
+    <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"><span class="muted">Actions</span></th></tr></thead>
+    <tbody>
+    {{#passkeys}}
+    <tr><td>{{name}}{{#suspended}} <span class="error">(suspended: its counter went back; remove it)</span>{{/suspended}}</td><td>{{kind}}</td><td>{{created}}</td><td>{{lastUsed}}</td>
+    <td><form method="post" action="{{renameAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><label class="inline">New name <input type="text" name="name" maxlength="64" required></label><button type="submit" class="secondary" aria-label="Rename {{name}}">Rename</button></form>
+    {{#canRemove}}<form method="post" action="{{removeAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" aria-label="Remove {{name}}">Remove</button></form>{{/canRemove}}
+    {{^canRemove}}<span class="muted">Your only way in</span>{{/canRemove}}</td></tr>
+    {{/passkeys}}
+    </tbody>
+    </table>
+    {{/hasPasskeys}}
+    {{^hasPasskeys}}<p id="no-passkeys">No passkey yet.</p>{{/hasPasskeys}}
+    {{#canAddPasskey}}
+    <div data-passkey-register data-options-url="{{passkeyOptionsURL}}" data-url="{{passkeyRegisterURL}}" data-csrf="{{csrf}}">
+    <label for="passkey-name">Name for a new passkey</label>
+    <input type="text" id="passkey-name" maxlength="64" placeholder="This laptop">
+    <button type="button" id="add-passkey" hidden>Add a passkey</button>
+    <p id="passkey-status" role="status" aria-live="polite" class="muted"></p>
+    </div>
+    <noscript><p>Adding a passkey needs JavaScript in this browser.</p></noscript>
+    {{/canAddPasskey}}
+    {{^canAddPasskey}}<p><a href="{{passkeySignInAgainURL}}" id="add-passkey-sign-in">Sign in again to add a passkey</a></p>{{/canAddPasskey}}
+    {{/passkeysOn}}
     {{#hasIdentities}}
     <h2>Signed in with</h2>
     <ul id="identities">
