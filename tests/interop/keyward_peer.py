@@ -167,8 +167,11 @@ class KeywardServer:
     """One `keyward serve --demo` process on a free loopback port with its own data directory."""
 
     def __init__(self, binary: str, backend: Backend, workdir: Path, artifacts: Path | None = None, label: str = "server",
-                 settings: dict[str, str] | None = None):
+                 settings: dict[str, str] | None = None, public_host: str = "127.0.0.1"):
         self.settings = settings or {}
+        # The host of the public URL; the server listens on 127.0.0.1 either way. Passkeys need a host name
+        # ("localhost"): browsers refuse an IP address as a WebAuthn RP ID.
+        self.public_host = public_host
         self.binary = binary
         self.backend = backend
         self.workdir = workdir
@@ -184,7 +187,7 @@ class KeywardServer:
     # ---- URLs
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.public_host}:{self.port}"
 
     @property
     def issuer(self) -> str:
@@ -213,7 +216,7 @@ class KeywardServer:
             "--host", "127.0.0.1",
             "--port", str(port),
             "--data-dir", str(self.data_dir),
-            "--public-url", f"http://127.0.0.1:{port}",
+            "--public-url", f"http://{self.public_host}:{port}",
         ]
         if self.backend.database_url:
             cmd += ["--database", self.backend.database_url]
@@ -256,7 +259,7 @@ class KeywardServer:
             if code is not None:
                 return f"process exited with code {code} before it was ready"
             try:
-                response = requests.get(f"{self.base}/readyz", timeout=2)
+                response = requests.get(f"http://127.0.0.1:{self.port}/readyz", timeout=2)
                 if response.status_code == 200:
                     return "ready"
                 last = f"/readyz answered {response.status_code}: {response.text[:200]}"
