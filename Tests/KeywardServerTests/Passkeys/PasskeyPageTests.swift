@@ -16,12 +16,13 @@ final class PasskeyPageTests: XCTestCase {
             try await PasskeyFixture.enable(server)
             let optional = try await TestBrowser(client).get("/realms/demo/login")
             XCTAssertTrue(optional.contains("data-passkey-signin"), optional.html)
-            XCTAssertTrue(optional.contains(#"autocomplete="username webauthn""#))
+            XCTAssertTrue(optional.contains(#"autocomplete="username""#), "the autofill token only where the page asks for autofill")
             XCTAssertFalse(optional.contains("data-conditional"))
             XCTAssertEqual(optional.capture(#"data-passkey-signin data-options-url="[^"]*" data-url="[^"]*" data-csrf="([^"]*)""#), optional.field("csrf"))
             try await PasskeyFixture.enable(server) { $0.mode = .preferred }
             let preferred = try await TestBrowser(client).get("/realms/demo/login")
             XCTAssertTrue(preferred.contains(#"data-conditional="1""#))
+            XCTAssertTrue(preferred.contains(#"autocomplete="username webauthn""#))
         }
     }
 

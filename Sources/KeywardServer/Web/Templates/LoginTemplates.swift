@@ -7,7 +7,7 @@ extension PageTemplates {
     <form method="post" action="{{action}}" id="login-form">
     <input type="hidden" name="csrf" value="{{csrf}}">
     <label for="username">Username</label>
-    <input type="text" id="username" name="username" value="{{username}}" autocomplete="username{{#passkeys}} webauthn{{/passkeys}}" required autofocus{{#error}} aria-describedby="login-error"{{/error}}>
+    <input type="text" id="username" name="username" value="{{username}}" autocomplete="username{{#passkeys}}{{#conditional}} webauthn{{/conditional}}{{/passkeys}}" required autofocus{{#error}} aria-describedby="login-error"{{/error}}>
     <label for="password">Password</label>
     <input type="password" id="password" name="password" autocomplete="current-password" required>
     <button type="submit" id="sign-in">Sign in</button>
