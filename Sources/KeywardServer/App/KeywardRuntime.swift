@@ -92,7 +92,7 @@ public final class KeywardRuntime: Sendable {
         devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
         openID = OpenIDAssembly(core, oauth: oauth, accounts: accounts)
         broker = BrokerAssembly(core, oauth: oauth, accounts: accounts, openID: openID, relaysPerPersonPerMinute: configuration.relaysPerPersonPerMinute)
-        passkeys = PasskeysAssembly(core, oauth: oauth, accounts: accounts)
+        passkeys = PasskeysAssembly(core, oauth: oauth, accounts: accounts, devices: devices)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).

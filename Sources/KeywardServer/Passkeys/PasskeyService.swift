@@ -21,6 +21,9 @@ struct PasskeyService: Sendable {
     let publicURL: String
     /// Makes the credential ids shown for a username that has none (`authenticationOptions`).
     let decoyKey: SymmetricKey
+    /// The realm's apps (`keyward apps`): an Android app's own origin is accepted without naming it again.
+    let apps: DeviceAppService
+    private let appOrigins = ShortLivedCache<String, [String]>(lifetime: 5, capacity: 1000)
 
     /// ES256 first (every authenticator has it), then EdDSA and RS256 (Windows Hello).
     static let algorithms = [-7, -8, -257]
@@ -37,8 +40,29 @@ struct PasskeyService: Sendable {
         return current
     }
 
-    private func relyingParty(_ settings: PasskeySettings) -> WebAuthnRelyingParty {
-        WebAuthnRelyingParty(rpID: settings.effectiveRPID(publicURL: publicURL), origins: settings.origins(publicURL: publicURL))
+    /// The realm's relying party: its RP ID, and the origins `publicURL`'s, the settings' and its Android apps'
+    /// (`android:apk-key-hash:` and the SHA-256 of each signing certificate, as Android's passkey API writes them).
+    private func relyingParty(realm: String, _ settings: PasskeySettings) async throws -> WebAuthnRelyingParty {
+        WebAuthnRelyingParty(
+            rpID: settings.effectiveRPID(publicURL: publicURL), origins: settings.origins(publicURL: publicURL).union(try await androidOrigins(realm: realm))
+        )
+    }
+
+    func androidOrigins(realm: String) async throws -> [String] {
+        let now = clock.now()
+        if let cached = appOrigins.value(for: realm, now: now) { return cached }
+        let origins = try await apps.list(realm: realm).filter { $0.platform == .android }.flatMap(\.signingCertDigests).compactMap { hex -> String? in
+            let digits = Array(hex.utf8)
+            guard digits.count == 64 else { return nil }
+            var bytes: [UInt8] = []
+            for index in stride(from: 0, to: 64, by: 2) {
+                guard let byte = UInt8(String(decoding: digits[index..<(index + 2)], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(byte)
+            }
+            return "android:apk-key-hash:" + Base64URL.encode(bytes)
+        }
+        appOrigins.store(origins, for: realm, now: now)
+        return origins
     }
 
     /// The user handle of `userId`: its UTF-8 bytes (a random UUID, no personal data), base64url.
@@ -75,9 +99,10 @@ struct PasskeyService: Sendable {
         }
         let attestationObject = try Self.bytes(response.response.attestationObject, "response.attestationObject")
         let expected = try Self.bytes(challenge.sealedText, "challenge")
+        let party = try await relyingParty(realm: realm, settings)
         let registration: WebAuthnRelyingParty.Registration
         do throws(WebAuthnFailure) {
-            registration = try await relyingParty(settings).verifyRegistration(
+            registration = try await party.verifyRegistration(
                 clientDataJSON: clientData, attestationObject: attestationObject, challenge: expected,
                 requireUserVerification: settings.userVerification == .required, attestation: settings.attestationPolicy, at: now
             )
@@ -173,9 +198,10 @@ struct PasskeyService: Sendable {
         let authenticatorData = try Self.bytes(response.response.authenticatorData, "response.authenticatorData")
         let signature = try Self.bytes(response.response.signature, "response.signature")
         let expected = try Self.bytes(challenge.sealedText, "challenge")
+        let party = try await relyingParty(realm: realm, settings)
         let assertion: WebAuthnRelyingParty.Assertion
         do throws(WebAuthnFailure) {
-            assertion = try relyingParty(settings).verifyAssertion(
+            assertion = try party.verifyAssertion(
                 clientDataJSON: clientData, authenticatorData: authenticatorData, signature: signature, challenge: expected, credential: stored,
                 requireUserVerification: Self.userVerification(ceremony, settings) == .required
             )

@@ -3,7 +3,8 @@ import Foundation
 import Hummingbird
 
 /// Passkeys (issue 31): built from Core (database, master key, single-use records, audit, clock), the OAuth core
-/// (realms) and Accounts (users, browser sessions, the login flow it signs people in through).
+/// (realms), Accounts (users, browser sessions, the login flow it signs people in through) and Devices (the apps
+/// the association files name).
 public struct PasskeysAssembly: KeywardPart {
     /// Each realm's passkey settings (`keyward realms update R --passkeys …`).
     public let settings: PasskeySettingsStore
@@ -15,14 +16,18 @@ public struct PasskeysAssembly: KeywardPart {
     private let realmResolution: RealmResolution
     private let clock: any KeywardClock
 
-    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly) {
+    private let associationFiles: AssociationFiles
+
+    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, devices: DevicesAssembly) {
         settings = PasskeySettingsStore(database: core.database, clock: core.clock)
         service = PasskeyService(
             store: SQLPasskeyStore(database: core.database), settings: settings, users: accounts.users, realms: oauth.realms,
             singleUse: core.singleUse, sealer: SealedJSON(masterKey: core.masterKey, purpose: PasskeyChallenge.purpose), audit: core.audit,
-            clock: core.clock, publicURL: core.settings.publicURL, decoyKey: core.masterKey.derivedKey(purpose: "keyward passkey decoy ids v1")
+            clock: core.clock, publicURL: core.settings.publicURL, decoyKey: core.masterKey.derivedKey(purpose: "keyward passkey decoy ids v1"),
+            apps: devices.apps
         )
         (browser, realmResolution, clock) = (accounts.browser, oauth.realmResolution, core.clock)
+        associationFiles = AssociationFiles(realms: oauth.realms, apps: devices.apps, settings: settings, publicURL: core.settings.publicURL)
         signInCompletion = accounts.signInCompletion
         secondFactor = accounts.plugins.secondFactor
         plugins = accounts.plugins
@@ -37,6 +42,7 @@ public struct PasskeysAssembly: KeywardPart {
         PasskeyRoutes(
             service: service, browser: browser, signIn: signInCompletion, secondFactor: secondFactor, realmResolution: realmResolution, clock: clock
         ).register(on: router)
+        associationFiles.register(on: router)
         PasskeyPages(renderer: web.renderer, browser: browser, service: service, plugins: plugins, clock: clock).register(on: web.pages)
     }
 }
