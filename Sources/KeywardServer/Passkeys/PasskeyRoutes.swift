@@ -105,7 +105,18 @@ struct PasskeyRoutes: Sendable {
 
     private func authenticationOptions(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try context.realm.name
-        let holder = try await holder(request, realm: realm)
+        // A caller holding nothing yet (a native app, before any page) gets a pre-login state of its own with the
+        // options: its cookie, and the CSRF token the answer must carry. Holding nothing, it had nothing to forge.
+        var fresh: HTTPFields = [:]
+        let holder: Holder
+        if browser.cookieValue(request) == nil {
+            let (cookie, state) = browser.sessions.startPreLogin(realm: realm, returnTo: nil, clientId: nil)
+            fresh = browser.setCookie(cookie)
+            fresh[Self.csrfHeader] = browser.sessions.csrfToken(for: state)
+            holder = .preLogin(state)
+        } else {
+            holder = try await self.holder(request, realm: realm)
+        }
         let asked = try await JSONRequestBody.decode(OptionsRequest.self, request, maxSize: 4096)
         let username = asked.username.map { String($0.prefix(128)) }
         let options = try await refusing {
@@ -120,7 +131,8 @@ struct PasskeyRoutes: Sendable {
                 try await service.authenticationOptions(realm: realm, binding: Self.binding(state), ceremony: .signIn, userId: nil, username: username)
             }
         }
-        return JSONResponse.make(options, headers: [.cacheControl: "no-store"])
+        fresh[.cacheControl] = "no-store"
+        return JSONResponse.make(options, headers: fresh)
     }
 
     private func authentication(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {

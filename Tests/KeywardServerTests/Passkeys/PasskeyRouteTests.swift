@@ -62,6 +62,27 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    /// A native app holds no cookie before its first call: the options give it a sign-in state and its CSRF token.
+    func testACallerWithoutACookieGetsASignInStateWithTheOptions() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            let passkey = try PasskeyFixture.authenticator()
+            _ = try await PasskeyFixture.register(TestBrowser(client), passkey)
+            let app = TestBrowser(client)
+            let first = try await app.postJSON(PasskeyFixture.base + "/authentication/options", "{}")
+            XCTAssertEqual(first.status, .ok, first.html)
+            let csrf = try XCTUnwrap(first.headers[HTTPField.Name("X-CSRF-Token")!])
+            XCTAssertNotNil(app.sessionCookie, "the answer set the sign-in state's cookie")
+            let options = try PasskeyFixture.decode(PublicKeyCredentialRequestOptionsJSON.self, first)
+            let handle = try await PasskeyFixture.handle(server)
+            let signedIn = try await PasskeyFixture.answer(app, passkey, challenge: options.challenge, csrf: csrf, userHandle: handle)
+            XCTAssertEqual(signedIn.status, .ok, signedIn.html)
+            // Holding a state, the caller must show its token again.
+            let again = try await app.postJSON(PasskeyFixture.base + "/authentication/options", "{}")
+            XCTAssertEqual(PasskeyFixture.error(again), "csrf_mismatch")
+        }
+    }
+
     func testSignInAfterAUsernameNamesOnlyThatAccountsPasskeysAndAUsernameWithoutAnyGetsADecoy() async throws {
         try await TestServer.forEachEngine { server, client in
             try await PasskeyFixture.enable(server)
