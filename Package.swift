@@ -115,6 +115,8 @@ let package = Package(
             dependencies: [
                 "KeywardJOSE",
                 "KeywardWire",
+                // The software passkey authenticator writes its attestation objects and COSE keys.
+                "KeywardCBOR",
                 // SHA-256 (signed requests' body digest, the registration's binding nonce) and DER signatures. Linked
                 // already through KeywardJOSE; on Apple platforms it is CryptoKit underneath.
                 .product(name: "Crypto", package: "swift-crypto"),

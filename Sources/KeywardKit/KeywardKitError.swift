@@ -63,6 +63,11 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
     case registeredElsewhere(appId: String, issuer: String)
     /// A device id was asked for, but the installation already registers as `registered`.
     case deviceIdMismatch(registered: String, requested: String)
+    /// The realm refused a passkey ceremony: `code` is the API's error (`passkey_refused`, `passkeys_disabled`, …),
+    /// `reason` the check at fault (`webauthn_origin_not_allowed`, …).
+    case passkeyRefused(status: Int, code: String?, reason: String?, description: String?)
+    /// A password sign-in that needs a second step this client cannot take (push approval): sign in with a passkey.
+    case secondStepRequired(next: String)
 
     /// One line saying what failed, naming the input, and for Keychain failures the usual cause.
     public var description: String {
@@ -97,6 +102,9 @@ public enum KeywardKitError: Error, CustomStringConvertible, Equatable {
         case .registrationInProgress(let appId): "a registration or key rotation for app '\(appId)' is under way"
         case .registeredElsewhere(let appId, let issuer): "app '\(appId)' is registered with \(issuer); use that issuer or another state store"
         case .deviceIdMismatch(let registered, let requested): "this installation registers as device '\(registered)', not '\(requested)'"
+        case .passkeyRefused(let status, let code, let reason, let description):
+            "the realm refused the passkey (\(status)\(code.map { " \($0)" } ?? "")\(reason.map { ", \($0)" } ?? ""))\(description.map { ": \($0)" } ?? "")"
+        case .secondStepRequired(let next): "the sign-in needs a second step at \(next) that this client cannot take"
         }
     }
 

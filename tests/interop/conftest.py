@@ -129,3 +129,19 @@ def pytest_runtest_makereport(item, call):
         servers.extend(funcargs["spawn_server"].servers)
     for srv in servers:
         report.sections.append((f"keyward log ({srv.backend.name}, {srv.label})", srv.log_tail(80)))
+
+
+@pytest.fixture(scope="session")
+def passkey_server(backend, keyward_bin, tmp_path_factory):
+    """A server whose public URL names a host (browsers refuse an IP address as a WebAuthn RP ID), with passkeys
+    offered in the demo realm; shared by the passkey tests of one engine."""
+    from test_host_tokens import admin
+
+    server = KeywardServer(keyward_bin, backend, tmp_path_factory.mktemp(f"passkeys-{backend.name}"), _artifacts(), "passkeys",
+                           public_host="localhost").start()
+    try:
+        admin(server, keyward_bin, "realms", "update", "demo", "--passkeys", "optional")
+        yield server
+    finally:
+        server.terminate()
+

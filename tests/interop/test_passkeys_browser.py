@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 import requests
 
-from keyward_peer import KeywardServer
 from test_host_tokens import admin
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -52,18 +51,6 @@ def _missing(reason: str):
     if IN_CI:
         pytest.fail(reason + " (CI=true requires it)")
     pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def passkey_server(backend, keyward_bin, tmp_path_factory):
-    """A server whose public URL names a host (browsers refuse an IP address as an RP ID), passkeys offered."""
-    server = KeywardServer(keyward_bin, backend, tmp_path_factory.mktemp(f"passkeys-{backend.name}"), None, "passkeys",
-                           public_host="localhost").start()
-    try:
-        admin(server, keyward_bin, "realms", "update", "demo", "--passkeys", "optional")
-        yield server
-    finally:
-        server.terminate()
 
 
 @pytest.fixture
