@@ -79,6 +79,8 @@ let package = Package(
         fuzzer("key-description", ["KeywardAttestation"]),
         fuzzer("cbor", ["KeywardCBOR"]),
         fuzzer("app-attest", ["KeywardAttestation", .product(name: "Crypto", package: "swift-crypto")]),
+        fuzzer("webauthn-authenticator-data", ["KeywardAttestation", .product(name: "Crypto", package: "swift-crypto")]),
+        fuzzer("cose-key", ["KeywardAttestation"]),
         fuzzer("jwe", ["KeywardJOSE", "KeywardAttestation", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

@@ -415,6 +415,16 @@ def main() -> int:
     # Integrity verdicts it signs, seals and verifies (option 3), one per check of the policy.
     jws_text = b"eyJhbGciOiJFUzI1NiJ9.eyJhIjoxfQ.c2lnbmF0dXJl"
     write("jwe", "sealed-jws", bytes([0]) + jwe_seal(jws_text).encode())
+
+    # webauthn-authenticator-data and cose-key: py_webauthn's real passkey responses (Tests/Fixtures/webauthn).
+    passkeys = json.loads((ROOT / "Tests/Fixtures/webauthn/py_webauthn-vectors.json").read_text())
+    for vector in passkeys["authentications"]:
+        short = vector["name"].replace("test_", "").replace("_", "-")[:48]
+        write("webauthn-authenticator-data", short, unb64(vector["credential"]["response"]["authenticatorData"]))
+        write("cose-key", short, unb64(vector["credentialPublicKey"]))
+    write("webauthn-authenticator-data", "with-signature",
+          unb64(passkeys["authentications"][0]["credential"]["response"]["authenticatorData"]) + b"\x00"
+          + unb64(passkeys["authentications"][0]["credential"]["response"]["signature"]))
     write("jwe", "sealed-empty", bytes([0]) + jwe_seal(b"").encode())
     write("jwe", "sealed-binary", bytes([0]) + jwe_seal(bytes(range(256)) * 3).encode())
     write("jwe", "sealed-kid-cty", bytes([0]) + jwe_seal(jws_text, b'{"alg":"A256KW","enc":"A256GCM","kid":"play-1","cty":"JWT"}').encode())
