@@ -9,19 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
-from pathlib import Path
-
-import pytest
 import requests
 
+from test_browser_journey import SCREENSHOTS, WAIT_SECONDS, _missing, browser  # noqa: F401  (fixture)
 from test_host_tokens import admin
-
-IN_CI = os.environ.get("CI", "").lower() == "true"
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / ".ci-artifacts" / "screenshots"
-WAIT_SECONDS = 20  # a limit for the page to move on, not a measurement
 
 # Records each passkey request body and answer the page's script exchanges, so the test can hand the browser's own
 # responses to py_webauthn afterwards. Installed before the page's script runs (CDP addScriptToEvaluateOnNewDocument).
@@ -47,44 +38,23 @@ RECORDER = """
 """
 
 
-def _missing(reason: str):
-    if IN_CI:
-        pytest.fail(reason + " (CI=true requires it)")
-    pytest.skip(reason)
+def add_virtual_authenticator(driver) -> None:
+    """A platform authenticator that holds discoverable credentials and verifies the person (Chrome DevTools'
+    WebAuthn domain), and the recorder of the page's passkey exchanges."""
+    from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
 
-
-@pytest.fixture
-def browser():
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-        from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
-    except ImportError:
-        _missing("selenium is not installed in the venv")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    if not chromium or not driver_path:
-        _missing("Debian packages chromium and chromium-driver are not installed")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,1300"):
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    driver.set_page_load_timeout(30)
-    authenticator = VirtualAuthenticatorOptions()
-    authenticator.protocol = Protocol.CTAP2
-    authenticator.transport = Transport.INTERNAL
-    authenticator.has_resident_key = True
-    authenticator.has_user_verification = True
-    authenticator.is_user_verified = True
-    authenticator.is_user_consenting = True
-    driver.add_virtual_authenticator(authenticator)
+    options = VirtualAuthenticatorOptions()
+    options.protocol = Protocol.CTAP2
+    options.transport = Transport.INTERNAL
+    options.has_resident_key = True
+    options.has_user_verification = True
+    options.is_user_verified = True
+    options.is_user_consenting = True
+    driver.add_virtual_authenticator(options)
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
-    yield driver
-    driver.quit()
 
 
-def test_add_a_passkey_then_sign_in_with_it_every_way(browser, passkey_server, backend):
+def test_add_a_passkey_then_sign_in_with_it_every_way(browser, passkey_server, backend):  # noqa: F811
     try:
         from axe_selenium_python import Axe
     except ImportError:
@@ -94,6 +64,7 @@ def test_add_a_passkey_then_sign_in_with_it_every_way(browser, passkey_server, b
     from selenium.webdriver.support.ui import WebDriverWait
 
     server = passkey_server
+    add_virtual_authenticator(browser)
     wait = WebDriverWait(browser, WAIT_SECONDS)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
