@@ -70,6 +70,9 @@ struct PushPages: Sendable {
         guard var session = current, session.stage == .passwordVerified,
             let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
         else { return renderer.redirect(to: PageURLs.login(realm) + "?notice=expired") }
+        // Another factor the person holds (a passkey) is offered beside the phone, which may be out of reach.
+        let alternatives: [[String: String]] = try await browser.plugins.otherSteps(realm: realm, userId: userId, besides: PageURLs.pushWait(realm))
+            .compactMap { $0 == PageURLs.passkeyStep(realm) ? ["href": $0, "label": "Use a passkey instead"] : nil }
 
         if form?["cancel"] != nil {
             if let id = session.challengeId { try await pushMFA.cancelLogin(challengeId: id, sessionId: session.idHash) }
@@ -83,7 +86,7 @@ struct PushPages: Sendable {
                 session.challengeId = challenge.id
                 session.challengeSecret = secret
                 try await browser.sessions.save(session)
-                return waitingPage(request, realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink)
+                return waitingPage(request, realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink, alternatives: alternatives)
             case .noDevice:
                 // The device was removed after the password step: the realm's rule decides, as it did there.
                 let step = PushSecondFactor.withoutDevice(realm: realm, settings: try await pushMFA.settings(realm: realm))
@@ -102,7 +105,9 @@ struct PushPages: Sendable {
         switch challenge.status {
         case .pending:
             let aid = realmRecord.demo ? try await pushMFA.confirmLinks(for: challenge) : nil
-            return waitingPage(request, realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink)
+            return waitingPage(
+                request, realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink, alternatives: alternatives
+            )
         case .approved:
             await pushMFA.discardChallenge(id: challenge.id)
             LoginFlow.secondFactorVerified(&session, amr: PushSecondFactor.amr)
@@ -125,9 +130,11 @@ struct PushPages: Sendable {
 
     /// The page's form is submitted when the phone answers, and its redirect continues where the sign-in was going.
     private func waitingPage(
-        _ request: Request, _ realm: Realm, _ session: BrowserSession, _ challenge: PushChallenge, demoToken: String?, sameDeviceLink: String?
+        _ request: Request, _ realm: Realm, _ session: BrowserSession, _ challenge: PushChallenge, demoToken: String?, sameDeviceLink: String?,
+        alternatives: [[String: String]]
     ) -> Response {
         var page: [String: Any] = [
+            "alternatives": alternatives,
             "action": PageURLs.pushWait(realm.name), "csrf": session.csrfToken, "challengeId": challenge.id,
             "eventsURL": "/realms/\(realm.name)/push-mfa/login/challenges/\(challenge.id)/events?secret=\(session.challengeSecret ?? "")",
             "hasVerification": challenge.userVerification != .none,

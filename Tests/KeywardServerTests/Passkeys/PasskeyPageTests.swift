@@ -72,6 +72,41 @@ final class PasskeyPageTests: XCTestCase {
         }
     }
 
+    /// A person with a phone and a passkey: with passkeys optional the phone is asked first and the passkey offered
+    /// beside it; with passkeys preferred, the other way round.
+    func testThePushStepAndThePasskeyStepOfferEachOther() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            _ = try await server.enrolledDevice(client)
+            let owner = TestBrowser(client)
+            let firstStep = try await owner.signIn()
+            XCTAssertEqual(firstStep.location, "/realms/demo/login/push", "before any passkey, the phone")
+
+            let account = try await server.runtime.accounts.users.user(realm: "demo", username: "test")
+            let stored = Passkey(
+                realm: "demo", credentialId: "cred-push", userId: try XCTUnwrap(account).id,
+                publicKey: Base64URL.encode(try PasskeyFixture.authenticator().key.coseKey.encoded), algorithm: -7, signCount: 0, backupEligible: false,
+                backedUp: false, userVerified: true, transports: [], aaguid: "00000000-0000-0000-0000-000000000000", attestationFormat: "none",
+                attestationTrusted: false, name: "Laptop", createdAt: server.clock.now(), lastUsedAt: nil, possiblyClonedAt: nil
+            )
+            let inserted = try await server.runtime.passkeys.service.store.insert(stored)
+            XCTAssertTrue(inserted)
+
+            let optional = TestBrowser(client)
+            let optionalFirst = try await optional.signIn()
+            XCTAssertEqual(optionalFirst.location, "/realms/demo/login/push")
+            let waiting = try await optional.get("/realms/demo/login/push")
+            XCTAssertTrue(waiting.contains(#"<a href="/realms/demo/login/passkey" class="alternative">Use a passkey instead</a>"#), waiting.html)
+
+            try await PasskeyFixture.enable(server) { $0.mode = .preferred }
+            let preferred = TestBrowser(client)
+            let preferredFirst = try await preferred.signIn()
+            XCTAssertEqual(preferredFirst.location, "/realms/demo/login/passkey")
+            let step = try await preferred.get("/realms/demo/login/passkey")
+            XCTAssertTrue(step.contains(#"<a href="/realms/demo/login/push" class="alternative">Approve on your phone instead</a>"#), step.html)
+        }
+    }
+
     func testTheAccountPageListsRenamesAndRemovesPasskeys() async throws {
         try await TestServer.forEachEngine { server, client in
             try await PasskeyFixture.enable(server)

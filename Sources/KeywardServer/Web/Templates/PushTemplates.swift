@@ -23,6 +23,7 @@ extension PageTemplates {
     <button type="submit" name="refresh" value="true" class="secondary" id="resend">Resend push</button>
     <button type="submit" name="cancel" value="true" class="secondary" id="cancel">Cancel</button>
     </form>
+    {{#alternatives}}<p><a href="{{href}}" class="alternative">{{label}}</a></p>{{/alternatives}}
     {{#demo}}
     <div class="demo" id="demo-aid">
     <p><strong>Demo realm aid</strong> — never shown in production realms.</p>
