@@ -150,6 +150,8 @@ let package = Package(
             dependencies: [
                 "KeywardJOSE",
                 "KeywardKit",
+                // The passkey scenario reads and writes the WebAuthn JSON forms.
+                "KeywardWire",
                 // The app-attest scenario verifies real App Attest objects in process.
                 "KeywardAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -47,7 +47,7 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Write the results as JSON to this file.")
     var json: String?
 
-    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker (default: all but social-callback, auth-code and broker; with --url, token, protected and app-attest: push-login, host-token, social-callback, auth-code and broker set up with the keyward CLI on the server's database). auth-code: --requests sign-in round trips (authorize, code, refresh), then one more refresh per family alone. broker: --requests relay round trips (relay, take, exchange).")
+    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker, passkey (default: all but social-callback, auth-code, broker and passkey; with --url, token, protected and app-attest: push-login, host-token, social-callback, auth-code, broker and passkey set up with the keyward CLI on the server's database). auth-code: --requests sign-in round trips (authorize, code, refresh), then one more refresh per family alone. broker: --requests relay round trips (relay, take, exchange). passkey: --requests usernameless sign-ins (options, assertion, session), one passkey per connection.")
     var scenarios: String?
 
     private var scenarioNames: [String] {
@@ -94,12 +94,12 @@ struct KeywardBench: AsyncParsableCommand {
         guard (1...100_000).contains(subjects) else { throw ValidationError("--subjects must be 1...100000") }
         guard (1...200_000).contains(callbacks) else { throw ValidationError("--callbacks must be 1...200000") }
         if let loginRate, !(1...10_000).contains(loginRate) { throw ValidationError("--login-rate must be 1...10000 round trips per second") }
-        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest", "social-callback", "auth-code", "broker"]
+        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest", "social-callback", "auth-code", "broker", "passkey"]
         let names = scenarioNames
         for name in names where !known.contains(name) {
-            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker)")
+            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker, passkey)")
         }
-        if url != nil, let needsCLI = names.first(where: { ["push-login", "host-token", "social-callback", "auth-code", "broker"].contains($0) }) {
+        if url != nil, let needsCLI = names.first(where: { ["push-login", "host-token", "social-callback", "auth-code", "broker", "passkey"].contains($0) }) {
             throw ValidationError("\(needsCLI) sets up with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
         }
         if names.contains("social-callback") {
@@ -211,6 +211,11 @@ struct KeywardBench: AsyncParsableCommand {
         if selected.contains("broker") {
             results += try BrokerScenario(
                 baseURL: baseURL, port: port, cli: cli, roundTrips: requests, concurrency: concurrency, threads: threads, log: log
+            ).run()
+        }
+        if selected.contains("passkey") {
+            results += try PasskeyScenario(
+                baseURL: baseURL, port: port, cli: cli, roundTrips: requests, concurrency: concurrency, threads: threads, ceiling: ceiling, log: log
             ).run()
         }
         if selected.contains("social-callback") {
