@@ -65,7 +65,8 @@ public struct WebAuthnRelyingParty: Sendable {
         guard let credential = authData.attestedCredential else {
             throw WebAuthnFailure(.malformed, "a registration's authenticator data carries no attested credential")
         }
-        let key = try COSECredentialKey(credential.publicKey)
+        // Read from the bytes, as it will be read when stored: a key the stored-key reader refuses never registers.
+        let key = try COSECredentialKey(bytes: credential.publicKeyBytes)
         let result = try await WebAuthnAttestationStatement.verify(
             object, clientDataHash: clientData.hash, key: key, policy: policy, appleRoots: appleRoots, at: time
         )

@@ -104,10 +104,9 @@ public actor SoftwarePasskeyAuthenticator: PasskeyAuthenticator {
         StrictJSON.serialize(["type": .string(type), "challenge": .string(challenge), "origin": .string(origin), "crossOrigin": .bool(false)])
     }
 
+    /// Written with mode 0600 from the start (never a moment at the umask's mode) and renamed into place.
     private func save() throws {
-        let data = try JSONEncoder().encode(credentials)
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try data.write(to: file, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        try PrivateFile.createDirectory(file.deletingLastPathComponent())
+        try PrivateFile.write(try JSONEncoder().encode(credentials), to: file)
     }
 }

@@ -144,6 +144,9 @@ struct PasskeyRoutes: Sendable {
             let signedIn = try await refusing {
                 try await service.authenticate(realm: realm, binding: Self.binding(session), ceremony: .secondFactor, response: response)
             }
+            guard signedIn.user.id == session.userId else {
+                throw APIError(.badRequest, .passkeyRefused, "the passkey belongs to another account", reason: PasskeyRefusal.userHandleMismatch)
+            }
             await secondFactor.abandon(session)
             session.clearSecondFactorState()
             LoginFlow.secondFactorVerified(&session, amr: "hwk")

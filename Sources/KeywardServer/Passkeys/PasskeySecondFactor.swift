@@ -28,7 +28,9 @@ struct PasskeySecondFactor: SecondFactor, SignInMethods {
         guard settings.mode != .off else { return [:] }
         let passkeys = try await service.passkeys(realm: realm, userId: user.id)
         let waysIn = try await service.users.waysIn(realm: realm, user: user)
-        let lastWayIn = passkeys.count == 1 && waysIn == 0
+        let usable = passkeys.filter { $0.possiblyClonedAt == nil }
+        // As `removeUnlessLastWayIn` decides: a usable passkey with no other way beside it stays.
+        func isLastWayIn(_ passkey: Passkey) -> Bool { waysIn == 0 && passkey.possiblyClonedAt == nil && usable.count == 1 }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]
         let rows: [[String: Any]] = passkeys.map { passkey in
@@ -39,7 +41,7 @@ struct PasskeySecondFactor: SecondFactor, SignInMethods {
                 "removeAction": PageURLs.account(realm) + "/passkeys/\(passkey.credentialId)/remove",
             ]
             if passkey.possiblyClonedAt != nil { row["suspended"] = true }
-            if !lastWayIn { row["canRemove"] = true }
+            if !isLastWayIn(passkey) { row["canRemove"] = true }
             return row
         }
         return [
@@ -49,8 +51,10 @@ struct PasskeySecondFactor: SecondFactor, SignInMethods {
         ]
     }
 
+    /// The passkeys that sign in: none while the realm has passkeys off.
     func count(realm: String, userId: String) async throws -> Int {
-        try await service.passkeys(realm: realm, userId: userId).filter { $0.possiblyClonedAt == nil }.count
+        guard try await service.settings.settings(realm: realm).mode != .off else { return 0 }
+        return try await service.passkeys(realm: realm, userId: userId).filter { $0.possiblyClonedAt == nil }.count
     }
 }
 

@@ -19,15 +19,14 @@ struct PasskeyService: Sendable {
     let audit: AuditLog
     let clock: any KeywardClock
     let publicURL: String
-    /// Makes the credential ids shown for a username that has none (`authenticationOptions`).
-    let decoyKey: SymmetricKey
     /// The realm's apps (`keyward apps`): an Android app's own origin is accepted without naming it again.
     let apps: DeviceAppService
     private let appOrigins = ShortLivedCache<String, [String]>(lifetime: 5, capacity: 1000)
 
     /// ES256 first (every authenticator has it), then EdDSA and RS256 (Windows Hello).
     static let algorithms = [-7, -8, -257]
-    static let timeoutMillis = Int(PasskeyChallenge.lifetime * 1000)
+    /// A minute less than the challenge lives: an answer sent as the browser gives up still arrives in time.
+    static let timeoutMillis = Int((PasskeyChallenge.lifetime - 60) * 1000)
     /// A passkey's name on the account page.
     static let maximumNameLength = 64
     /// More passkeys than anyone keeps; a bound on what one account can store.
@@ -133,9 +132,11 @@ struct PasskeyService: Sendable {
 
     // MARK: Sign-in
 
-    /// Options for a sign-in: with a username (or the user of a second step), their passkeys are named; without one,
-    /// none, and the browser offers its discoverable passkeys. A username with no passkey gets a decoy credential id
-    /// derived from it, so the answer does not tell which accounts exist or have passkeys.
+    /// Options for a sign-in. The second step names the user's passkeys (the session already knows who it is). A
+    /// sign-in names none, with or without a username, so the answer is the same whoever is named and tells nobody
+    /// which accounts exist or hold passkeys; the browser offers its discoverable passkeys (every passkey is made
+    /// discoverable), and a username binds the challenge to that account (`-` for none), whose passkey alone then
+    /// signs in.
     func authenticationOptions(realm: String, binding: String, ceremony: PasskeyChallenge.Ceremony, userId: String?, username: String?) async throws -> PublicKeyCredentialRequestOptionsJSON {
         let settings = try await enabledSettings(realm: realm)
         var allowed: [PublicKeyCredentialDescriptorJSON] = []
@@ -144,11 +145,6 @@ struct PasskeyService: Sendable {
             allowed = try await store.passkeys(realm: realm, userId: userId).map(Self.descriptor)
         } else if let username, !username.isEmpty {
             let user = try await users.user(realm: realm, username: username)
-            if let user { allowed = try await store.passkeys(realm: realm, userId: user.id).map(Self.descriptor) }
-            if allowed.isEmpty {
-                let decoy = HMAC<SHA256>.authenticationCode(for: Array((realm + "\u{0}" + username).utf8), using: decoyKey)
-                allowed = [PublicKeyCredentialDescriptorJSON(id: Base64URL.encode(Array(decoy)))]
-            }
             boundUser = user?.id ?? "-"
         }
         let challenge = PasskeyChallenge(ceremony: ceremony, binding: binding, userId: boundUser, now: clock.now())
@@ -169,6 +165,9 @@ struct PasskeyService: Sendable {
         let settings = try await enabledSettings(realm: realm)
         let now = clock.now()
         let (clientData, challenge) = try openChallenge(response.response.clientDataJSON, realm: realm, ceremony: ceremony, binding: binding, now: now)
+        guard ceremony != .secondFactor || challenge.userId != nil else {
+            throw PasskeyRefusal(PasskeyRefusal.challengeInvalid, "a second step's challenge names its account")
+        }
         guard response.id == response.rawId, response.type == "public-key" else {
             throw PasskeyRefusal(PasskeyRefusal.idMismatch, "id and rawId must be the same credential id, and type public-key")
         }
@@ -210,9 +209,10 @@ struct PasskeyService: Sendable {
             // challenge is spent already, and it is refused as that without marking anything.
             if error.reason == .counterNotIncreasing {
                 try await spend(challenge, realm: realm, now: now)
-                try await store.markPossiblyCloned(realm: realm, credentialId: passkey.credentialId, at: now)
+                let suspended = try await suspendsOnCounter(passkey, user: user)
+                if suspended { try await store.markPossiblyCloned(realm: realm, credentialId: passkey.credentialId, at: now) }
                 await audit.record(.passkeyPossiblyCloned, realm: realm, userId: passkey.userId, details: [
-                    "credential": String(passkey.credentialId.prefix(16)), "stored": String(passkey.signCount),
+                    "credential": String(passkey.credentialId.prefix(16)), "stored": String(passkey.signCount), "suspended": String(suspended),
                 ])
             }
             throw PasskeyRefusal(error.reason.rawValue, error.detail)
@@ -227,6 +227,17 @@ struct PasskeyService: Sendable {
         var used = passkey
         (used.signCount, used.backedUp, used.userVerified, used.lastUsedAt) = (assertion.signCount, assertion.backedUp, assertion.userVerified, now)
         return SignIn(user: user, passkey: used, userVerified: assertion.userVerified)
+    }
+
+    /// Whether a counter that went back suspends `passkey`. Only a device-bound one: a synced passkey's devices may
+    /// each keep a count, and answers from two tabs can arrive out of order. And never the account's last way in: a
+    /// refusal (audited) costs the person one sign-in, a suspension their account.
+    private func suspendsOnCounter(_ passkey: Passkey, user: User) async throws -> Bool {
+        guard !passkey.backupEligible else { return false }
+        let others = try await store.passkeys(realm: passkey.realm, userId: user.id)
+            .filter { $0.credentialId != passkey.credentialId && $0.possiblyClonedAt == nil }.count
+        if others > 0 { return true }
+        return try await users.waysIn(realm: passkey.realm, user: user) > 0
     }
 
     /// A first factor always verifies the person (a passkey alone then stands for two factors); a second step asks

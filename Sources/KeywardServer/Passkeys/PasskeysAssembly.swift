@@ -23,8 +23,7 @@ public struct PasskeysAssembly: KeywardPart {
         service = PasskeyService(
             store: SQLPasskeyStore(database: core.database), settings: settings, users: accounts.users, realms: oauth.realms,
             singleUse: core.singleUse, sealer: SealedJSON(masterKey: core.masterKey, purpose: PasskeyChallenge.purpose), audit: core.audit,
-            clock: core.clock, publicURL: core.settings.publicURL, decoyKey: core.masterKey.derivedKey(purpose: "keyward passkey decoy ids v1"),
-            apps: devices.apps
+            clock: core.clock, publicURL: core.settings.publicURL, apps: devices.apps
         )
         (browser, realmResolution, clock) = (accounts.browser, oauth.realmResolution, core.clock)
         associationFiles = AssociationFiles(realms: oauth.realms, apps: devices.apps, settings: settings, publicURL: core.settings.publicURL)

@@ -114,7 +114,11 @@ enum StaticScript {
         }).then(function (credential) {
           if (status) { status.className = "muted"; status.textContent = "Signing in…"; }
           return postJSON(area.getAttribute("data-url"), csrf, credentialJSON(credential));
-        }).then(function (answer) { window.location.assign(answer.next); });
+        }).then(function (answer) {
+          // The server answers a path of this site; anything else is not followed.
+          if (typeof answer.next !== "string" || answer.next.charAt(0) !== "/" || /^\/[\/\\]/.test(answer.next)) { throw new Error("Unexpected answer."); }
+          window.location.assign(answer.next);
+        });
       };
       var passkeys = window.PublicKeyCredential && window.fetch && navigator.credentials;
       var signInArea = document.querySelector("[data-passkey-signin], [data-passkey-step]");

@@ -4,6 +4,7 @@
 import AttestationTestSupport
 import Foundation
 import HTTPTypes
+import KeywardCBOR
 import KeywardJOSE
 @testable import KeywardServer
 import KeywardWire
@@ -83,24 +84,34 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
-    func testSignInAfterAUsernameNamesOnlyThatAccountsPasskeysAndAUsernameWithoutAnyGetsADecoy() async throws {
+    /// Options for a username look the same whoever it names (review finding 3: a decoy id told itself apart from a
+    /// real list): no credential is named, and the challenge binds the account, so only its own passkey signs in.
+    func testOptionsForAUsernameNameNoCredentialAndBindTheAccount() async throws {
         try await TestServer.forEachEngine { server, client in
             try await PasskeyFixture.enable(server)
             let passkey = try PasskeyFixture.authenticator()
-            _ = try await PasskeyFixture.register(TestBrowser(client), passkey)
+            let owner = TestBrowser(client)
+            _ = try await PasskeyFixture.register(owner, passkey)
+            _ = try await server.runtime.accounts.users.createUser(realm: "demo", username: "other", password: "other-password-1")
+            let other = try PasskeyFixture.authenticator()
+            let otherBrowser = TestBrowser(client)
+            _ = try await otherBrowser.signIn(username: "other", password: "other-password-1")
+            _ = try await PasskeyFixture.register(otherBrowser, other, signIn: false)
+
             let browser = TestBrowser(client)
             let csrf = try await PasskeyFixture.csrf(browser, fromLogin: true)
-            let named = try await browser.postJSON(PasskeyFixture.base + "/authentication/options", #"{"username":"test"}"#, headers: PasskeyFixture.headers(csrf))
-            let options = try PasskeyFixture.decode(PublicKeyCredentialRequestOptionsJSON.self, named)
-            XCTAssertEqual(options.allowCredentials.map(\.id), [Base64URL.encode(passkey.credentialID)])
-            XCTAssertEqual(options.userVerification, "required")
-            let nobody = try await browser.postJSON(PasskeyFixture.base + "/authentication/options", #"{"username":"nobody"}"#, headers: PasskeyFixture.headers(csrf))
-            let decoy = try PasskeyFixture.decode(PublicKeyCredentialRequestOptionsJSON.self, nobody)
-            XCTAssertEqual(decoy.allowCredentials.count, 1)
-            let again = try await browser.postJSON(PasskeyFixture.base + "/authentication/options", #"{"username":"nobody"}"#, headers: PasskeyFixture.headers(csrf))
-            XCTAssertEqual(try PasskeyFixture.decode(PublicKeyCredentialRequestOptionsJSON.self, again).allowCredentials, decoy.allowCredentials)
-
-            // With the username given, the userHandle may be left out.
+            for username in ["test", "nobody"] {
+                let answer = try await browser.postJSON(PasskeyFixture.base + "/authentication/options", #"{"username":"\#(username)"}"#, headers: PasskeyFixture.headers(csrf))
+                let options = try PasskeyFixture.decode(PublicKeyCredentialRequestOptionsJSON.self, answer)
+                XCTAssertEqual(options.allowCredentials, [], "\(username): the options name no credential")
+                XCTAssertEqual(options.userVerification, "required")
+            }
+            // The username binds the account: another account's passkey is refused, the account's own signs in, and
+            // with the username given the userHandle may be left out.
+            let mixed = try await PasskeyFixture.signIn(browser, other, csrf: csrf, username: "test", userHandle: nil)
+            XCTAssertEqual(PasskeyFixture.reason(mixed), "webauthn_user_handle_mismatch", mixed.html)
+            let unknown = try await PasskeyFixture.signIn(browser, passkey, csrf: csrf, username: "nobody", userHandle: nil)
+            XCTAssertEqual(PasskeyFixture.reason(unknown), "webauthn_user_handle_mismatch", unknown.html)
             let signedIn = try await PasskeyFixture.signIn(browser, passkey, csrf: csrf, username: "test", userHandle: nil)
             XCTAssertEqual(signedIn.status, .ok, signedIn.html)
         }
@@ -218,6 +229,68 @@ final class PasskeyRouteTests: XCTestCase {
             let events = try await server.runtime.audit.events(realm: "demo", limit: 50).map(\.type)
             XCTAssertTrue(events.contains(.passkeyPossiblyCloned), "\(events)")
             XCTAssertTrue(events.contains(.passkeyRegistered), "\(events)")
+        }
+    }
+
+    /// A counter that goes back on a synced passkey (each device of the provider may count on its own), or on the
+    /// account's last way in, is refused and audited but does not suspend the passkey (review finding 2: two answers
+    /// arriving out of order could lock a person out for good).
+    func testACounterThatGoesBackNeverSuspendsASyncedPasskeyOrTheLastWayIn() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            let service = server.runtime.passkeys.service
+            var synced = try PasskeyFixture.authenticator()
+            var deviceBound = try PasskeyFixture.authenticator()
+            // Two accounts without a password, each with one passkey: the synced one, and a device-bound last way in
+            // (their provider is not configured in the realm, so it signs nobody in).
+            var handles: [String] = []
+            for (index, authenticator) in [synced, deviceBound].enumerated() {
+                let user = try await server.runtime.accounts.users.createExternalUser(
+                    realm: "demo", username: "lone-\(index)", kind: .provider, issuer: "https://idp.example.test", subject: "lone-\(index)"
+                )
+                handles.append(Base64URL.encode(Array(user.id.utf8)))
+                let stored = Passkey(
+                    realm: "demo", credentialId: Base64URL.encode(authenticator.credentialID), userId: user.id,
+                    publicKey: Base64URL.encode(authenticator.key.coseKey.encoded), algorithm: -7, signCount: 5, backupEligible: index == 0,
+                    backedUp: index == 0, userVerified: true, transports: [], aaguid: "00000000-0000-0000-0000-000000000000", attestationFormat: "none",
+                    attestationTrusted: false, name: "key \(index)", createdAt: server.clock.now(), lastUsedAt: nil, possiblyClonedAt: nil
+                )
+                let inserted = try await service.store.insert(stored)
+                XCTAssertTrue(inserted)
+            }
+            synced.signCount = 3
+            synced.flags = 0x05 | 0x18
+            let browser = TestBrowser(client)
+            let refused = try await PasskeyFixture.signIn(browser, synced, csrf: try await PasskeyFixture.csrf(browser, fromLogin: true), userHandle: handles[0])
+            XCTAssertEqual(PasskeyFixture.reason(refused), "webauthn_counter_not_increasing")
+            deviceBound.signCount = 4
+            deviceBound.flags = 0x05
+            let second = TestBrowser(client)
+            let alsoRefused = try await PasskeyFixture.signIn(second, deviceBound, csrf: try await PasskeyFixture.csrf(second, fromLogin: true), userHandle: handles[1])
+            XCTAssertEqual(PasskeyFixture.reason(alsoRefused), "webauthn_counter_not_increasing")
+            for index in 0..<2 {
+                let user = try await server.runtime.accounts.users.user(realm: "demo", username: "lone-\(index)")
+                let kept = try await service.passkeys(realm: "demo", userId: try XCTUnwrap(user).id)
+                XCTAssertNil(kept.first?.possiblyClonedAt, "lone-\(index)'s passkey was suspended")
+            }
+            let events = try await server.runtime.audit.events(realm: "demo", limit: 20).filter { $0.type == .passkeyPossiblyCloned }
+            XCTAssertEqual(events.count, 2, "each refusal is audited")
+            XCTAssertTrue(events.allSatisfy { $0.detailsJSON.contains(#""suspended":"false""#) }, "\(events.map(\.detailsJSON))")
+        }
+    }
+
+    /// A COSE key with nested items registered but could never be read back (review finding 6): every sign-in was then
+    /// answered 503. The registration refuses what the stored-key reader refuses.
+    func testAKeyTheStoredKeyReaderRefusesIsRefusedAtRegistration() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            var passkey = try PasskeyFixture.authenticator()
+            var entries = passkey.key.coseKey.mapEntries!
+            entries.append(CBORMapEntry(.integer(-70000), .array([.array([.integer(1)])])))
+            passkey.coseKey = .map(entries)
+            let answer = try await PasskeyFixture.register(TestBrowser(client), passkey)
+            XCTAssertEqual(answer.status, .badRequest, answer.html)
+            XCTAssertEqual(PasskeyFixture.reason(answer), "webauthn_malformed")
         }
     }
 
