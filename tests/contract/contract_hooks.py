@@ -30,6 +30,7 @@ from collections import defaultdict
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+import cbor2
 import requests
 import schemathesis
 from schemathesis.core import deserialization
@@ -613,6 +614,130 @@ def _relay(case, valid: bool) -> None:
 
 
 SETUP.update({"postHandoff": _handoff_put, "postHandoffTake": _handoff_take, "getRelay": _relay})
+
+
+# ------------------------------------------------------------------------------------------------- passkeys
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class Passkey:
+    """A passkey the hooks make: a P-256 key with no counter (as synced passkeys send), answering the realm's options
+    as a browser's authenticator would, for the origin of BASE."""
+
+    def __init__(self):
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.id = os.urandom(16)
+        self.user_handle: str | None = None
+
+    def _client_data(self, kind: str, challenge: str) -> bytes:
+        return json.dumps({"type": kind, "challenge": challenge, "origin": BASE, "crossOrigin": False}, separators=(",", ":")).encode()
+
+    def registration(self, options: dict[str, Any]) -> dict[str, Any]:
+        self.user_handle = options["user"]["id"]
+        numbers = self.key.public_key().public_numbers()
+        cose = cbor2.dumps({1: 2, 3: -7, -1: 1, -2: numbers.x.to_bytes(32, "big"), -3: numbers.y.to_bytes(32, "big")})
+        auth_data = (hashlib.sha256(options["rp"]["id"].encode()).digest() + bytes([0x45]) + bytes(4) + bytes(16)
+                     + len(self.id).to_bytes(2, "big") + self.id + cose)
+        attestation = cbor2.dumps({"fmt": "none", "attStmt": {}, "authData": auth_data})
+        return {"id": _b64(self.id), "rawId": _b64(self.id), "type": "public-key", "clientExtensionResults": {},
+                "response": {"clientDataJSON": _b64(self._client_data("webauthn.create", options["challenge"])),
+                             "attestationObject": _b64(attestation)}}
+
+    def assertion(self, options: dict[str, Any]) -> dict[str, Any]:
+        client_data = self._client_data("webauthn.get", options["challenge"])
+        auth_data = hashlib.sha256(options["rpId"].encode()).digest() + bytes([0x05]) + bytes(4)
+        signature = self.key.sign(auth_data + hashlib.sha256(client_data).digest(), ec.ECDSA(hashes.SHA256()))
+        return {"id": _b64(self.id), "rawId": _b64(self.id), "type": "public-key", "clientExtensionResults": {},
+                "response": {"clientDataJSON": _b64(client_data), "authenticatorData": _b64(auth_data), "signature": _b64(signature),
+                             "userHandle": self.user_handle}}
+
+
+def _session_csrf(browser: Browser) -> str:
+    return browser.http.get(f"{ISSUER}/v1/auth/session", timeout=TIMEOUT).json()["csrf_token"]
+
+
+def _passkey_account() -> tuple[str, Browser, Passkey]:
+    """A user of its own, signed in with a password just now, with a passkey registered through the API."""
+    username = user(f"passkey-{uuid.uuid4().hex[:12]}")
+    admin("users", "create", "--realm", REALM, username)
+    browser = Browser(username)
+    csrf = _session_csrf(browser)
+    options = browser.http.post(f"{ISSUER}/webauthn/registration/options", json={}, headers={"X-CSRF-Token": csrf}, timeout=TIMEOUT)
+    options.raise_for_status()
+    passkey = Passkey()
+    answer = browser.http.post(f"{ISSUER}/webauthn/registration", json=passkey.registration(options.json()),
+                               headers={"X-CSRF-Token": csrf}, timeout=TIMEOUT)
+    if answer.status_code != 201:
+        raise RuntimeError(f"the hooks' passkey was not registered: {answer.status_code} {answer.text[:200]}")
+    return username, browser, passkey
+
+
+_passkey_owner: tuple[str, Browser, Passkey] | None = None
+
+
+def _owner() -> tuple[str, Browser, Passkey]:
+    global _passkey_owner
+    if _passkey_owner is None:
+        _passkey_owner = _passkey_account()
+    return _passkey_owner
+
+
+def _passkey_registration(case, valid: bool) -> None:
+    """A signed-in session (its cookie; its token on the valid turns); the valid registrations answer fresh options."""
+    username = user(f"passkey-new-{uuid.uuid4().hex[:12]}")
+    admin("users", "create", "--realm", REALM, username)
+    browser = Browser(username)
+    case.cookies = {**(case.cookies or {}), COOKIE: browser.cookie}
+    if not valid:
+        return
+    csrf = _session_csrf(browser)
+    case.headers["X-CSRF-Token"] = csrf
+    if case.operation.definition.raw.get("operationId") == "postPasskeyRegistration":
+        options = browser.http.post(f"{ISSUER}/webauthn/registration/options", json={}, headers={"X-CSRF-Token": csrf}, timeout=TIMEOUT)
+        options.raise_for_status()
+        case.body = {**Passkey().registration(options.json()), "name": "contract"}
+
+
+def _passkey_sign_in(case, valid: bool) -> None:
+    """The valid turns: options asked with no cookie (a sign-in state of its own), then the owner's passkey's answer
+    with that state's cookie and token."""
+    if not valid:
+        return
+    if case.operation.definition.raw.get("operationId") == "postPasskeyAuthenticationOptions":
+        case.cookies = {}
+        return
+    _, _, passkey = _owner()
+    state = requests.Session()
+    options = state.post(f"{ISSUER}/webauthn/authentication/options", json={}, timeout=TIMEOUT)
+    options.raise_for_status()
+    case.cookies = {COOKIE: state.cookies.get(COOKIE, "")}
+    case.headers["X-CSRF-Token"] = options.headers["X-CSRF-Token"]
+    case.body = passkey.assertion(options.json())
+
+
+def _passkey_pages(case, valid: bool) -> None:
+    operation = case.operation.definition.raw.get("operationId")
+    if operation in ("getPasskeyStepPage", "postPasskeyStepPage"):
+        # The owner's password alone: the session waits at the passkey step.
+        browser = Browser(_owner()[0])
+        browser.attach(case, {} if valid else None)
+        return
+    _, browser, passkey = _passkey_account()
+    case.path_parameters["id"] = _b64(passkey.id)
+    browser.attach(case, ({"name": "renamed"} if operation == "postRenamePasskey" else {}) if valid else None)
+
+
+SETUP.update({
+    "postPasskeyRegistrationOptions": _passkey_registration,
+    "postPasskeyRegistration": _passkey_registration,
+    "postPasskeyAuthenticationOptions": _passkey_sign_in,
+    "postPasskeyAuthentication": _passkey_sign_in,
+    "getPasskeyStepPage": _passkey_pages,
+    "postPasskeyStepPage": _passkey_pages,
+    "postRenamePasskey": _passkey_pages,
+    "postRemovePasskey": _passkey_pages,
+})
 
 
 # ------------------------------------------------------------------------------------------------------ hooks

@@ -114,6 +114,10 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path, provider: 
     admin("push-mfa", "settings", "--realm", REALM, *REALM_SETTINGS)
     admin("apps", "add", "--realm", REALM, DEVICE_APP, "--platform", "ios", "--environment", "production", "--team-id", "ABCDE12345",
           "--bundle-id", "com.example.contract", "--missing-attestation", "accept")
+    # Passkeys on, with an Android app and a related origin: the association files then have something to list.
+    admin("apps", "add", "--realm", REALM, "contract-android", "--platform", "android", "--environment", "production",
+          "--package", "com.example.contract", "--signing-cert-digest", "ab" * 32, "--missing-attestation", "accept")
+    admin("realms", "update", REALM, "--passkeys", "optional", "--webauthn-origin", "https://shop.contract.test")
     for role in ROLES:
         admin("users", "create", "--realm", REALM, f"c{run_id}-{role}")
     # An app of the realm's that is not first-party (its authorization requests show the consent page), with Bearer
