@@ -27,11 +27,7 @@ public struct ForgedPasskey: Sendable {
         public var coseKey: CBORValue {
             switch self {
             case .es256(let key):
-                let point = Array(key.publicKey.x963Representation)
-                return .map([
-                    CBORMapEntry(.integer(1), .integer(2)), CBORMapEntry(.integer(3), .integer(-7)), CBORMapEntry(.integer(-1), .integer(1)),
-                    CBORMapEntry(.integer(-2), .bytes(Array(point[1..<33]))), CBORMapEntry(.integer(-3), .bytes(Array(point[33..<65]))),
-                ])
+                return ForgedAppAttestation.coseKey(key.publicKey)
             case .edDSA(let key):
                 return .map([
                     CBORMapEntry(.integer(1), .integer(1)), CBORMapEntry(.integer(3), .integer(-8)), CBORMapEntry(.integer(-1), .integer(6)),

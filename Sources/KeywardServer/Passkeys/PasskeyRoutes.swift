@@ -53,20 +53,28 @@ struct PasskeyRoutes: Sendable {
         return JSONResponse.make(options, headers: [.cacheControl: "no-store"])
     }
 
-    private struct Named: Decodable {
+    /// `RegistrationResponseJSON` and, beside its members, the name to give the passkey (ignored when not a string).
+    private struct NamedRegistration: Decodable {
+        let response: RegistrationResponseJSON
         let name: String?
+
+        private enum Key: CodingKey { case name }
+
+        init(from decoder: any Decoder) throws {
+            response = try RegistrationResponseJSON(from: decoder)
+            name = (try? decoder.container(keyedBy: Key.self).decodeIfPresent(String.self, forKey: .name)) ?? nil
+        }
     }
 
     private func registration(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try context.realm.name
         let (session, userId) = try await registeringSession(request, realm: realm)
-        let body = try await request.body.collect(upTo: Self.maxBodySize)
-        let bodyRequest = Request(head: request.head, body: .init(buffer: body))
-        let response = try await JSONRequestBody.decode(RegistrationResponseJSON.self, bodyRequest, maxSize: Self.maxBodySize)
-        let name = (try? JSONDecoder().decode(Named.self, from: Data(body.readableBytesView)))?.name
+        let registration = try await JSONRequestBody.decode(NamedRegistration.self, request, maxSize: Self.maxBodySize)
         let user = try await existingUser(realm: realm, id: userId)
         let passkey = try await refusing {
-            try await service.register(realm: realm, user: user, binding: Self.binding(session), response: response, name: name)
+            try await service.register(
+                realm: realm, user: user, binding: Self.binding(session), response: registration.response, name: registration.name
+            )
         }
         return JSONResponse.make(
             RegisteredPasskey(id: passkey.credentialId, name: passkey.name, synced: passkey.backupEligible, attestation: passkey.attestationFormat),

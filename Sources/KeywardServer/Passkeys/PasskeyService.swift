@@ -1,6 +1,5 @@
 // Passkey ceremonies: options with sealed challenges, registration and sign-in verified by KeywardAttestation's
 // WebAuthn checks, the counter kept, each challenge spent once.
-import Crypto
 import Foundation
 import KeywardAttestation
 import KeywardJOSE
@@ -51,14 +50,8 @@ struct PasskeyService: Sendable {
         let now = clock.now()
         if let cached = appOrigins.value(for: realm, now: now) { return cached }
         let origins = try await apps.list(realm: realm).filter { $0.platform == .android }.flatMap(\.signingCertDigests).compactMap { hex -> String? in
-            let digits = Array(hex.utf8)
-            guard digits.count == 64 else { return nil }
-            var bytes: [UInt8] = []
-            for index in stride(from: 0, to: 64, by: 2) {
-                guard let byte = UInt8(String(decoding: digits[index..<(index + 2)], as: UTF8.self), radix: 16) else { return nil }
-                bytes.append(byte)
-            }
-            return "android:apk-key-hash:" + Base64URL.encode(bytes)
+            guard let digest = HexDigit.bytes(hex), digest.count == 32 else { return nil }
+            return "android:apk-key-hash:" + Base64URL.encode(digest)
         }
         appOrigins.store(origins, for: realm, now: now)
         return origins
@@ -340,7 +333,7 @@ struct PasskeyService: Sendable {
 
     static func uuid(_ bytes: [UInt8]) -> String {
         guard bytes.count == 16 else { return "00000000-0000-0000-0000-000000000000" }
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let hex = HexDigit.lowercase(bytes)
         let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
         return parts.joined(separator: "-")
     }

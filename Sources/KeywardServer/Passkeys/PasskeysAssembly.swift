@@ -11,7 +11,6 @@ public struct PasskeysAssembly: KeywardPart {
     let service: PasskeyService
     private let browser: BrowserRequests
     private let signInCompletion: SignInCompletion
-    private let secondFactor: any SecondFactor
     private let plugins: AccountPlugins
     private let realmResolution: RealmResolution
     private let clock: any KeywardClock
@@ -28,7 +27,6 @@ public struct PasskeysAssembly: KeywardPart {
         (browser, realmResolution, clock) = (accounts.browser, oauth.realmResolution, core.clock)
         associationFiles = AssociationFiles(realms: oauth.realms, apps: devices.apps, settings: settings, publicURL: core.settings.publicURL)
         signInCompletion = accounts.signInCompletion
-        secondFactor = accounts.plugins.secondFactor
         plugins = accounts.plugins
         let factor = PasskeySecondFactor(service: service)
         accounts.plugins.plug(secondFactor: factor)
@@ -39,7 +37,7 @@ public struct PasskeysAssembly: KeywardPart {
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         PasskeyRoutes(
-            service: service, browser: browser, signIn: signInCompletion, secondFactor: secondFactor, realmResolution: realmResolution, clock: clock
+            service: service, browser: browser, signIn: signInCompletion, secondFactor: plugins.secondFactor, realmResolution: realmResolution, clock: clock
         ).register(on: router)
         associationFiles.register(on: router)
         PasskeyPages(renderer: web.renderer, browser: browser, service: service, plugins: plugins, clock: clock).register(on: web.pages)

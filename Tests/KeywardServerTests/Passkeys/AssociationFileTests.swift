@@ -56,11 +56,7 @@ final class AssociationFileTests: XCTestCase {
             var passkey = try PasskeyFixture.authenticator()
             let registered = try await PasskeyFixture.register(owner, passkey)
             XCTAssertEqual(registered.status, .created)
-            var digestBytes: [UInt8] = []
-            for index in stride(from: 0, to: 64, by: 2) {
-                digestBytes.append(UInt8(Self.digest[Self.digest.index(Self.digest.startIndex, offsetBy: index)..<Self.digest.index(Self.digest.startIndex, offsetBy: index + 2)], radix: 16)!)
-            }
-            passkey.origin = "android:apk-key-hash:" + Base64URL.encode(digestBytes)
+            passkey.origin = "android:apk-key-hash:" + Base64URL.encode(try XCTUnwrap(HexDigit.bytes(Self.digest)))
             let app = TestBrowser(client)
             let handle = try await PasskeyFixture.handle(server)
             let signedIn = try await PasskeyFixture.signIn(app, passkey, csrf: try await PasskeyFixture.csrf(app, fromLogin: true), userHandle: handle)
