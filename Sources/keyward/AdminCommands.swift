@@ -40,6 +40,8 @@ struct Realms: AsyncParsableCommand {
         @Flag(name: .customLong("no-webauthn-origins"), help: "Accept publicURL's origin only.") var noOrigins = false
         @Option(name: .customLong("webauthn-user-verification"), help: "required (default) or preferred, for a passkey used as a second step.")
         var userVerification: String?
+        @Option(name: .customLong("passkey-second-step"), help: "off (default): a passkey with user verification signs in alone; on: the realm's second factor (push approval) follows, as after a password.")
+        var secondStep: String?
         @Option(name: .customLong("webauthn-attestation"), help: "none (default) or direct: new passkeys must prove their maker (apple, or packed to --webauthn-attestation-roots).")
         var attestation: String?
         @Option(name: .customLong("webauthn-attestation-roots"), help: "A PEM file of roots trusted for packed attestation.") var attestationRoots: String?
@@ -52,6 +54,7 @@ struct Realms: AsyncParsableCommand {
                 if let passkeys { changes.append(("passkeys", passkeys)) }
                 if let rpID, rpID != "default" { changes.append(("webauthn-rp-id", rpID)) }
                 if let userVerification { changes.append(("webauthn-user-verification", userVerification)) }
+                if let secondStep { changes.append(("passkey-second-step", secondStep)) }
                 if let attestation { changes.append(("webauthn-attestation", attestation)) }
                 if let attestationRoots {
                     guard let pem = try? String(contentsOfFile: attestationRoots, encoding: .utf8) else {
@@ -76,6 +79,7 @@ struct Realms: AsyncParsableCommand {
                 print("webauthn-rp-id=\(settings.rpID ?? "\(URLComponents(string: publicURL)?.host ?? "?") (the host of publicURL)")")
                 print("webauthn-origins=\(([PasskeySettings.origin(of: publicURL)] + settings.extraOrigins).joined(separator: " "))")
                 print("webauthn-user-verification=\(settings.userVerification.rawValue)")
+                print("passkey-second-step=\(settings.secondStep ? "on" : "off")")
                 print("webauthn-attestation=\(settings.attestation.rawValue)\(settings.attestationRootsPEM == nil ? "" : " (packed roots set)")")
                 if settings.mode != .off, let problem = settings.rpIDProblem(publicURL: publicURL) {
                     FileHandle.standardError.write(Data("warning: \(problem)\n".utf8))

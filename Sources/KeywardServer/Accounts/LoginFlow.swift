@@ -9,8 +9,9 @@ enum FirstFactor: Sendable, Equatable {
     /// person gave it a credential during this sign-in (`ProviderIdentity.credentialEntered`).
     case provider(alias: String, credentialEntered: Bool)
     /// A passkey (a key the person's device holds); `userVerified`: the authenticator verified the person too
-    /// (biometrics or a PIN), so the passkey stands for two factors and no second step follows.
-    case passkey(userVerified: Bool)
+    /// (biometrics or a PIN), so the passkey stands for two factors and no second step follows unless
+    /// `secondStepAsked` (the realm asks for its second factor after a passkey too).
+    case passkey(userVerified: Bool, secondStepAsked: Bool = false)
 
     /// RFC 8176 `amr` values: `pwd`, `fed`, or `hwk` (a hardware-protected key) with `user` when the authenticator
     /// verified the person.
@@ -18,14 +19,14 @@ enum FirstFactor: Sendable, Equatable {
         switch self {
         case .password: ["pwd"]
         case .provider: ["fed"]
-        case .passkey(let userVerified): userVerified ? ["hwk", "user"] : ["hwk"]
+        case .passkey(let userVerified, _): userVerified ? ["hwk", "user"] : ["hwk"]
         }
     }
 
     /// The first factor alone completes the sign-in: a passkey with user verification is possession and inherence
     /// (or knowledge) at once.
     var completesSignIn: Bool {
-        if case .passkey(true) = self { return true }
+        if case .passkey(true, false) = self { return true }
         return false
     }
 
@@ -36,7 +37,7 @@ enum FirstFactor: Sendable, Equatable {
         switch self {
         case .password: true
         case .provider(_, let credentialEntered): credentialEntered
-        case .passkey(let userVerified): userVerified
+        case .passkey(let userVerified, _): userVerified
         }
     }
 }
@@ -85,7 +86,7 @@ struct SignInCompletion: Sendable {
         var details = ["method": factor.amr.joined(separator: " ")]
         if case .provider(let alias, _) = factor { details["provider"] = alias }
         await audit.record(.userSignedIn, realm: realm, userId: user.id, details: details)
-        let step = factor.completesSignIn ? .skip : try await secondFactor.step(realm: realm, userId: user.id, newUser: newUser)
+        let step = factor.completesSignIn ? .skip : try await secondFactor.step(realm: realm, userId: user.id, newUser: newUser, after: factor.amr)
         if let current {
             await secondFactor.abandon(current)
             var fresh = current

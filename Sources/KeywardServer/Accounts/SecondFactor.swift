@@ -24,6 +24,10 @@ protocol SecondFactor: Sendable {
     /// nothing of the factor's yet.
     func step(realm: String, userId: String, newUser: Bool) async throws -> SecondFactorStep
 
+    /// `step`, after a sign-in that recorded the `amr` values `used`: a factor whose own value is among them was
+    /// just used (a passkey as the first factor), so it cannot be the second.
+    func step(realm: String, userId: String, newUser: Bool, after used: [String]) async throws -> SecondFactorStep
+
     /// A sign-in starts again in a browser whose session had a step under way: the factor cancels it (best effort).
     func abandon(_ session: BrowserSession) async
 
@@ -38,6 +42,10 @@ protocol SecondFactor: Sendable {
 
 extension SecondFactor {
     func precedence(realm: String) async throws -> Int { 0 }
+
+    func step(realm: String, userId: String, newUser: Bool, after used: [String]) async throws -> SecondFactorStep {
+        used.contains(amr) ? .skip : try await step(realm: realm, userId: userId, newUser: newUser)
+    }
 }
 
 /// What another part adds to the sign-in page (the passkey button), as values its part of the template reads.
@@ -109,11 +117,13 @@ final class AccountPlugins: Sendable {
     func add(signInSection: any SignInPageSection) { plugged.withLock { $0.signInSections.append(signInSection) } }
 
     /// The steps other second factors have for the user, beside the one at `current` (a way on when this one's
-    /// authenticator is out of reach): their pages' paths.
-    func otherSteps(realm: String, userId: String, besides current: String) async throws -> [String] {
+    /// authenticator is out of reach): their pages' paths. `used`: the session's `amr` so far.
+    func otherSteps(realm: String, userId: String, besides current: String, after used: [String]) async throws -> [String] {
         var steps: [String] = []
         for factor in plugged.withLock({ $0.secondFactors }) {
-            if case .verify(let next) = try await factor.step(realm: realm, userId: userId, newUser: false), next != current { steps.append(next) }
+            if case .verify(let next) = try await factor.step(realm: realm, userId: userId, newUser: false, after: used), next != current {
+                steps.append(next)
+            }
         }
         return steps
     }
@@ -147,9 +157,13 @@ private struct PluggedSecondFactors: SecondFactor {
     var amr: String { plugins.current.first?.amr ?? "" }
 
     func step(realm: String, userId: String, newUser: Bool) async throws -> SecondFactorStep {
+        try await step(realm: realm, userId: userId, newUser: newUser, after: [])
+    }
+
+    func step(realm: String, userId: String, newUser: Bool, after used: [String]) async throws -> SecondFactorStep {
         var enrollment: SecondFactorStep?
         for factor in try await ordered(realm: realm) {
-            switch try await factor.step(realm: realm, userId: userId, newUser: newUser) {
+            switch try await factor.step(realm: realm, userId: userId, newUser: newUser, after: used) {
             case .verify(let next): return .verify(next: next)
             case .enroll(let next): enrollment = enrollment ?? .enroll(next: next)
             case .skip: continue

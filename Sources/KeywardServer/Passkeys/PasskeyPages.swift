@@ -22,10 +22,10 @@ struct PasskeyPages: Sendable {
 
     private func step(_ request: Request, _ context: KeywardRequestContext) async throws -> Response {
         let realm = try context.realm.name
-        guard let session = try await browser.session(request, realm: realm), session.stage == .passwordVerified, let userId = session.userId,
+        guard let session = try await browser.session(request, realm: realm), PasskeySecondFactor.isOpen(for: session), let userId = session.userId,
             let user = try await service.users.user(realm: realm, id: userId)
         else { return renderer.redirect(to: PageURLs.login(realm) + "?notice=expired") }
-        let others = try await plugins.otherSteps(realm: realm, userId: userId, besides: PageURLs.passkeyStep(realm))
+        let others = try await plugins.otherSteps(realm: realm, userId: userId, besides: PageURLs.passkeyStep(realm), after: session.amr)
         let alternatives: [[String: String]] = others.compactMap { path in
             path == PageURLs.pushWait(realm) ? ["href": path, "label": "Approve on your phone instead"] : nil
         }

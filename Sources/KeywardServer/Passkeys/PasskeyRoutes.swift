@@ -129,7 +129,7 @@ struct PasskeyRoutes: Sendable {
         let username = asked.username.map { String($0.prefix(128)) }
         let options = try await refusing {
             switch holder {
-            case .session(let session) where session.stage == .passwordVerified:
+            case .session(let session) where PasskeySecondFactor.isOpen(for: session):
                 try await service.authenticationOptions(
                     realm: realm, binding: Self.binding(session), ceremony: .secondFactor, userId: session.userId, username: nil
                 )
@@ -148,7 +148,7 @@ struct PasskeyRoutes: Sendable {
         let holder = try await holder(request, realm: realm)
         let response = try await JSONRequestBody.decode(AuthenticationResponseJSON.self, request, maxSize: Self.maxBodySize)
         switch holder {
-        case .session(var session) where session.stage == .passwordVerified:
+        case .session(var session) where PasskeySecondFactor.isOpen(for: session):
             let signedIn = try await refusing {
                 try await service.authenticate(realm: realm, binding: Self.binding(session), ceremony: .secondFactor, response: response)
             }
@@ -157,7 +157,7 @@ struct PasskeyRoutes: Sendable {
             }
             await secondFactor.abandon(session)
             session.clearSecondFactorState()
-            LoginFlow.secondFactorVerified(&session, amr: "hwk")
+            LoginFlow.secondFactorVerified(&session, amr: PasskeySecondFactor.amr)
             if signedIn.userVerified { LoginFlow.secondFactorVerified(&session, amr: "user") }
             try await browser.sessions.save(session)
             return Self.signedIn(next: session.returnTo ?? PageURLs.account(realm), amr: session.amr, headers: [:])
@@ -166,19 +166,19 @@ struct PasskeyRoutes: Sendable {
                 try await service.authenticate(realm: realm, binding: Self.binding(session), ceremony: .signIn, response: response)
             }
             let (cookie, next) = try await signIn.complete(
-                user: signedIn.user, factor: .passkey(userVerified: signedIn.userVerified), realm: realm, current: session, returnTo: session.returnTo,
+                user: signedIn.user, factor: signedIn.firstFactor, realm: realm, current: session, returnTo: session.returnTo,
                 clientId: session.clientId, userAgent: request.headers[.userAgent]
             )
-            return Self.signedIn(next: next, amr: FirstFactor.passkey(userVerified: signedIn.userVerified).amr, headers: browser.setCookie(cookie))
+            return Self.signedIn(next: next, amr: signedIn.firstFactor.amr, headers: browser.setCookie(cookie))
         case .preLogin(let state):
             let signedIn = try await refusing {
                 try await service.authenticate(realm: realm, binding: Self.binding(state), ceremony: .signIn, response: response)
             }
             let (cookie, next) = try await signIn.complete(
-                user: signedIn.user, factor: .passkey(userVerified: signedIn.userVerified), realm: realm, current: nil, returnTo: state.returnTo,
+                user: signedIn.user, factor: signedIn.firstFactor, realm: realm, current: nil, returnTo: state.returnTo,
                 clientId: state.clientId, userAgent: request.headers[.userAgent]
             )
-            return Self.signedIn(next: next, amr: FirstFactor.passkey(userVerified: signedIn.userVerified).amr, headers: browser.setCookie(cookie))
+            return Self.signedIn(next: next, amr: signedIn.firstFactor.amr, headers: browser.setCookie(cookie))
         }
     }
 

@@ -8,7 +8,15 @@ struct PasskeySecondFactor: SecondFactor, SignInMethods {
     let service: PasskeyService
 
     /// RFC 8176: a proof of possession of a hardware-protected key.
-    var amr: String { "hwk" }
+    static let amr = "hwk"
+
+    var amr: String { Self.amr }
+
+    /// Whether `session` waits for a second step a passkey may take: not when a passkey was its first factor (a
+    /// realm that asks for a second step after a passkey asks for another factor).
+    static func isOpen(for session: BrowserSession) -> Bool {
+        session.stage == .passwordVerified && !session.amr.contains(amr)
+    }
 
     func step(realm: String, userId: String, newUser: Bool) async throws -> SecondFactorStep {
         guard !newUser, try await service.settings.settings(realm: realm).mode != .off else { return .skip }

@@ -152,6 +152,11 @@ struct PasskeyService: Sendable {
         let user: User
         let passkey: Passkey
         let userVerified: Bool
+        /// The realm asks for its second factor after a passkey too (`PasskeySettings.secondStep`).
+        let secondStepAsked: Bool
+
+        /// The passkey as the first factor of a sign-in.
+        var firstFactor: FirstFactor { .passkey(userVerified: userVerified, secondStepAsked: secondStepAsked) }
     }
 
     func authenticate(realm: String, binding: String, ceremony: PasskeyChallenge.Ceremony, response: AuthenticationResponseJSON) async throws -> SignIn {
@@ -219,7 +224,7 @@ struct PasskeyService: Sendable {
         }
         var used = passkey
         (used.signCount, used.backedUp, used.userVerified, used.lastUsedAt) = (assertion.signCount, assertion.backedUp, assertion.userVerified, now)
-        return SignIn(user: user, passkey: used, userVerified: assertion.userVerified)
+        return SignIn(user: user, passkey: used, userVerified: assertion.userVerified, secondStepAsked: settings.secondStep)
     }
 
     /// Whether a counter that went back suspends `passkey`. Only a device-bound one: a synced passkey's devices may

@@ -43,6 +43,9 @@ public struct PasskeySettings: RealmSettingsValue {
     public var attestation = Attestation.none
     /// PEM certificates trusted as `packed` attestation roots when `attestation` is `direct`.
     public var attestationRootsPEM: String?
+    /// A sign-in with a passkey goes on to the realm's second factor (push approval) as a password sign-in does.
+    /// Off by default: a passkey with user verification is two factors already.
+    public var secondStep = false
 
     public static let maximumOrigins = 20
 
@@ -57,12 +60,13 @@ public struct PasskeySettings: RealmSettingsValue {
         if let value = json["userVerification"]?.stringValue.flatMap(UserVerification.init(rawValue:)) { userVerification = value }
         if let value = json["attestation"]?.stringValue.flatMap(Attestation.init(rawValue:)) { attestation = value }
         if let pem = json["attestationRoots"]?.stringValue, (try? PinnedRoots(pem: pem)) != nil { attestationRootsPEM = pem }
+        if let asked = json["secondStep"]?.boolValue { secondStep = asked }
     }
 
     public var jsonObject: JSONObject {
         var object: JSONObject = [
             "mode": .string(mode.rawValue), "origins": .array(extraOrigins.map(JSONValue.string)),
-            "userVerification": .string(userVerification.rawValue), "attestation": .string(attestation.rawValue),
+            "userVerification": .string(userVerification.rawValue), "attestation": .string(attestation.rawValue), "secondStep": .bool(secondStep),
         ]
         if let rpID { object["rpId"] = .string(rpID) }
         if let attestationRootsPEM { object["attestationRoots"] = .string(attestationRootsPEM) }
@@ -136,6 +140,9 @@ public struct PasskeySettings: RealmSettingsValue {
             if let problem = Self.originProblem(value) { throw PasskeySettingsError(key: key, expected: problem) }
             guard extraOrigins.count < Self.maximumOrigins else { throw PasskeySettingsError(key: key, expected: "at most \(Self.maximumOrigins) origins") }
             if !extraOrigins.contains(value) { extraOrigins.append(value) }
+        case "passkey-second-step":
+            guard value == "on" || value == "off" else { throw PasskeySettingsError(key: key, expected: "on or off") }
+            secondStep = value == "on"
         case "webauthn-user-verification":
             guard let choice = UserVerification(rawValue: value) else { throw PasskeySettingsError(key: key, expected: "required or preferred") }
             userVerification = choice

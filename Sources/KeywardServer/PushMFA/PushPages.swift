@@ -71,7 +71,7 @@ struct PushPages: Sendable {
             let userId = session.userId, let user = try await users.user(realm: realm, id: userId)
         else { return renderer.redirect(to: PageURLs.login(realm) + "?notice=expired") }
         // Another factor the person holds (a passkey) is offered beside the phone, which may be out of reach.
-        let alternatives: [[String: String]] = try await browser.plugins.otherSteps(realm: realm, userId: userId, besides: PageURLs.pushWait(realm))
+        let alternatives: [[String: String]] = try await browser.plugins.otherSteps(realm: realm, userId: userId, besides: PageURLs.pushWait(realm), after: session.amr)
             .compactMap { $0 == PageURLs.passkeyStep(realm) ? ["href": $0, "label": "Use a passkey instead"] : nil }
 
         if form?["cancel"] != nil {

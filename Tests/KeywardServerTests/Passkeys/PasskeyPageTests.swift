@@ -107,6 +107,53 @@ final class PasskeyPageTests: XCTestCase {
         }
     }
 
+    /// A passkey with user verification completes a sign-in, unless the realm asks for its second factor after a
+    /// passkey too: then the phone is asked, and the passkey just used is neither offered again nor accepted as the
+    /// second step.
+    func testARealmThatAsksForTheSecondFactorAfterAPasskeyGetsIt() async throws {
+        try await TestServer.forEachEngine { server, client in
+            try await PasskeyFixture.enable(server)
+            let passkey = try PasskeyFixture.authenticator()
+            _ = try await PasskeyFixture.register(TestBrowser(client), passkey)
+            _ = try await server.enrolledDevice(client)
+            try await PasskeyFixture.enable(server) { $0.secondStep = true }
+
+            let browser = TestBrowser(client)
+            let csrf = try await PasskeyFixture.csrf(browser, fromLogin: true)
+            var used = passkey
+            used.signCount = 1
+            let signedIn = try await PasskeyFixture.signIn(browser, used, csrf: csrf, userHandle: try await PasskeyFixture.handle(server))
+            let answer = try PasskeyFixture.decode(PasskeySignInResponse.self, signedIn)
+            XCTAssertEqual(answer.next, "/realms/demo/login/push")
+            XCTAssertEqual(answer.amr, ["hwk", "user"])
+            let account = try await browser.get("/realms/demo/account")
+            XCTAssertEqual(account.status, .seeOther, "not signed in until the phone approves")
+            let waiting = try await browser.get("/realms/demo/login/push")
+            XCTAssertEqual(waiting.status, .ok)
+            XCTAssertFalse(waiting.contains("Use a passkey instead"), "the passkey just used is not a second factor")
+            let step = try await browser.get("/realms/demo/login/passkey")
+            XCTAssertEqual(step.status, .seeOther, "no passkey step for a session that signed in with one")
+
+            // The same passkey again, through the second step's endpoints, is a new sign-in: still the phone next.
+            used.signCount = 2
+            let waitingCSRF = try XCTUnwrap(waiting.field("csrf"), waiting.html)
+            let again = try await PasskeyFixture.signIn(browser, used, csrf: waitingCSRF, userHandle: try await PasskeyFixture.handle(server))
+            XCTAssertEqual(again.status, .ok, again.html)
+            XCTAssertEqual(try PasskeyFixture.decode(PasskeySignInResponse.self, again).next, "/realms/demo/login/push")
+            let stillWaiting = try await browser.get("/realms/demo/account")
+            XCTAssertEqual(stillWaiting.status, .seeOther)
+
+            // Off again (the default): the passkey alone signs in.
+            try await PasskeyFixture.enable(server) { $0.secondStep = false }
+            let plain = TestBrowser(client)
+            used.signCount = 3
+            let plainSignIn = try await PasskeyFixture.signIn(
+                plain, used, csrf: try await PasskeyFixture.csrf(plain, fromLogin: true), userHandle: try await PasskeyFixture.handle(server)
+            )
+            XCTAssertEqual(try PasskeyFixture.decode(PasskeySignInResponse.self, plainSignIn).next, "/realms/demo/account")
+        }
+    }
+
     func testTheAccountPageListsRenamesAndRemovesPasskeys() async throws {
         try await TestServer.forEachEngine { server, client in
             try await PasskeyFixture.enable(server)
