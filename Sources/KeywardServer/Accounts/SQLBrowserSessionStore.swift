@@ -7,21 +7,67 @@ import SQLKit
 public struct SQLBrowserSessionStore: BrowserSessionStore {
     let database: KeywardDatabase
 
+    /// Sessions begun by concurrent sign-ins are inserted together: one statement and one commit for the group.
+    private let inserts: GroupCommit<BrowserSession, Result<Void, any Error>>
+
+    /// Sessions a grouped statement inserts at most: 19 parameters each, well inside both engines' limits.
+    static let maxGroup = 64
+
     public init(database: KeywardDatabase) {
         self.database = database
+        inserts = GroupCommit(maxGroup: Self.maxGroup, executor: database.writerExecutor) { sessions in
+            await Self.insert(sessions, into: database)
+        }
     }
 
+    /// Returns once the session is stored (or its insert failed), grouped with the sessions of other sign-ins under
+    /// way: every sign-in writes one, and with a commit each they queued behind one another on SQLite.
     public func insertSession(_ session: BrowserSession) async throws {
-        try await StoreErrorMapping.mapping("insertSession", conflict: "session exists already", missingParent: "realm '\(session.realm)' does not exist") {
+        try await inserts.submit(session).get()
+    }
+
+    /// One statement for the group. When a row of it is refused, each session is inserted alone, so that only the
+    /// sign-in whose row is at fault (its realm deleted meanwhile) learns of it; a database that is gone fails them
+    /// all at once.
+    private static func insert(_ sessions: [BrowserSession], into database: KeywardDatabase) async -> [Result<Void, any Error>] {
+        do {
+            try await insertStatement(sessions, database)
+            return sessions.map { _ in .success(()) }
+        } catch let error as StoreError {
+            if case .unavailable = error { return sessions.map { _ in .failure(error) } }
+            if sessions.count == 1 { return [.failure(error)] }
+        } catch {
+            return sessions.map { _ in .failure(error) }
+        }
+        var outcomes: [Result<Void, any Error>] = []
+        for session in sessions {
+            do {
+                try await insertStatement([session], database)
+                outcomes.append(.success(()))
+            } catch {
+                outcomes.append(.failure(error))
+            }
+        }
+        return outcomes
+    }
+
+    private static func insertStatement(_ sessions: [BrowserSession], _ database: KeywardDatabase) async throws {
+        let rows = sessions.map { session in
+            SQLQueryString("""
+                (\(bind: session.idHash), \(bind: session.realm), \(bind: session.userId), \(bind: session.stage.rawValue),
+                    \(bind: session.csrfToken), \(bind: session.returnTo), \(bind: session.clientId), \(bind: session.challengeId),
+                    \(bind: session.challengeSecret), \(bind: session.enrollmentId), \(bind: session.enrollmentSecret),
+                    \(bind: amrText(session.amr)), \(bind: session.userAgent), \(bind: session.authenticatedAt.map(StorageTime.milliseconds)),
+                    \(bind: session.signedInAt.map(StorageTime.milliseconds)), \(bind: session.sid), \(bind: StorageTime.milliseconds(session.createdAt)),
+                    \(bind: StorageTime.milliseconds(session.lastSeenAt)), \(bind: StorageTime.milliseconds(session.expiresAt)))
+                """)
+        }
+        let realm = sessions.count == 1 ? "realm '\(sessions[0].realm)'" : "the realm of a session"
+        try await StoreErrorMapping.mapping("insertSession", conflict: "session exists already", missingParent: "\(realm) does not exist") {
             try await database.sql.raw("""
                 INSERT INTO browser_sessions (id_hash, realm, user_id, stage, csrf_token, return_to, client_id, challenge_id,
                     challenge_secret, enrollment_id, enrollment_secret, amr, user_agent, authenticated_at, signed_in_at, sid, created_at, last_seen_at, expires_at)
-                VALUES (\(bind: session.idHash), \(bind: session.realm), \(bind: session.userId), \(bind: session.stage.rawValue),
-                    \(bind: session.csrfToken), \(bind: session.returnTo), \(bind: session.clientId), \(bind: session.challengeId),
-                    \(bind: session.challengeSecret), \(bind: session.enrollmentId), \(bind: session.enrollmentSecret),
-                    \(bind: Self.amrText(session.amr)), \(bind: session.userAgent), \(bind: session.authenticatedAt.map(StorageTime.milliseconds)),
-                    \(bind: session.signedInAt.map(StorageTime.milliseconds)), \(bind: session.sid), \(bind: StorageTime.milliseconds(session.createdAt)),
-                    \(bind: StorageTime.milliseconds(session.lastSeenAt)), \(bind: StorageTime.milliseconds(session.expiresAt)))
+                VALUES \(rows.joined(separator: ", "))
                 """).run()
         }
     }

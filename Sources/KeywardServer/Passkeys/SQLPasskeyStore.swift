@@ -4,6 +4,13 @@ import SQLKit
 
 struct SQLPasskeyStore: PasskeyStore {
     let database: KeywardDatabase
+    /// Sign-ins' uses, written in groups.
+    private let uses: PasskeyUses
+
+    init(database: KeywardDatabase) {
+        self.database = database
+        uses = PasskeyUses(database: database)
+    }
 
     private static let columns = """
         realm, credential_id, user_id, public_key, algorithm, sign_count, backup_eligible, backed_up, user_verified, transports, aaguid,
@@ -44,14 +51,10 @@ struct SQLPasskeyStore: PasskeyStore {
     }
 
     func recordUse(realm: String, credentialId: String, expectedSignCount: UInt32, signCount: UInt32, backedUp: Bool, userVerified: Bool, at: Date) async throws -> Bool {
-        try await StoreErrorMapping.mapping("recordPasskeyUse") {
-            try await database.sql.countingRows("""
-                UPDATE passkeys SET sign_count = \(bind: Int64(signCount)), backed_up = \(bind: backedUp), user_verified = \(bind: userVerified),
-                    last_used_at = \(bind: StorageTime.milliseconds(at))
-                WHERE realm = \(bind: realm) AND credential_id = \(bind: credentialId) AND sign_count = \(bind: Int64(expectedSignCount))
-                RETURNING credential_id
-                """) == 1
-        }
+        try await uses.record(PasskeyUse(
+            realm: realm, credentialId: credentialId, expectedSignCount: expectedSignCount, signCount: signCount, backedUp: backedUp,
+            userVerified: userVerified, at: at
+        ))
     }
 
     func markPossiblyCloned(realm: String, credentialId: String, at: Date) async throws {
