@@ -24,6 +24,8 @@ struct CoreServices: Sendable {
     let audit: AuditLog
     let singleUse: any SingleUseStore
     let logger: Logger
+    /// The registered devices behind keys, once the Devices part plugs them in.
+    let deviceKeys = DeviceKeys()
 }
 
 extension CoreServices {

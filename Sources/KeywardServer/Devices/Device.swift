@@ -1,5 +1,6 @@
 // One app installation's registered key, with its status and what its attestation showed.
 import Foundation
+import KeywardJOSE
 
 /// One app installation's registered key.
 public struct Device: Sendable, Equatable {
@@ -34,4 +35,29 @@ public struct Device: Sendable, Equatable {
     public var assertionCounter: Int64?
     public var registeredAt: Date
     public var keyRotatedAt: Date?
+    /// The person who last got tokens bound to the device's key (signed in on it), and when the device was last seen
+    /// doing so.
+    public var userId: String? = nil
+    public var lastSeenAt: Date? = nil
+    /// Removed by its person or an operator: refused everywhere, kept so that its key cannot register again.
+    public var removedAt: Date? = nil
+
+    /// Signed requests and tokens bound to its key are accepted.
+    public var usable: Bool { status == .registered && removedAt == nil }
+
+    /// How far its attestation vouches for it. Android Key Attestation in the TEE or StrongBox certified the key
+    /// itself, unless the key was rotated since without one; any other verified attestation vouches for the app
+    /// installation that holds the key.
+    public var attestationLevel: DeviceAttestationLevel {
+        guard attested else { return .none }
+        let summary = (try? StrictJSON.parseObject(Array(attestation.utf8))) ?? [:]
+        let hardware = ["TRUSTED_ENVIRONMENT", "STRONG_BOX"].contains(summary["security_level"]?.stringValue ?? "")
+        if summary["type"]?.stringValue == "android-key", hardware, summary["key_rotated_unattested"] == nil { return .hardwareKey }
+        return .appAttested
+    }
+
+    /// The attestation's kind, as its summary names it (`app-attest`, `android-key`, `play-integrity`, `none`).
+    public var attestationKind: String {
+        ((try? StrictJSON.parseObject(Array(attestation.utf8)))?["type"]?.stringValue) ?? "none"
+    }
 }

@@ -16,6 +16,10 @@ public protocol DeviceStore: Sendable {
     func device(realm: String, appId: String, deviceId: String) async throws -> Device?
     func device(realm: String, appId: String, keyThumbprint: String) async throws -> Device?
     func listDevices(realm: String, appId: String) async throws -> [Device]
+    /// The realm's devices whose key has this thumbprint, in app order (one key registers once per app).
+    func devices(realm: String, keyThumbprint: String) async throws -> [Device]
+    /// `userId` got tokens bound to the device's key `at`: the device is theirs, last seen then.
+    func recordSignIn(realm: String, appId: String, deviceId: String, userId: String, at: Date) async throws
 
     /// Sets a device's status (an operator's decision). Returns false when there is no such device.
     func setStatus(realm: String, appId: String, deviceId: String, to status: Device.Status) async throws -> Bool

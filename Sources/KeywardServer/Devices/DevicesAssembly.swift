@@ -51,6 +51,7 @@ public struct DevicesAssembly: KeywardPart {
             attestations: verifier, audit: core.audit, metrics: core.metrics, clock: core.clock, challengeLifetime: settings.challengeLifetime,
             limits: settings.limits
         )
+        core.deviceKeys.plug(DeviceKeyLookup(store: store))
     }
 
     /// The device API under `/realms/{realm}/v1/device/`.
@@ -69,7 +70,7 @@ public struct DevicesAssembly: KeywardPart {
 }
 
 extension DevicesAssembly {
-    static let migrations = [DeviceSchemaMigration.piece, DeviceAttestedSchemaMigration.piece]
+    static let migrations = [DeviceSchemaMigration.piece, DeviceAttestedSchemaMigration.piece, DevicePersonSchemaMigration.piece]
 
     var sweeps: [ExpiredRowSweep] { [.pendingDevices(store, lifetime: pendingLifetime)] }
 

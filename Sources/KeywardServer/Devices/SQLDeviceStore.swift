@@ -101,6 +101,27 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
+    public func devices(realm: String, keyThumbprint: String) async throws -> [Device] {
+        try await StoreErrorMapping.mapping("devices(keyThumbprint:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE realm = \(bind: realm) AND key_thumbprint = \(bind: keyThumbprint)
+                ORDER BY app_id
+                """).all().map(Self.device(from:))
+        }
+    }
+
+    public func recordSignIn(realm: String, appId: String, deviceId: String, userId: String, at: Date) async throws {
+        // Seen within the minute by the same person: nothing to write (a refresh every few seconds costs no commit).
+        let at = StorageTime.milliseconds(at)
+        try await StoreErrorMapping.mapping("recordDeviceSignIn") {
+            try await database.sql.raw("""
+                UPDATE devices SET user_id = \(bind: userId), last_seen_at = \(bind: at)
+                WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId)
+                    AND (user_id IS NULL OR user_id <> \(bind: userId) OR last_seen_at IS NULL OR last_seen_at < \(bind: at - 60_000))
+                """).run()
+        }
+    }
+
     public func listDevices(realm: String, appId: String) async throws -> [Device] {
         try await StoreErrorMapping.mapping("listDevices") {
             try await database.sql.raw("""
@@ -183,7 +204,7 @@ public struct SQLDeviceStore: DeviceStore {
 
     private static let deviceColumns = """
         realm, app_id, device_id, public_key, key_thumbprint, platform, status, attestation, attested, app_attest_key_id,
-        app_attest_public_key, assertion_counter, registered_at, key_rotated_at
+        app_attest_public_key, assertion_counter, registered_at, key_rotated_at, user_id, last_seen_at, removed_at
         """
 
     /// Comma-separated: package names and hex digests contain no comma (the service checks).
@@ -229,7 +250,10 @@ public struct SQLDeviceStore: DeviceStore {
             appAttestPublicKey: try row.decode(column: "app_attest_public_key", as: String?.self).map { try decodeBytes($0, "app_attest_public_key") },
             assertionCounter: try row.decode(column: "assertion_counter", as: Int64?.self),
             registeredAt: StorageTime.date(milliseconds: try row.decode(column: "registered_at", as: Int64.self)),
-            keyRotatedAt: try row.decode(column: "key_rotated_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) }
+            keyRotatedAt: try row.decode(column: "key_rotated_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) },
+            userId: try row.decode(column: "user_id", as: String?.self),
+            lastSeenAt: try row.decode(column: "last_seen_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) },
+            removedAt: try row.decode(column: "removed_at", as: Int64?.self).map { StorageTime.date(milliseconds: $0) }
         )
     }
 

@@ -30,7 +30,7 @@ public struct OAuthAssembly: KeywardPart {
             clients: clients, issuer: accessTokens, singleUse: singleUse,
             dpopOptions: Self.dpopOptions(maxAge: settings.tokenEndpointProofMaxAge, futureSkew: settings.tokenEndpointProofFutureSkew),
             nonces: settings.requireNonce ? DPoPNonces(masterKey: core.masterKey) : nil,
-            clock: core.clock, metrics: core.metrics
+            clock: core.clock, metrics: core.metrics, deviceKeys: core.deviceKeys, logger: core.logger
         )
         resourceGuard = DPoPResourceGuard(
             issuer: accessTokens, singleUse: singleUse,

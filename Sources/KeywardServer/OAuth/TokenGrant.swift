@@ -53,6 +53,10 @@ struct TokenGrantDecision: Sendable {
     var scope: String? = nil
     /// Claims the access token carries beside the endpoint's own (`auth_time`, `acr`, `sid`).
     var accessTokenClaims: JSONObject = [:]
+    /// The token acts for the person `subject` names: bound to a registered device's key, it names the device
+    /// (`device_id`, …) and makes the device the person's; a removed device's key gets nothing. False for a client
+    /// acting for itself.
+    var actsForPerson = true
     /// Runs once the access token is signed, and adds to the answer (a refresh token, an id_token); a failure
     /// here refuses the request.
     var finish: (@Sendable (TokenGrantIssued) async throws(OAuthFailure) -> TokenGrantExtras)? = nil

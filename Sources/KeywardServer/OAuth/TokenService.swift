@@ -1,5 +1,6 @@
 // The token endpoint's logic: identifying the client, answering the grant, checking DPoP, issuing the token.
 import Foundation
+import Logging
 import KeywardHTTPInput
 import KeywardJOSE
 import KeywardWire
@@ -39,6 +40,9 @@ public final class TokenService: Sendable {
     private let nonces: DPoPNonces?
     /// Extension grants by `grant_type`; an assertion grant type may have several (`TokenGrant.assertionType`).
     private let grants: [String: [any TokenGrant]]
+    /// The registered devices behind keys (Core's seam, filled by the Devices part).
+    private let deviceKeys: DeviceKeys
+    private let logger: Logger
 
     /// A successful answer, plus the nonce to advertise in `DPoP-Nonce` when nonces are required.
     public struct Issued: Sendable {
@@ -48,10 +52,11 @@ public final class TokenService: Sendable {
 
     init(
         clients: ClientService, issuer: AccessTokenIssuer, singleUse: any SingleUseStore,
-        dpopOptions: DPoPVerifier.Options, nonces: DPoPNonces?, clock: any KeywardClock, metrics: KeywardMetrics,
-        grants: [any TokenGrant] = []
+        dpopOptions: DPoPVerifier.Options, nonces: DPoPNonces?, clock: any KeywardClock, metrics: KeywardMetrics, deviceKeys: DeviceKeys,
+        logger: Logger, grants: [any TokenGrant] = []
     ) {
         self.grants = Dictionary(grouping: grants, by: \.grantType)
+        (self.deviceKeys, self.logger) = (deviceKeys, logger)
         self.nonces = nonces
         self.clientAuthentication = ClientAuthentication(clients: clients)
         self.clients = clients
@@ -66,7 +71,7 @@ public final class TokenService: Sendable {
     func adding(_ more: [any TokenGrant]) -> TokenService {
         TokenService(
             clients: clients, issuer: issuer, singleUse: singleUse, dpopOptions: dpopOptions, nonces: nonces,
-            clock: clock, metrics: metrics, grants: grants.values.flatMap { $0 } + more
+            clock: clock, metrics: metrics, deviceKeys: deviceKeys, logger: logger, grants: grants.values.flatMap { $0 } + more
         )
     }
 
@@ -96,6 +101,7 @@ public final class TokenService: Sendable {
                 throw OAuthFailure(status: 400, code: .unauthorizedClient, description: "client '\(client.clientId)' is public and cannot use client_credentials")
             }
             decision = TokenGrantDecision(subject: "service-account-" + client.clientId, requiresDPoP: false)
+            decision.actsForPerson = false
         } else if let grant = grant(grantType, assertion: request.form["assertion"]) {
             client = try await clientAuthentication.identify(form: request.form, authorization: request.authorization, realm: realm.name)
             decision = try await grant.authorize(TokenGrantRequest(realm: realm, client: client, form: request.form, now: now))
@@ -141,6 +147,8 @@ public final class TokenService: Sendable {
         default:
             throw OAuthFailure(status: 400, code: .invalidDPoPProof, description: "more than one DPoP header", dpopReason: .multipleProofs)
         }
+        let device = try await boundDevice(realm: realm.name, jkt: jkt, decision: decision)
+        if let device { decision.accessTokenClaims.merge(device.claims) { _, fromDevice in fromDevice } }
         if let once = decision.singleUse {
             let proofEntry = deferredReplay?.entry
             let entries = [proofEntry, SingleUseEntry(scope: once.scope, key: once.key, expiresAt: once.expiresAt)].compactMap { $0 }
@@ -155,11 +163,37 @@ public final class TokenService: Sendable {
             realm: realm, clientId: client.clientId, subject: decision.subject, scope: scope, jkt: jkt, now: now, extraClaims: decision.accessTokenClaims
         )
         let extras = try await decision.finish?(TokenGrantIssued(client: client, accessToken: issued.token, jkt: jkt, now: now)) ?? TokenGrantExtras()
+        if let device {
+            // Which person a device is theirs is shown on the account page; the tokens do not wait on it.
+            do {
+                try await deviceKeys.signedIn(device, userId: decision.subject, at: now)
+            } catch {
+                logger.warning("a device's person not recorded", metadata: ["device": "\(device.deviceId)", "error": "\(error)"])
+            }
+        }
         let tokenType = jkt == nil ? "Bearer" : "DPoP"
         metrics.tokenIssued(realm: realm.name, tokenType: tokenType)
         var response = TokenResponse(accessToken: issued.token, tokenType: tokenType, expiresIn: issued.expiresIn, scope: scope.isEmpty ? nil : scope)
         (response.refreshToken, response.idToken) = (extras.refreshToken, extras.idToken)
         return Issued(response: response, dpopNonce: nonces?.current(now: now))
+    }
+
+    /// The registered device whose key the person's token is bound to, if any; a removed (or rejected) device's key
+    /// is refused before anything single-use is spent.
+    private func boundDevice(realm: String, jkt: String?, decision: TokenGrantDecision) async throws -> RegisteredDeviceKey? {
+        guard decision.actsForPerson, let jkt else { return nil }
+        let device: RegisteredDeviceKey?
+        do {
+            device = try await deviceKeys.device(realm: realm, jkt: jkt)
+        } catch {
+            throw OAuthFailure.temporarilyUnavailable
+        }
+        if let device, !device.usable {
+            throw OAuthFailure.invalidGrant(
+                "the DPoP key belongs to device '\(device.deviceId)' of app '\(device.appId)', which was removed or is not registered", reason: "device_not_usable"
+            )
+        }
+        return device
     }
 
     /// The grant for `grantType`; where several take assertions, the one for this assertion's `typ`, else the one for any.

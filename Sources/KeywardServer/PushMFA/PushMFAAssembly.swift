@@ -75,7 +75,7 @@ public struct PushMFAAssembly: KeywardPart {
 extension PushMFAAssembly {
     static let migrations = [
         PushMFASchemaMigration.piece, ChallengeNotifySchemaMigration.piece, ChallengeNotifyStatusSchemaMigration.piece,
-        LoginChallengeFunctionSchemaMigration.piece,
+        LoginChallengeFunctionSchemaMigration.piece, RegisteredDevicePushSchemaMigration.piece,
     ]
 
     var sweeps: [ExpiredRowSweep] { [.pushChallenges(challengeStore)] }

@@ -1,5 +1,6 @@
 // Tests: a valid request met by a storage outage is answered 503 with a stable code, not as the client's fault.
 import Foundation
+import Logging
 import HTTPTypes
 import KeywardJOSE
 import XCTest
@@ -25,7 +26,8 @@ final class StorageOutageTests: XCTestCase {
             let oauth = server.runtime.oauth
             let tokens = TokenService(
                 clients: oauth.clients, issuer: oauth.accessTokens, singleUse: Unwritable(),
-                dpopOptions: OAuthAssembly.dpopOptions(maxAge: 60, futureSkew: 15), nonces: nil, clock: server.clock, metrics: KeywardMetrics()
+                dpopOptions: OAuthAssembly.dpopOptions(maxAge: 60, futureSkew: 15), nonces: nil, clock: server.clock, metrics: KeywardMetrics(),
+                deviceKeys: DeviceKeys(), logger: Logger(label: "test")
             )
             let found = try await oauth.realms.realm(named: "demo")
             let realm = try XCTUnwrap(found)

@@ -1,0 +1,68 @@
+// One device, one key (issue 32): the registered installation behind a key, as the parts that meet the key see it —
+// the token endpoint binding a person's tokens to it, push approvals, the gates.
+import Foundation
+import KeywardJOSE
+import Synchronization
+
+/// How far a device's attestation vouches for it, weakest first.
+public enum DeviceAttestationLevel: String, Sendable, CaseIterable, Comparable {
+    /// Nothing verified: no attestation, a failed or unreadable one, or the development bypass.
+    case none
+    /// A verified attestation vouches for the app installation (App Attest, Play Integrity, or a key attestation
+    /// made in software), which holds the key.
+    case appAttested = "app-attested"
+    /// Android Key Attestation certified the key itself as kept in hardware (the TEE or StrongBox).
+    case hardwareKey = "hardware-key"
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// A registered installation, found by its key's RFC 7638 thumbprint.
+struct RegisteredDeviceKey: Sendable, Equatable {
+    let realm: String
+    let appId: String
+    let deviceId: String
+    /// `ios` or `android`.
+    let platform: String
+    /// The attestation's kind: `app-attest`, `android-key`, `play-integrity` or `none`.
+    let attestation: String
+    let level: DeviceAttestationLevel
+    /// Signed requests and tokens are accepted: registered, not pending, rejected or removed.
+    let usable: Bool
+
+    /// The claims a token bound to this key carries: which registered device holds it, and what vouched for it.
+    var claims: JSONObject {
+        ["device_id": .string(deviceId), "device_app": .string(appId), "device_attestation": .string(attestation), "device_level": .string(level.rawValue)]
+    }
+}
+
+/// The registered devices, as the Devices part answers for them. The token endpoint and the gates name no part.
+protocol DeviceKeyDirectory: Sendable {
+    /// The device of `realm` whose key has thumbprint `jkt`, if one is registered (usable or not).
+    func device(realm: String, jkt: String) async throws -> RegisteredDeviceKey?
+    /// `userId` got tokens bound to the device's key: the device is the person's, seen `at`.
+    func signedIn(_ device: RegisteredDeviceKey, userId: String, at: Date) async throws
+}
+
+/// Where the Devices part plugs its directory in while the parts are assembled; none: no key is a device's.
+final class DeviceKeys: Sendable {
+    private let directory = Mutex<(any DeviceKeyDirectory)?>(nil)
+
+    func plug(_ plugged: any DeviceKeyDirectory) {
+        directory.withLock {
+            precondition($0 == nil, "a device key directory is plugged in already")
+            $0 = plugged
+        }
+    }
+
+    func device(realm: String, jkt: String) async throws -> RegisteredDeviceKey? {
+        guard let plugged = directory.withLock({ $0 }) else { return nil }
+        return try await plugged.device(realm: realm, jkt: jkt)
+    }
+
+    func signedIn(_ device: RegisteredDeviceKey, userId: String, at: Date) async throws {
+        try await directory.withLock({ $0 })?.signedIn(device, userId: userId, at: at)
+    }
+}

@@ -1,0 +1,22 @@
+// The registered devices behind keys, for the token endpoint and the gates (Core's `DeviceKeyDirectory`).
+import Foundation
+
+/// Answers which registered device holds a key. A key registered for several apps of the realm (the same
+/// installation's key reused across apps) counts as unusable when any of them is, so removing it in one app cannot be
+/// walked around through another; otherwise the first app's device names it.
+struct DeviceKeyLookup: DeviceKeyDirectory {
+    let store: any DeviceStore
+
+    func device(realm: String, jkt: String) async throws -> RegisteredDeviceKey? {
+        let devices = try await store.devices(realm: realm, keyThumbprint: jkt)
+        guard let named = devices.first(where: { !$0.usable }) ?? devices.first else { return nil }
+        return RegisteredDeviceKey(
+            realm: realm, appId: named.appId, deviceId: named.deviceId, platform: named.platform.rawValue, attestation: named.attestationKind,
+            level: named.attestationLevel, usable: devices.allSatisfy(\.usable)
+        )
+    }
+
+    func signedIn(_ device: RegisteredDeviceKey, userId: String, at: Date) async throws {
+        try await store.recordSignIn(realm: device.realm, appId: device.appId, deviceId: device.deviceId, userId: userId, at: at)
+    }
+}
