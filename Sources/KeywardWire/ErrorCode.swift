@@ -80,6 +80,8 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case invalidSignature = "INVALID_SIGNATURE"
     /// The app has as many unattested devices (pending, or registered in the last hour) as the server allows.
     case tooManyRegistrations = "TOO_MANY_REGISTRATIONS"
+    /// The person has as many devices approving logins as the realm allows (`pushMfa.maxDevicesPerUser`).
+    case tooManyDevices = "TOO_MANY_DEVICES"
 }
 
 /// The JSON error body of Keyward's own API routes.

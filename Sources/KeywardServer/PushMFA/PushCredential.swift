@@ -19,12 +19,18 @@ public struct PushCredential: Sendable, Equatable {
     public var pushTokenValid: Bool
     public var createdAt: Date
     public var lastUsedAt: Date?
+    /// Created on a registered device's own key (`POST …/v1/device/push-mfa`): that device, whose removal and
+    /// attestation then apply to the approvals. Nil for a phone enrolled by QR code.
+    public var registeredAppId: String?
+    public var registeredDeviceId: String?
 
     public init(
         id: String, realm: String, userId: String, credentialId: String, deviceId: String, deviceType: String,
         deviceLabel: String, publicKeyJWK: String, pushProviderId: String, pushProviderType: String,
-        pushTokenValid: Bool = true, createdAt: Date, lastUsedAt: Date? = nil
+        pushTokenValid: Bool = true, createdAt: Date, lastUsedAt: Date? = nil, registeredAppId: String? = nil, registeredDeviceId: String? = nil
     ) {
+        self.registeredAppId = registeredAppId
+        self.registeredDeviceId = registeredDeviceId
         self.id = id
         self.realm = realm
         self.userId = userId

@@ -14,12 +14,15 @@ public struct PushMFAAssembly: KeywardPart {
     private let throttle: LoginThrottle
     private let browser: BrowserRequests
     private let settings: PushMFAServerSettings
+    /// The OAuth core's gate, in front of enabling push on a registered device with the person's token.
+    private let resourceGuard: DPoPResourceGuard
 
     /// Plugs push approval into Accounts' login flow as its second factor, and the user's phones into its removal.
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, senders: [any PushSender], settings: PushMFAServerSettings) {
         self.core = core
         self.settings = settings
         (realms, users, throttle, browser) = (oauth.realms, accounts.users, accounts.loginThrottle, accounts.browser)
+        resourceGuard = oauth.resourceGuard
         let metrics = core.metrics
         signals = ChallengeSignals()
         challengeStore = SQLPushChallengeStore(database: core.database)
@@ -60,6 +63,10 @@ public struct PushMFAAssembly: KeywardPart {
             service: service,
             events: ChallengeEventStream(service: service, signals: signals, metrics: core.metrics, options: settings.events),
             realmResolution: RealmResolution(realms: realms), maxBodySize: core.settings.maxBodySize, renderer: renderer
+        ).register(on: router)
+        RegisteredDevicePushRoutes(
+            service: service, users: users, deviceKeys: core.deviceKeys, realmResolution: RealmResolution(realms: realms),
+            authentication: DPoPAuthentication(gate: resourceGuard, publicURL: core.settings.publicURL), maxBodySize: core.settings.maxBodySize
         ).register(on: router)
     }
 

@@ -31,6 +31,9 @@ public protocol PushCredentialStore: Sendable {
     /// (a re-enrolled device keeps one record). One transaction with the enrollment challenge's resolution:
     /// the challenge must still be PENDING and unexpired, else nothing is written.
     func completeEnrollment(challengeId: String, credential: PushCredential, now: Date) async throws -> ChallengeResolution
+    /// Stores a credential made on a registered device's own key, replacing any of the same user with the same
+    /// `deviceId`, in one transaction.
+    func putRegisteredDeviceCredential(_ credential: PushCredential) async throws
     func credentials(realm: String, userId: String) async throws -> [PushCredential]
     /// The realm's stored push-MFA settings (nil: defaults) and the user's devices, oldest first, read together
     /// (every login does this).

@@ -37,6 +37,28 @@ public struct SQLPushCredentialStore: PushCredentialStore {
         }
     }
 
+    public func putRegisteredDeviceCredential(_ credential: PushCredential) async throws {
+        try await StoreErrorMapping.mapping("putRegisteredDeviceCredential", missingParent: "realm '\(credential.realm)' does not exist") {
+            try await database.transaction { session in
+                // One record per device, as an enrollment by QR code keeps: the key that authenticates is never ambiguous.
+                try await session.raw("""
+                    DELETE FROM push_credentials
+                    WHERE realm = \(bind: credential.realm) AND user_id = \(bind: credential.userId) AND device_id = \(bind: credential.deviceId)
+                    """).run()
+                try await session.raw("""
+                    INSERT INTO push_credentials (id, realm, user_id, credential_id, device_id, device_type, device_label,
+                        public_key_jwk, push_provider_id, push_provider_type, push_token_valid, created_at, last_used_at,
+                        registered_app_id, registered_device_id)
+                    VALUES (\(bind: credential.id), \(bind: credential.realm), \(bind: credential.userId), \(bind: credential.credentialId),
+                        \(bind: credential.deviceId), \(bind: credential.deviceType), \(bind: credential.deviceLabel),
+                        \(bind: credential.publicKeyJWK), \(bind: credential.pushProviderId), \(bind: credential.pushProviderType),
+                        \(bind: credential.pushTokenValid), \(bind: StorageTime.milliseconds(credential.createdAt)), NULL,
+                        \(bind: credential.registeredAppId), \(bind: credential.registeredDeviceId))
+                    """).run()
+            }
+        }
+    }
+
     public func credentials(realm: String, userId: String) async throws -> [PushCredential] {
         try await StoreErrorMapping.mapping("credentials(realm:userId:)") {
             try await database.sql.raw("""
@@ -121,7 +143,7 @@ public struct SQLPushCredentialStore: PushCredentialStore {
 
     private static let columns = """
         id, realm, user_id, credential_id, device_id, device_type, device_label, public_key_jwk, push_provider_id,
-        push_provider_type, push_token_valid, created_at, last_used_at
+        push_provider_type, push_token_valid, created_at, last_used_at, registered_app_id, registered_device_id
         """
 
     /// `columns` read from the alias `c`, for joins.
@@ -142,7 +164,9 @@ public struct SQLPushCredentialStore: PushCredentialStore {
             pushProviderType: try row.decode(column: "push_provider_type", as: String.self),
             pushTokenValid: try row.decode(column: "push_token_valid", as: Bool.self),
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
-            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(StorageTime.date(milliseconds:))
+            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(StorageTime.date(milliseconds:)),
+            registeredAppId: try row.decode(column: "registered_app_id", as: String?.self),
+            registeredDeviceId: try row.decode(column: "registered_device_id", as: String?.self)
         )
     }
 }
