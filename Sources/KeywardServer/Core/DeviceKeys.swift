@@ -29,10 +29,23 @@ struct RegisteredDeviceKey: Sendable, Equatable {
     /// The attestation's kind: `app-attest`, `android-key`, `play-integrity` or `none`.
     let attestation: String
     let level: DeviceAttestationLevel
+    /// Where the hardware keeps the key, when a key attestation said so: `StrongBox` or `TEE`.
+    var keyStorage: String? = nil
     /// Signed requests and tokens are accepted: registered, not pending, rejected or removed.
     let usable: Bool
 
     /// The claims a token bound to this key carries: which registered device holds it, and what vouched for it.
+    /// What vouched for the device, in words for the pages: "App Attest verified", "StrongBox key".
+    var attestationWords: String {
+        if let keyStorage, level == .hardwareKey { return "\(keyStorage) key" }
+        switch attestation {
+        case "app-attest": return level == .none ? "App Attest not verified" : "App Attest verified"
+        case "play-integrity": return level == .none ? "Play Integrity not verified" : "Play Integrity verified"
+        case "android-key": return level == .none ? "key attestation not verified" : "software key"
+        default: return "not attested"
+        }
+    }
+
     var claims: JSONObject {
         ["device_id": .string(deviceId), "device_app": .string(appId), "device_attestation": .string(attestation), "device_level": .string(level.rawValue)]
     }

@@ -56,6 +56,13 @@ public struct Device: Sendable, Equatable {
         return .appAttested
     }
 
+    /// Where the hardware keeps the key, when Android Key Attestation certified it there: `StrongBox` or `TEE`.
+    public var keyStorage: String? {
+        guard attestationLevel == .hardwareKey else { return nil }
+        let summary = (try? StrictJSON.parseObject(Array(attestation.utf8))) ?? [:]
+        return summary["security_level"]?.stringValue == "STRONG_BOX" ? "StrongBox" : "TEE"
+    }
+
     /// The attestation's kind, as its summary names it (`app-attest`, `android-key`, `play-integrity`, `none`).
     public var attestationKind: String {
         ((try? StrictJSON.parseObject(Array(attestation.utf8)))?["type"]?.stringValue) ?? "none"

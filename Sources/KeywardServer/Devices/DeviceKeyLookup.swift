@@ -12,7 +12,7 @@ struct DeviceKeyLookup: DeviceKeyDirectory {
         guard let named = devices.first(where: { !$0.usable }) ?? devices.first else { return nil }
         return RegisteredDeviceKey(
             realm: realm, appId: named.appId, deviceId: named.deviceId, platform: named.platform.rawValue, attestation: named.attestationKind,
-            level: named.attestationLevel, usable: devices.allSatisfy(\.usable)
+            level: named.attestationLevel, keyStorage: named.keyStorage, usable: devices.allSatisfy(\.usable)
         )
     }
 

@@ -68,6 +68,11 @@ extension PushMFAService {
         case "deny":
             return try await finish(challenge, to: .denied, now: now)
         case "approve":
+            let settings = try await stored { try await self.settings(realm: challenge.realm) }
+            guard let approving = try await stored({ try await approvingDevice(realm: challenge.realm, device.credential, settings: settings) }) else {
+                await invalidResponse(challenge, reason: "device may not approve (removed, or not attested at \(settings.requireAttestedDevice.rawValue))")
+                throw PushMFAError.forbidden("This device may not approve sign-ins in this realm")
+            }
             if challenge.userVerification != .none {
                 guard let value = claims["userVerification"], !(value.stringValue?.trimmingCharacters(in: .whitespaces).isEmpty ?? false) else {
                     throw PushMFAError.badRequest("Missing user verification")
@@ -78,7 +83,7 @@ extension PushMFAService {
                     throw PushMFAError.forbidden("User verification mismatch")
                 }
             }
-            return try await finish(challenge, to: .approved, now: now)
+            return try await finish(challenge, to: .approved, now: now, approvedBy: approving)
         default:
             throw PushMFAError.badRequest("Unsupported action: \(action.prefix(32))")
         }
@@ -107,12 +112,21 @@ extension PushMFAService {
     }
 
     /// One atomic transition. The loser of two racing responses gets 409, as the original's resolve lock does.
-    private func finish(_ challenge: PushChallenge, to status: PushChallenge.Status, now: Date) async throws(PushMFAError) -> String {
+    /// `approvedBy`: the device that approved, named in the audit with its attestation level.
+    private func finish(
+        _ challenge: PushChallenge, to status: PushChallenge.Status, now: Date, approvedBy: ApprovingDevice? = nil
+    ) async throws(PushMFAError) -> String {
         switch try await stored({ try await challenges.resolve(id: challenge.id, to: status, now: now) }) {
         case .applied(let resolved):
             signals.notify(resolved)
             if status == .approved {
-                await audit.record(.challengeAccepted, realm: resolved.realm, userId: resolved.userId, clientId: resolved.clientId, details: ["challengeId": resolved.id])
+                var details = ["challengeId": resolved.id]
+                if let approvedBy {
+                    details["device"] = approvedBy.description
+                    details["level"] = approvedBy.level.rawValue
+                    if let registered = approvedBy.device { details["registeredDevice"] = registered.deviceId }
+                }
+                await audit.record(.challengeAccepted, realm: resolved.realm, userId: resolved.userId, clientId: resolved.clientId, details: details)
                 return "approved"
             }
             await audit.record(.challengeDenied, realm: resolved.realm, userId: resolved.userId, clientId: resolved.clientId, details: ["challengeId": resolved.id, "reason": "denied on the device"])

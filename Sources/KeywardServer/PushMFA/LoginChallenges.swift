@@ -8,6 +8,9 @@ public enum LoginChallengeStart: Sendable {
     case created(PushChallenge, watchSecret: String, sameDeviceLink: String, confirmToken: String)
     /// The user has no push device.
     case noDevice
+    /// The user has push devices, and none may approve (`approvingDevices`): the realm requires devices attested at
+    /// `required`.
+    case noApprovingDevice(required: DeviceAttestationLevel)
     /// `maxPendingChallenges` other logins are waiting for an answer already.
     case tooManyPending
     /// Wait-challenge rate limiting: try again after this many seconds.
@@ -21,9 +24,12 @@ extension PushMFAService {
     public func startLogin(
         realm: Realm, user: User, clientId: String?, sessionId: String, languages: [String] = []
     ) async throws(PushMFAError) -> LoginChallengeStart {
-        let (realmSettings, devices) = try await stored { try await credentials.settingsAndCredentials(realm: realm.name, userId: user.id) }
+        let (realmSettings, enrolled) = try await stored { try await credentials.settingsAndCredentials(realm: realm.name, userId: user.id) }
         let settings = realmSettings ?? PushMFASettings()
-        guard let newest = devices.max(by: { $0.createdAt < $1.createdAt }) else { return .noDevice }
+        let devices = try await stored { try await approvingDevices(realm: realm.name, enrolled, settings: settings) }.map(\.credential)
+        guard let newest = devices.max(by: { $0.createdAt < $1.createdAt }) else {
+            return enrolled.isEmpty ? .noDevice : .noApprovingDevice(required: settings.requireAttestedDevice)
+        }
         let now = clock.now()
 
         let limiter = WaitChallengeLimiter(settings: settings)

@@ -45,7 +45,7 @@ public struct PushMFAAssembly: KeywardPart {
                 maxRunning: settings.maxConcurrentSends, maxWaiting: 16 * settings.maxConcurrentSends,
                 onDrop: { metrics.pushDropped() }
             ),
-            signals: signals, audit: core.audit, clock: core.clock, logger: core.logger
+            signals: signals, audit: core.audit, clock: core.clock, logger: core.logger, deviceKeys: core.deviceKeys
         )
         accounts.plugins.plug(secondFactor: factor)
         accounts.plugins.add(removalStep: factor)

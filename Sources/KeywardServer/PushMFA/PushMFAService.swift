@@ -27,6 +27,8 @@ public struct PushMFAService: Sendable {
     let audit: AuditLog
     let clock: any KeywardClock
     let logger: Logger
+    /// The registered devices push credentials may live on (Core's seam, filled by the Devices part).
+    let deviceKeys: DeviceKeys
 
     /// The realm's settings, or the defaults when none were saved.
     public func settings(realm: String) async throws -> PushMFASettings {
@@ -81,7 +83,8 @@ extension PushMFAService {
     func replacingChallenges(with store: any PushChallengeStore) -> PushMFAService {
         PushMFAService(
             realms: realms, users: users, credentials: credentials, challenges: store, state: state, tokens: tokens,
-            authenticator: authenticator, pusher: pusher, pushTasks: pushTasks, signals: signals, audit: audit, clock: clock, logger: logger
+            authenticator: authenticator, pusher: pusher, pushTasks: pushTasks, signals: signals, audit: audit, clock: clock, logger: logger,
+            deviceKeys: deviceKeys
         )
     }
 }

@@ -41,6 +41,10 @@ public struct PushMFASettings: Sendable, Equatable {
     /// Keyward: users without a device are sent to enrollment after password login.
     public var requirePushMfa = false
     public var loginDevices: LoginDevices = .all
+    /// Keyward (issue 32): only devices whose key was attested at this level approve logins — push credentials made
+    /// on a registered device's own key (`POST …/v1/device/push-mfa`); a phone enrolled by QR code never qualifies
+    /// unless this is `none` (the default, `off` on the command line).
+    public var requireAttestedDevice: DeviceAttestationLevel = .none
     /// Keyward: the push notification's title and body for this realm's users (the original localises them from
     /// the login theme); nil keeps the node's `push.fcm.title` / `push.fcm.body` (APNs: the same defaults).
     public var notificationTitle: String?
@@ -92,6 +96,7 @@ public struct PushMFASettings: Sendable, Equatable {
             "maxDevicesPerUser": .number(Double(maxDevicesPerUser)),
             "requirePushMfa": .bool(requirePushMfa),
             "loginDevices": .string(loginDevices.rawValue),
+            "requireAttestedDevice": .string(requireAttestedDevice.rawValue),
         ]
         if let ttl = enrollmentRequestUriTtlSeconds { object["enrollmentRequestUriTtlSeconds"] = .number(Double(ttl)) }
         if let notificationTitle { object["notificationTitle"] = .string(notificationTitle) }
@@ -178,6 +183,11 @@ public struct PushMFASettings: Sendable, Equatable {
             loginDevices = choice
         case "notificationTitle": notificationTitle = try notificationText()
         case "notificationBody": notificationBody = try notificationText()
+        case "requireAttestedDevice":
+            guard let level = value == "off" ? DeviceAttestationLevel.none : DeviceAttestationLevel(rawValue: value) else {
+                throw PushMFASettingsError(key: key, problem: "must be off, app-attested or hardware-key, got '\(value.prefix(32))'")
+            }
+            requireAttestedDevice = level
         default:
             throw PushMFASettingsError(key: key, problem: "unknown setting; known: \(Self.keys.joined(separator: ", "))")
         }
@@ -188,8 +198,8 @@ public struct PushMFASettings: Sendable, Equatable {
         "sameDeviceIncludeUserVerification", "loginAppUniversalLink", "autoAddRequiredAction", "waitChallengeEnabled",
         "waitChallengeBaseSeconds", "waitChallengeMaxSeconds", "waitChallengeResetHours", "enrollmentChallengeTtlSeconds",
         "enrollmentAppUniversalLink", "enrollmentUseRequestUri", "enrollmentRequestUriTtlSeconds",
-        "requireDpopForEnrollment", "requireRotationProof", "maxDevicesPerUser", "requirePushMfa", "loginDevices", "notificationTitle", "notificationBody",
-        "notificationTitle.<language>", "notificationBody.<language>",
+        "requireDpopForEnrollment", "requireRotationProof", "maxDevicesPerUser", "requirePushMfa", "loginDevices", "requireAttestedDevice",
+        "notificationTitle", "notificationBody", "notificationTitle.<language>", "notificationBody.<language>",
     ]
 
     /// Reads the stored JSON form back; values written by an older or newer build that no longer fit are

@@ -86,13 +86,23 @@ struct PushPages: Sendable {
                 session.challengeId = challenge.id
                 session.challengeSecret = secret
                 try await browser.sessions.save(session)
-                return waitingPage(request, realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink, alternatives: alternatives)
+                let devices = try await pushMFA.waitingDevices(realm: realm, userId: userId, challenge: challenge)
+                return waitingPage(
+                    request, realmRecord, session, challenge, demoToken: confirmToken, sameDeviceLink: sameDeviceLink, alternatives: alternatives, devices: devices
+                )
             case .noDevice:
                 // The device was removed after the password step: the realm's rule decides, as it did there.
                 let step = PushSecondFactor.withoutDevice(realm: realm, settings: try await pushMFA.settings(realm: realm))
                 let next = LoginFlow.continueAfterFirstFactor(&session, step: step)
                 try await browser.sessions.save(session)
                 return renderer.redirect(to: next)
+            case .noApprovingDevice(let required):
+                let level = required == .hardwareKey ? "a key the phone's hardware attested" : "an attested installation of the app"
+                return outcome(
+                    realm, session, heading: "No device can approve this sign-in",
+                    text: "This realm accepts approvals only from its app on a phone with \(level), and none of your devices qualifies. Open the app on such a phone and turn on sign-in approvals there, or ask your administrator.",
+                    retry: false, status: .forbidden
+                )
             case .tooManyPending:
                 return outcome(realm, session, heading: "Approval already pending", text: "You already have a pending push approval from another sign-in. Answer or cancel it on your phone, or wait until it expires, then try again.", retry: true, status: .tooManyRequests)
             case .waitRequired(let seconds):
@@ -105,8 +115,10 @@ struct PushPages: Sendable {
         switch challenge.status {
         case .pending:
             let aid = realmRecord.demo ? try await pushMFA.confirmLinks(for: challenge) : nil
+            let devices = try await pushMFA.waitingDevices(realm: realm, userId: userId, challenge: challenge)
             return waitingPage(
-                request, realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink, alternatives: alternatives
+                request, realmRecord, session, challenge, demoToken: aid?.confirmToken, sameDeviceLink: aid?.sameDeviceLink, alternatives: alternatives,
+                devices: devices
             )
         case .approved:
             await pushMFA.discardChallenge(id: challenge.id)
@@ -131,10 +143,10 @@ struct PushPages: Sendable {
     /// The page's form is submitted when the phone answers, and its redirect continues where the sign-in was going.
     private func waitingPage(
         _ request: Request, _ realm: Realm, _ session: BrowserSession, _ challenge: PushChallenge, demoToken: String?, sameDeviceLink: String?,
-        alternatives: [[String: String]]
+        alternatives: [[String: String]], devices: [String]
     ) -> Response {
         var page: [String: Any] = [
-            "alternatives": alternatives,
+            "alternatives": alternatives, "devices": devices, "hasDevices": !devices.isEmpty,
             "action": PageURLs.pushWait(realm.name), "csrf": session.csrfToken, "challengeId": challenge.id,
             "eventsURL": "/realms/\(realm.name)/push-mfa/login/challenges/\(challenge.id)/events?secret=\(session.challengeSecret ?? "")",
             "hasVerification": challenge.userVerification != .none,

@@ -15,6 +15,8 @@ struct PushSecondFactor: SecondFactor, UserRemovalStep {
     func step(realm: String, userId: String, newUser: Bool) async throws -> SecondFactorStep {
         if newUser { return Self.withoutDevice(realm: realm, settings: try await service.settings(realm: realm)) }
         let stored = try await service.settingsAndDevices(realm: realm, userId: userId)
+        // A person with devices goes to the push step even when none of them may approve (the realm requires an
+        // attested device): the step says so. Dropping to the password alone would weaken their account.
         guard stored.devices.isEmpty else { return .verify(next: PageURLs.pushWait(realm)) }
         return Self.withoutDevice(realm: realm, settings: stored.settings)
     }

@@ -35,6 +35,15 @@ enum OneDeviceFixture {
         }
         let installation = TestInstallation()
         let deviceId = try await client.registeredDevice(installation)
+        return try await signIn(server, client, on: installation, deviceId: deviceId, username: username, password: password)
+    }
+
+    /// Signs `username` in on a registered installation through the code flow of client `app` (registered already),
+    /// with the installation's key as the DPoP key.
+    static func signIn(
+        _ server: TestServer, _ client: any TestClientProtocol, on installation: TestInstallation, deviceId: String, username: String = "test",
+        password: String = "test"
+    ) async throws -> SignedInDevice {
         let key = try SigningKey(algorithm: .es256, pem: installation.key.pemRepresentation)
         let app = TestApp(clientId: "app", redirectURI: "com.example.app:/cb")
         let answer = try await app.authorize(TestBrowser(client), username: username, password: password, ["dpop_jkt": try key.publicJWK.thumbprint()])

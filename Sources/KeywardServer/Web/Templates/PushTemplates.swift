@@ -14,6 +14,8 @@ extension PageTemplates {
     <p class="code" id="verification-code" aria-describedby="instruction">{{value}}</p>
     {{/pin}}
     {{^hasVerification}}<p id="instruction">We sent a push to your phone. Approve the login there.</p>{{/hasVerification}}
+    {{#hasDevices}}<p class="muted" id="approving-devices-label">It can be approved on:</p>
+    <ul id="approving-devices" aria-labelledby="approving-devices-label">{{#devices}}<li>{{.}}</li>{{/devices}}</ul>{{/hasDevices}}
     <p id="status-live" role="status" aria-live="polite" class="muted">Waiting for your phone…</p>
     </div>
     <form method="post" action="{{action}}" id="push-form">
