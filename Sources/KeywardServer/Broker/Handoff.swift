@@ -37,6 +37,8 @@ protocol HandoffStore: Sendable {
     /// Deletes and returns the hand-off of this code that the key `jkt` may take, in one statement: of concurrent
     /// takers, one gets it. A hand-off for another key stays.
     func take(realm: String, codeHash: String, jkt: String) async throws -> Handoff?
+    /// Deletes the realm's hand-offs waiting for the key `jkt` (a removed device's); returns how many.
+    func deleteAll(realm: String, jkt: String) async throws -> Int
     /// Deletes the hand-offs past their expiry; returns how many.
     func deleteExpired(now: Date) async throws -> Int
 }

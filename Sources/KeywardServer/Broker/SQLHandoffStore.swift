@@ -31,6 +31,14 @@ struct SQLHandoffStore: HandoffStore {
         }
     }
 
+    func deleteAll(realm: String, jkt: String) async throws -> Int {
+        try await StoreErrorMapping.mapping("deleteKeyHandoffs") {
+            try await database.sql.countingRows(
+                "DELETE FROM broker_handoffs WHERE realm = \(bind: realm) AND jkt = \(bind: jkt) RETURNING code_hash"
+            )
+        }
+    }
+
     func deleteExpired(now: Date) async throws -> Int {
         try await StoreErrorMapping.mapping("deleteExpiredHandoffs") {
             try await database.sql.countingRows("""

@@ -53,6 +53,7 @@ public struct AuditEvent: Sendable, Equatable {
         case deviceKeyRotated = "DeviceKeyRotated"
         case deviceApproved = "DeviceApproved"
         case deviceRejected = "DeviceRejected"
+        case deviceRemoved = "DeviceRemoved"
         /// Development traffic for an app that may not have any: a build meant for QA reached production, or someone
         /// is probing for a bypass.
         case devModeRefused = "DevModeRefused"

@@ -22,6 +22,8 @@ public enum DPoPRejection: Sendable, Equatable {
     case unknownDevice
     /// The device proved itself, but its user is disabled (push-MFA device API).
     case userDisabled
+    /// The token names a registered device that was removed, or no longer holds the token's key.
+    case deviceRemoved
     /// Storage could not be asked.
     case unavailable
 
@@ -37,6 +39,7 @@ public enum DPoPRejection: Sendable, Equatable {
         case .proof(let reason): reason.rawValue
         case .unknownDevice: "unknown_device"
         case .userDisabled: "user_disabled"
+        case .deviceRemoved: "device_removed"
         case .unavailable: "unavailable"
         }
     }

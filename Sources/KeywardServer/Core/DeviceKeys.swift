@@ -24,6 +24,8 @@ struct RegisteredDeviceKey: Sendable, Equatable {
     let realm: String
     let appId: String
     let deviceId: String
+    /// RFC 7638 thumbprint of the device's key (the `jkt` of tokens bound to it).
+    let keyThumbprint: String
     /// `ios` or `android`.
     let platform: String
     /// The attestation's kind: `app-attest`, `android-key`, `play-integrity` or `none`.
@@ -59,9 +61,34 @@ protocol DeviceKeyDirectory: Sendable {
     func signedIn(_ device: RegisteredDeviceKey, userId: String, at: Date) async throws
 }
 
-/// Where the Devices part plugs its directory in while the parts are assembled; none: no key is a device's.
+/// What another part ends when a registered device is removed or rejected: the push approvals made on it, the
+/// refresh tokens bound to its key, the hand-offs waiting for its key. The device is refused everywhere already
+/// (every check reads it); the steps take away what would otherwise linger.
+protocol DeviceRemovalStep: Sendable {
+    func removed(_ device: RegisteredDeviceKey, at: Date) async throws
+}
+
+/// Where the Devices part plugs its directory in while the parts are assembled (none: no key is a device's), and
+/// where other parts add what they end with a device.
 final class DeviceKeys: Sendable {
     private let directory = Mutex<(any DeviceKeyDirectory)?>(nil)
+    private let steps = Mutex<[any DeviceRemovalStep]>([])
+
+    func add(removalStep: any DeviceRemovalStep) { steps.withLock { $0.append(removalStep) } }
+
+    /// Runs every part's step for `device`, in the order they were added; the first failure is thrown after all ran
+    /// (a removal run again runs them again: each is idempotent).
+    func runRemovalSteps(_ device: RegisteredDeviceKey, at: Date) async throws {
+        var failure: (any Error)?
+        for step in steps.withLock({ $0 }) {
+            do {
+                try await step.removed(device, at: at)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+    }
 
     func plug(_ plugged: any DeviceKeyDirectory) {
         directory.withLock {

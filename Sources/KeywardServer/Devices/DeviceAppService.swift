@@ -9,8 +9,11 @@ public final class DeviceAppService: Sendable {
     private let masterKey: MasterKey
     private let audit: AuditLog
     private let clock: any KeywardClock
+    /// What other parts end with a device (Core's seam).
+    private let deviceKeys: DeviceKeys
 
-    init(store: any DeviceStore, masterKey: MasterKey, audit: AuditLog, clock: any KeywardClock) {
+    init(store: any DeviceStore, masterKey: MasterKey, audit: AuditLog, clock: any KeywardClock, deviceKeys: DeviceKeys = DeviceKeys()) {
+        self.deviceKeys = deviceKeys
         self.store = store
         self.masterKey = masterKey
         self.audit = audit
@@ -122,14 +125,41 @@ public final class DeviceAppService: Sendable {
         await audit.record(status == .registered ? .deviceApproved : .deviceRejected, realm: realm, userId: nil, details: [
             "app_id": appId, "device_id": deviceId,
         ])
+        if status == .rejected, let device = try await store.device(realm: realm, appId: appId, deviceId: deviceId) {
+            try await deviceKeys.runRemovalSteps(DeviceKeyLookup.key(device), at: clock.now())
+        }
     }
 
-    /// Removes the app and its devices: their signed requests stop at once.
+    /// Removes a registered device, by its person (`userId`: only one of their own) or an operator (nil). It is
+    /// refused everywhere from the next request, on every node — tokens bound to its key, its signed requests,
+    /// approvals from it — and kept so its key cannot register again; what other parts hold for it goes
+    /// (`DeviceRemovalStep`). Removing it again runs those steps again. Returns the device, nil when there is none.
+    @discardableResult
+    public func removeDevice(realm: String, appId: String, deviceId: String, userId: String? = nil) async throws -> Device? {
+        let now = clock.now()
+        guard let removed = try await store.markRemoved(realm: realm, appId: appId, deviceId: deviceId, userId: userId, at: now) else { return nil }
+        await audit.record(.deviceRemoved, realm: realm, userId: removed.userId, details: [
+            "app_id": appId, "device_id": deviceId, "by": userId == nil ? "operator" : "person",
+        ])
+        try await deviceKeys.runRemovalSteps(DeviceKeyLookup.key(removed), at: now)
+        return removed
+    }
+
+    /// A person's devices (those they signed in on), newest seen first; removed ones included, marked.
+    public func devices(realm: String, userId: String) async throws -> [Device] {
+        try await store.devices(realm: realm, userId: userId)
+    }
+
+    /// Removes the app and its devices: their signed requests stop at once, and what other parts held for each
+    /// device goes.
     public func remove(realm: String, appId: String) async throws {
+        let devices = try await store.listDevices(realm: realm, appId: appId)
         guard try await store.removeApp(realm: realm, appId: appId) else {
             throw DeviceAppError("app '\(appId)' is not registered in realm '\(realm)'")
         }
         await audit.record(.deviceAppRemoved, realm: realm, userId: nil, details: ["app_id": appId])
+        let now = clock.now()
+        for device in devices { try await deviceKeys.runRemovalSteps(DeviceKeyLookup.key(device, usable: false), at: now) }
     }
 
     static func validated(_ registration: Registration, now: Date) throws(DeviceAppError) -> DeviceApp {

@@ -10,9 +10,14 @@ struct DeviceKeyLookup: DeviceKeyDirectory {
     func device(realm: String, jkt: String) async throws -> RegisteredDeviceKey? {
         let devices = try await store.devices(realm: realm, keyThumbprint: jkt)
         guard let named = devices.first(where: { !$0.usable }) ?? devices.first else { return nil }
-        return RegisteredDeviceKey(
-            realm: realm, appId: named.appId, deviceId: named.deviceId, platform: named.platform.rawValue, attestation: named.attestationKind,
-            level: named.attestationLevel, keyStorage: named.keyStorage, usable: devices.allSatisfy(\.usable)
+        return Self.key(named, usable: devices.allSatisfy(\.usable))
+    }
+
+    /// `device` as the other parts see it.
+    static func key(_ device: Device, usable: Bool? = nil) -> RegisteredDeviceKey {
+        RegisteredDeviceKey(
+            realm: device.realm, appId: device.appId, deviceId: device.deviceId, keyThumbprint: device.keyThumbprint, platform: device.platform.rawValue,
+            attestation: device.attestationKind, level: device.attestationLevel, keyStorage: device.keyStorage, usable: usable ?? device.usable
         )
     }
 

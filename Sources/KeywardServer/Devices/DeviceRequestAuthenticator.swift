@@ -55,6 +55,7 @@ struct DeviceRequestAuthenticator: Sendable {
             }
             try await verifyAssertion(request, device: device)
         }
+        guard device.removedAt == nil else { throw DeviceError(.forbidden, .deviceRevoked, "the device was removed") }
         switch device.status {
         case .registered: break
         case .pending: throw DeviceError(.forbidden, .devicePending, "the device's registration waits for an operator's decision")

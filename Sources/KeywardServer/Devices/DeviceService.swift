@@ -117,6 +117,9 @@ public final class DeviceService: Sendable {
             if let wanted = request.deviceId, wanted != existing.deviceId {
                 throw DeviceError(.conflict, .keyAlreadyRegistered, "this key is registered already for another device id")
             }
+            guard existing.removedAt == nil else {
+                throw DeviceError(.forbidden, .deviceRevoked, "this key's device was removed; generate a new key and register it")
+            }
             return Registration(device: existing, alreadyRegistered: true)
         }
         if let wanted = request.deviceId, try await lookup({ try await self.store.device(realm: realm, appId: app.appId, deviceId: wanted) }) != nil {

@@ -18,6 +18,12 @@ public protocol DeviceStore: Sendable {
     func listDevices(realm: String, appId: String) async throws -> [Device]
     /// The realm's devices whose key has this thumbprint, in app order (one key registers once per app).
     func devices(realm: String, keyThumbprint: String) async throws -> [Device]
+    /// Marks the device removed `at` (kept, so its key cannot register again), once: a removed device keeps its first
+    /// removal time. `userId`: only if it is that person's device. Returns the device as stored, nil when there is
+    /// none (or it is not that person's).
+    func markRemoved(realm: String, appId: String, deviceId: String, userId: String?, at: Date) async throws -> Device?
+    /// The devices `userId` signed in on, newest seen first.
+    func devices(realm: String, userId: String) async throws -> [Device]
     /// `userId` got tokens bound to the device's key `at`: the device is theirs, last seen then.
     func recordSignIn(realm: String, appId: String, deviceId: String, userId: String, at: Date) async throws
 

@@ -28,7 +28,7 @@ public struct DevicesAssembly: KeywardPart {
         declaredApps = settings.declaredApps
         pendingLifetime = settings.limits.pendingLifetime
         clock = core.clock
-        apps = DeviceAppService(store: store, masterKey: core.masterKey, audit: core.audit, clock: core.clock)
+        apps = DeviceAppService(store: store, masterKey: core.masterKey, audit: core.audit, clock: core.clock, deviceKeys: core.deviceKeys)
         var verifier = PlatformAttestationVerifier(
             androidRoots: settings.androidRoots, androidRevocations: settings.androidRevocations,
             missingRevocationList: MissingRevocationListWarning(logger: core.logger), masterKey: core.masterKey

@@ -110,6 +110,27 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
+    public func markRemoved(realm: String, appId: String, deviceId: String, userId: String?, at: Date) async throws -> Device? {
+        let owner: SQLQueryString = userId.map { "AND user_id = \(bind: $0)" } ?? ""
+        try await StoreErrorMapping.mapping("markDeviceRemoved") {
+            try await database.sql.raw("""
+                UPDATE devices SET removed_at = COALESCE(removed_at, \(bind: StorageTime.milliseconds(at)))
+                WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId) \(owner)
+                """).run()
+        }
+        guard let device = try await device(realm: realm, appId: appId, deviceId: deviceId), userId == nil || device.userId == userId else { return nil }
+        return device
+    }
+
+    public func devices(realm: String, userId: String) async throws -> [Device] {
+        try await StoreErrorMapping.mapping("devices(userId:)") {
+            try await database.sql.raw("""
+                SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE realm = \(bind: realm) AND user_id = \(bind: userId)
+                ORDER BY last_seen_at DESC, app_id, device_id
+                """).all().map(Self.device(from:))
+        }
+    }
+
     public func recordSignIn(realm: String, appId: String, deviceId: String, userId: String, at: Date) async throws {
         // Seen within the minute by the same person: nothing to write (a refresh every few seconds costs no commit).
         let at = StorageTime.milliseconds(at)

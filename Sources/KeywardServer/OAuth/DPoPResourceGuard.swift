@@ -106,8 +106,14 @@ public final class DPoPResourceGuard: Sendable {
     public let policy: Policy
     private let clock: any KeywardClock
     private let metrics: KeywardMetrics
+    /// The registered devices: a token that names one (`device_id`) is refused once the device is removed.
+    private let deviceKeys: DeviceKeys?
 
-    public init(issuer: AccessTokenIssuer, singleUse: any SingleUseStore, policy: Policy, clock: any KeywardClock, metrics: KeywardMetrics) {
+    init(
+        issuer: AccessTokenIssuer, singleUse: any SingleUseStore, policy: Policy, clock: any KeywardClock, metrics: KeywardMetrics,
+        deviceKeys: DeviceKeys? = nil
+    ) {
+        self.deviceKeys = deviceKeys
         self.issuer = issuer
         self.singleUse = singleUse
         self.policy = policy
@@ -194,14 +200,32 @@ public final class DPoPResourceGuard: Sendable {
 
         let verifier = verifier(realm: request.realm)
         let checksAth = policy.accessTokenHash == .required || proofClaims["ath"] != nil
+        let proof: DPoPVerifier.Verified
         do throws(DPoPError) {
-            let proof = try await verifier.verify(
+            proof = try await verifier.verify(
                 parsed: jws, claims: proofClaims, method: request.method, url: request.url, accessToken: checksAth ? compactToken : nil,
                 expectedThumbprint: jkt, verificationKey: storedKey?.key, now: clock.now()
             )
-            return (Caller(claims: token.claims, proof: proof), storedKey?.owner)
         } catch {
             throw Refusal(error)
+        }
+        try await checkDevice(token.claims, jkt: jkt, realm: request.realm.name)
+        return (Caller(claims: token.claims, proof: proof), storedKey?.owner)
+    }
+
+    /// A token issued to a registered device (`device_id`, bound to its key) stands only while that device does:
+    /// removed, rejected or re-keyed, it is refused from the next request, on every node (the device is read, not
+    /// cached). Tokens that name no device cost nothing here.
+    private func checkDevice(_ claims: JSONObject, jkt: String, realm: String) async throws(Refusal) {
+        guard let deviceKeys, let deviceId = claims["device_id"]?.stringValue else { return }
+        let device: RegisteredDeviceKey?
+        do {
+            device = try await deviceKeys.device(realm: realm, jkt: jkt)
+        } catch {
+            throw Refusal(.unavailable, "the token's device cannot be checked right now")
+        }
+        guard let device, device.usable, device.deviceId == deviceId, device.appId == claims["device_app"]?.stringValue else {
+            throw Refusal(.deviceRemoved, "the device this token was issued to was removed, or no longer holds its key")
         }
     }
 
@@ -275,7 +299,7 @@ extension DPoPResourceGuard.Refusal {
         case .tokenMissing:
             // No credentials at all: a bare challenge (RFC 6750 §3.1).
             return OAuthFailure(status: 401, code: .invalidToken, description: message, challenge: "DPoP algs=\"\(names)\"", dpopReason: reason)
-        case .authorizationMalformed, .tokenTooLarge, .tokenInvalid, .tokenNotBound:
+        case .authorizationMalformed, .tokenTooLarge, .tokenInvalid, .tokenNotBound, .deviceRemoved:
             (code, error) = (.invalidToken, "invalid_token")
         default:
             (code, error) = (.invalidDPoPProof, "invalid_dpop_proof")

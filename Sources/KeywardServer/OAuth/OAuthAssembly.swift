@@ -35,7 +35,7 @@ public struct OAuthAssembly: KeywardPart {
         resourceGuard = DPoPResourceGuard(
             issuer: accessTokens, singleUse: singleUse,
             policy: .resource(proof: Self.dpopOptions(maxAge: settings.resourceProofMaxAge, futureSkew: settings.resourceProofFutureSkew)),
-            clock: core.clock, metrics: core.metrics
+            clock: core.clock, metrics: core.metrics, deviceKeys: core.deviceKeys
         )
     }
 
@@ -44,7 +44,7 @@ public struct OAuthAssembly: KeywardPart {
 
     /// A gate for another part's resources with a policy of its own, on this part's tokens and Core's single-use records.
     func gate(_ policy: DPoPResourceGuard.Policy) -> DPoPResourceGuard {
-        DPoPResourceGuard(issuer: accessTokens, singleUse: core.singleUse, policy: policy, clock: core.clock, metrics: core.metrics)
+        DPoPResourceGuard(issuer: accessTokens, singleUse: core.singleUse, policy: policy, clock: core.clock, metrics: core.metrics, deviceKeys: core.deviceKeys)
     }
 
     /// The one realm resolver, in front of every part's routes under `/realms/{realm}`.

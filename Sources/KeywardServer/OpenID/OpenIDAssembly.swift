@@ -57,6 +57,7 @@ struct OpenIDAssembly: KeywardPart {
         oauth.endpoints.add(.endSession)
         accounts.plugins.add(continuation: pending)
         accounts.plugins.plug(appSessions: AppSessions(store: families, clock: core.clock, logger: core.logger))
+        core.deviceKeys.add(removalStep: DeviceRefreshRevocation(families: families, audit: core.audit))
     }
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {

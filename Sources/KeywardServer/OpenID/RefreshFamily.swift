@@ -50,6 +50,8 @@ protocol RefreshFamilyStore: Sendable {
     func revokeAll(realm: String, userId: String, now: Date) async throws -> Int
     /// Revokes every live family of the user that came from these browser sessions; returns how many.
     func revokeAll(realm: String, userId: String, sessionIds: [String], now: Date) async throws -> Int
+    /// Revokes every live family of the realm bound to the key `jkt` (a removed device's); returns how many.
+    func revokeAll(realm: String, jkt: String, now: Date) async throws -> Int
     /// Deletes families past their expiry, revoked or not; returns how many.
     func deleteExpired(now: Date) async throws -> Int
 }

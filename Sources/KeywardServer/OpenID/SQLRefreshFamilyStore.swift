@@ -69,6 +69,16 @@ struct SQLRefreshFamilyStore: RefreshFamilyStore {
         }
     }
 
+    func revokeAll(realm: String, jkt: String, now: Date) async throws -> Int {
+        try await StoreErrorMapping.mapping("revokeKeyRefreshFamilies") {
+            try await database.sql.countingRows("""
+                UPDATE oidc_refresh_families SET revoked_at = \(bind: StorageTime.milliseconds(now))
+                WHERE realm = \(bind: realm) AND jkt = \(bind: jkt) AND revoked_at IS NULL
+                RETURNING id
+                """)
+        }
+    }
+
     func revokeAll(realm: String, userId: String, sessionIds: [String], now: Date) async throws -> Int {
         guard !sessionIds.isEmpty else { return 0 }
         let ids = SQLList(sessionIds.map { SQLBind($0) })

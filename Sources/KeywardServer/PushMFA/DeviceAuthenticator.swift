@@ -168,7 +168,7 @@ struct DeviceAuthenticator: Sendable {
         case .proofMissing: return .unauthorized("DPoP proof required")
         case .multipleProofs: return .badRequest("Invalid DPoP proof")
         case .unavailable: return .unavailable
-        case .unknownDevice, .userDisabled: return .forbidden("Device not registered for user")
+        case .unknownDevice, .userDisabled, .deviceRemoved: return .forbidden("Device not registered for user")
         case .proof(let reason):
             switch reason {
             case .htmMismatch: return .forbidden("DPoP proof htm mismatch")

@@ -47,6 +47,8 @@ public protocol PushCredentialStore: Sendable {
     func touch(realm: String, id: String, at: Date) async throws
     /// Throws `.notFound` when the user has no such credential.
     func deleteCredential(realm: String, userId: String, id: String) async throws
+    /// Deletes the credentials made on registered device `deviceId` of app `appId`, and returns them.
+    func deleteRegisteredDeviceCredentials(realm: String, appId: String, deviceId: String) async throws -> [PushCredential]
 }
 
 public protocol PushChallengeStore: Sendable {

@@ -59,6 +59,16 @@ public struct SQLPushCredentialStore: PushCredentialStore {
         }
     }
 
+    public func deleteRegisteredDeviceCredentials(realm: String, appId: String, deviceId: String) async throws -> [PushCredential] {
+        try await StoreErrorMapping.mapping("deleteRegisteredDeviceCredentials") {
+            try await database.sql.raw("""
+                DELETE FROM push_credentials
+                WHERE realm = \(bind: realm) AND registered_app_id = \(bind: appId) AND registered_device_id = \(bind: deviceId)
+                RETURNING \(unsafeRaw: Self.columns)
+                """).all().map(Self.credential(from:))
+        }
+    }
+
     public func credentials(realm: String, userId: String) async throws -> [PushCredential] {
         try await StoreErrorMapping.mapping("credentials(realm:userId:)") {
             try await database.sql.raw("""

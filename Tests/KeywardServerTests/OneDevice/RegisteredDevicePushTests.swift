@@ -102,12 +102,12 @@ final class RegisteredDevicePushTests: XCTestCase {
             }
             try await nothingStored("bad bodies")
 
-            // The device removed (rejected): its token is refused here before it expires.
+            // The device rejected: the gate refuses its token before it expires.
             let rejected = try await server.runtime.devices.store.setStatus(realm: "demo", appId: DeviceFixture.iosApp, deviceId: device.deviceId, to: .rejected)
             XCTAssertTrue(rejected)
             let removed = try await OneDeviceFixture.enablePush(server, client, token: device.accessToken, key: device.key)
-            XCTAssertEqual(removed.status, .forbidden)
-            XCTAssertEqual(removed.json["error"]?.stringValue, "DEVICE_REVOKED")
+            XCTAssertEqual(removed.status, .unauthorized)
+            XCTAssertEqual(removed.json["error"]?.stringValue, "invalid_token")
             try await nothingStored("a removed device")
         }
     }
