@@ -67,6 +67,12 @@ protocol UserRemovalStep: Sendable {
     func removing(realm: String, user: User, identities: [ExternalIdentity]) async throws -> (@Sendable () async -> Void)?
 }
 
+/// What another part ends when a user is disabled (`keyward users disable`, the panic button): the devices they
+/// signed in on, with everything their keys hold.
+protocol UserDisableStep: Sendable {
+    func disabled(realm: String, userId: String) async throws
+}
+
 /// What another part unlinks along with an identity (the Apple token behind it).
 protocol IdentityUnlinkStep: Sendable {
     /// Runs once `identity` has been unlinked from its user (best effort).
@@ -91,6 +97,7 @@ final class AccountPlugins: Sendable {
         var signInMethods: [any SignInMethods] = []
         var signInSections: [any SignInPageSection] = []
         var removalSteps: [any UserRemovalStep] = []
+        var disableSteps: [any UserDisableStep] = []
         var unlinkSteps: [any IdentityUnlinkStep] = []
         var continuations: [any SignInContinuation] = []
         var appSessions: (any AppSessionDirectory)?
@@ -107,6 +114,7 @@ final class AccountPlugins: Sendable {
     var signInMethods: [any SignInMethods] { plugged.withLock { $0.signInMethods } }
     var signInSections: [any SignInPageSection] { plugged.withLock { $0.signInSections } }
     var removalSteps: [any UserRemovalStep] { plugged.withLock { $0.removalSteps } }
+    var disableSteps: [any UserDisableStep] { plugged.withLock { $0.disableSteps } }
     var unlinkSteps: [any IdentityUnlinkStep] { plugged.withLock { $0.unlinkSteps } }
     var continuations: [any SignInContinuation] { plugged.withLock { $0.continuations } }
     var appSessions: (any AppSessionDirectory)? { plugged.withLock { $0.appSessions } }
@@ -137,6 +145,7 @@ final class AccountPlugins: Sendable {
 
     /// Steps run in the order they were added (the order the parts are assembled in).
     func add(removalStep: any UserRemovalStep) { plugged.withLock { $0.removalSteps.append(removalStep) } }
+    func add(disableStep: any UserDisableStep) { plugged.withLock { $0.disableSteps.append(disableStep) } }
     func add(unlinkStep: any IdentityUnlinkStep) { plugged.withLock { $0.unlinkSteps.append(unlinkStep) } }
     func add(continuation: any SignInContinuation) { plugged.withLock { $0.continuations.append(continuation) } }
 

@@ -293,15 +293,31 @@ public final class UserService: Sendable {
         if !enabled {
             _ = try await sessions.deleteSessions(realm: realm, userId: id)
             await plugins.appSessions?.allSessionsEnded(realm: realm, userId: id)
+            try await runDisableSteps(realm: realm, userId: id)
         }
+    }
+
+    /// Every part's `UserDisableStep`, all of them run; the first failure is thrown after.
+    private func runDisableSteps(realm: String, userId: String) async throws {
+        var failure: (any Error)?
+        for step in plugins.disableSteps {
+            do {
+                try await step.disabled(realm: realm, userId: userId)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
     }
 
     // MARK: - Administration (the `keyward users` commands); each is an audit event.
 
     public func disable(realm: String, username: String) async throws -> User {
-        try await changeEndingSessions(.userDisabled, realm: realm, username: username) { user in
+        let user = try await changeEndingSessions(.userDisabled, realm: realm, username: username) { user in
             try await store.setEnabled(false, realm: realm, id: user.id)
         }
+        try await runDisableSteps(realm: realm, userId: user.id)
+        return user
     }
 
     public func enable(realm: String, username: String) async throws -> User {

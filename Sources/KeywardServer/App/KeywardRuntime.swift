@@ -89,7 +89,7 @@ public final class KeywardRuntime: Sendable {
         pushMFA = PushMFAAssembly(core, oauth: oauth, accounts: accounts, senders: pushSenders, settings: configuration.pushMFASettings)
         hostTokens = HostTokensAssembly(core, oauth: oauth, accounts: accounts)
         identityProviders = IdentityProvidersAssembly(core, accounts: accounts, oauth: oauth, settings: configuration.identityProviderSettings)
-        devices = DevicesAssembly(core, oauth: oauth, settings: deviceSettings)
+        devices = DevicesAssembly(core, oauth: oauth, accounts: accounts, settings: deviceSettings)
         openID = OpenIDAssembly(core, oauth: oauth, accounts: accounts)
         broker = BrokerAssembly(core, oauth: oauth, accounts: accounts, openID: openID, relaysPerPersonPerMinute: configuration.relaysPerPersonPerMinute)
         passkeys = PasskeysAssembly(core, oauth: oauth, accounts: accounts, devices: devices)

@@ -21,7 +21,7 @@ public struct DevicesAssembly: KeywardPart {
     private let maxBodySize: Int
     private let clients: ClientNetworks
 
-    init(_ core: CoreServices, oauth: OAuthAssembly, settings: DeviceSettings) {
+    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, settings: DeviceSettings) {
         (realms, maxBodySize, clients) = (oauth.realms, core.settings.maxBodySize, core.settings.clients)
         let store = SQLDeviceStore(database: core.database)
         self.store = store
@@ -52,6 +52,7 @@ public struct DevicesAssembly: KeywardPart {
             limits: settings.limits
         )
         core.deviceKeys.plug(DeviceKeyLookup(store: store))
+        accounts.plugins.add(disableStep: PersonDevicesRemoval(apps: apps))
     }
 
     /// The device API under `/realms/{realm}/v1/device/`.

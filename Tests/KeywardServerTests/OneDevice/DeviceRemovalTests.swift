@@ -82,6 +82,25 @@ final class DeviceRemovalTests: XCTestCase {
         }
     }
 
+    /// Disabling the person removes the devices they signed in on, with everything their keys hold.
+    func testDisablingThePersonRemovesTheirDevices() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let device = try await OneDeviceFixture.signedIn(server, client)
+            let enabled = try await OneDeviceFixture.enablePush(server, client, token: device.accessToken, key: device.key)
+            XCTAssertEqual(enabled.status, .created)
+            let user = try await server.runtime.accounts.users.disable(realm: "demo", username: "test")
+            let stored = try await server.runtime.devices.store.device(realm: "demo", appId: DeviceFixture.iosApp, deviceId: device.deviceId)
+            XCTAssertNotNil(stored?.removedAt)
+            let gate = try await client.whoami(authorization: ["DPoP " + device.accessToken], proofs: [try server.resourceProof(device.key, token: device.accessToken)])
+            XCTAssertEqual(gate.status, .unauthorized)
+            let credentials = try await server.runtime.pushMFA.service.credentials.credentials(realm: "demo", userId: user.id)
+            XCTAssertTrue(credentials.isEmpty)
+            _ = try await server.runtime.accounts.users.enable(realm: "demo", username: "test")
+            let afterEnable = try await client.whoami(authorization: ["DPoP " + device.accessToken], proofs: [try server.resourceProof(device.key, token: device.accessToken)])
+            XCTAssertEqual(afterEnable.status, .unauthorized, "enabling the account does not bring a removed device back")
+        }
+    }
+
     /// 20 calls with the device's token race its removal: none that starts after the removal returned succeeds.
     func testADeviceRacingItsOwnRemovalGetsNothingAfterTheRemovalReturned() async throws {
         try await TestServer.forEachEngine { server, client in
