@@ -19,6 +19,7 @@ public struct BrokerAssembly: KeywardPart {
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, openID: OpenIDAssembly, relaysPerPersonPerMinute: Int = 30) {
         store = SQLHandoffStore(database: core.database)
         core.deviceKeys.add(removalStep: DeviceHandoffRemoval(store: store))
+        core.deviceKeys.add(rotationStep: DeviceHandoffRekey(store: store))
         settings = BrokerSettingsStore(database: core.database, clock: core.clock)
         handoffs = HandoffService(
             store: store, failures: .failedTakes(), puts: .puts(), audit: core.audit, refusals: RefusalAuditSampler(), settings: settings,

@@ -68,13 +68,37 @@ protocol DeviceRemovalStep: Sendable {
     func removed(_ device: RegisteredDeviceKey, at: Date) async throws
 }
 
+/// What another part carries to a registered device's new key when the device rotates it (through the Devices flow,
+/// signed by the old key with a proof by the new one): push approvals on it, app sessions bound to it. Until a part's
+/// step has run, what it holds stays on the old key, which nothing accepts any more: a failed step costs a new
+/// sign-in or enabling, never access.
+protocol DeviceKeyRotationStep: Sendable {
+    /// `device` as it is now (its new `keyThumbprint`), `previousThumbprint` its old key's, `publicKey` the new key.
+    func rotated(_ device: RegisteredDeviceKey, previousThumbprint: String, publicKey: JWK, at: Date) async throws
+}
+
 /// Where the Devices part plugs its directory in while the parts are assembled (none: no key is a device's), and
 /// where other parts add what they end with a device.
 final class DeviceKeys: Sendable {
     private let directory = Mutex<(any DeviceKeyDirectory)?>(nil)
     private let steps = Mutex<[any DeviceRemovalStep]>([])
+    private let rotationSteps = Mutex<[any DeviceKeyRotationStep]>([])
 
     func add(removalStep: any DeviceRemovalStep) { steps.withLock { $0.append(removalStep) } }
+    func add(rotationStep: any DeviceKeyRotationStep) { rotationSteps.withLock { $0.append(rotationStep) } }
+
+    /// Runs every part's rotation step; each failure is handed to `failed` (the rotation stands either way).
+    func runRotationSteps(
+        _ device: RegisteredDeviceKey, previousThumbprint: String, publicKey: JWK, at: Date, failed: (any Error) -> Void
+    ) async {
+        for step in rotationSteps.withLock({ $0 }) {
+            do {
+                try await step.rotated(device, previousThumbprint: previousThumbprint, publicKey: publicKey, at: at)
+            } catch {
+                failed(error)
+            }
+        }
+    }
 
     /// Runs every part's step for `device`, in the order they were added; the first failure is thrown after all ran
     /// (a removal run again runs them again: each is idempotent).

@@ -18,6 +18,9 @@ public final class DeviceService: Sendable {
     private let metrics: KeywardMetrics
     private let clock: any KeywardClock
     let challengeLifetime: TimeInterval
+    /// What other parts carry to a rotated key (Core's seam).
+    private let deviceKeys: DeviceKeys
+    private let logger: Logger
     /// Refusals cost their sender nothing: one audit row per app and reason a minute (security review H2).
     private let refusalAudit = RefusalAuditSampler()
     private let googleDecodes: GoogleDecodeBudget
@@ -47,8 +50,9 @@ public final class DeviceService: Sendable {
     init(
         store: any DeviceStore, singleUse: any SingleUseStore, challengeKey: SymmetricKey, attestations: any DeviceAttestationVerifier,
         audit: AuditLog, metrics: KeywardMetrics, clock: any KeywardClock, challengeLifetime: TimeInterval = DeviceService.defaultChallengeLifetime,
-        limits: Limits = .default
+        limits: Limits = .default, deviceKeys: DeviceKeys = DeviceKeys(), logger: Logger = Logger(label: "keyward.devices")
     ) {
+        (self.deviceKeys, self.logger) = (deviceKeys, logger)
         self.limits = limits
         googleDecodes = GoogleDecodeBudget(perAddress: limits.googleDecodesPerAddressPerHour, perApp: limits.googleDecodesPerAppPerHour)
         self.store = store
@@ -184,9 +188,14 @@ public final class DeviceService: Sendable {
             throw .unavailable
         }
         guard replaced else { throw DeviceError(.conflict, .registrationInProgress, "the device's key changed meanwhile; sign with its current key") }
-        await audit.record(.deviceKeyRotated, realm: device.realm, userId: nil, details: ["app_id": device.appId, "device_id": device.deviceId])
+        await audit.record(.deviceKeyRotated, realm: device.realm, userId: device.userId, details: ["app_id": device.appId, "device_id": device.deviceId])
         var rotated = device
         (rotated.publicKey, rotated.keyThumbprint, rotated.attestation, rotated.keyRotatedAt) = (rotation.newPublicKey, thumbprint, summary, StorageTime.asStored(now))
+        let logger = self.logger
+        guard let jwk = try? JWK(subjectPublicKeyInfo: Array(key.derRepresentation)) else { return rotated }
+        await deviceKeys.runRotationSteps(DeviceKeyLookup.key(rotated), previousThumbprint: device.keyThumbprint, publicKey: jwk, at: now) { error in
+            logger.warning("a part kept what it held on the device's old key", metadata: ["device": "\(device.deviceId)", "error": "\(error)"])
+        }
         return rotated
     }
 

@@ -49,7 +49,7 @@ public struct DevicesAssembly: KeywardPart {
         service = DeviceService(
             store: store, singleUse: core.singleUse, challengeKey: core.masterKey.derivedKey(purpose: DeviceChallenge.keyPurpose),
             attestations: verifier, audit: core.audit, metrics: core.metrics, clock: core.clock, challengeLifetime: settings.challengeLifetime,
-            limits: settings.limits
+            limits: settings.limits, deviceKeys: core.deviceKeys, logger: core.logger
         )
         core.deviceKeys.plug(DeviceKeyLookup(store: store))
         accounts.plugins.add(disableStep: PersonDevicesRemoval(apps: apps))

@@ -1,5 +1,7 @@
-// What OpenID ends with a registered device: the app sessions whose refresh tokens are bound to its key.
+// What OpenID ends with a registered device (the app sessions whose refresh tokens are bound to its key), and what
+// it carries to the device's new key.
 import Foundation
+import KeywardJOSE
 
 /// Revokes the refresh-token families bound to a removed device's key (the token endpoint refuses the key already;
 /// revoked, the sessions also leave the account page's list).
@@ -14,5 +16,16 @@ struct DeviceRefreshRevocation: DeviceRemovalStep {
                 "reason": "registered device removed", "device_id": device.deviceId, "sessions": String(revoked),
             ])
         }
+    }
+}
+
+/// Binds the app sessions of a registered device's old key to its new key when the device rotates it: the next
+/// refresh needs a proof by the new key (the rotation was signed by the old key with a proof by the new one), and
+/// the old key refreshes nothing.
+struct DeviceRefreshRebinding: DeviceKeyRotationStep {
+    let families: any RefreshFamilyStore
+
+    func rotated(_ device: RegisteredDeviceKey, previousThumbprint: String, publicKey: JWK, at: Date) async throws {
+        _ = try await families.rebind(realm: device.realm, from: previousThumbprint, to: device.keyThumbprint)
     }
 }

@@ -58,6 +58,7 @@ struct OpenIDAssembly: KeywardPart {
         accounts.plugins.add(continuation: pending)
         accounts.plugins.plug(appSessions: AppSessions(store: families, clock: core.clock, logger: core.logger))
         core.deviceKeys.add(removalStep: DeviceRefreshRevocation(families: families, audit: core.audit))
+        core.deviceKeys.add(rotationStep: DeviceRefreshRebinding(families: families))
     }
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {

@@ -52,6 +52,9 @@ protocol RefreshFamilyStore: Sendable {
     func revokeAll(realm: String, userId: String, sessionIds: [String], now: Date) async throws -> Int
     /// Revokes every live family of the realm bound to the key `jkt` (a removed device's); returns how many.
     func revokeAll(realm: String, jkt: String, now: Date) async throws -> Int
+    /// Binds the realm's live families bound to the key `from` to the key `to` (a registered device rotated it);
+    /// returns how many.
+    func rebind(realm: String, from: String, to: String) async throws -> Int
     /// Deletes families past their expiry, revoked or not; returns how many.
     func deleteExpired(now: Date) async throws -> Int
 }

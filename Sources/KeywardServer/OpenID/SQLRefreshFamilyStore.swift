@@ -69,6 +69,16 @@ struct SQLRefreshFamilyStore: RefreshFamilyStore {
         }
     }
 
+    func rebind(realm: String, from: String, to: String) async throws -> Int {
+        try await StoreErrorMapping.mapping("rebindRefreshFamilies") {
+            try await database.sql.countingRows("""
+                UPDATE oidc_refresh_families SET jkt = \(bind: to)
+                WHERE realm = \(bind: realm) AND jkt = \(bind: from) AND revoked_at IS NULL
+                RETURNING id
+                """)
+        }
+    }
+
     func revokeAll(realm: String, jkt: String, now: Date) async throws -> Int {
         try await StoreErrorMapping.mapping("revokeKeyRefreshFamilies") {
             try await database.sql.countingRows("""

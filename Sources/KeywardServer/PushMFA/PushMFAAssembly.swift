@@ -48,6 +48,7 @@ public struct PushMFAAssembly: KeywardPart {
             signals: signals, audit: core.audit, clock: core.clock, logger: core.logger, deviceKeys: core.deviceKeys
         )
         core.deviceKeys.add(removalStep: RegisteredDevicePushRemoval(credentials: credentials, audit: core.audit))
+        core.deviceKeys.add(rotationStep: RegisteredDevicePushRekey(credentials: credentials))
         accounts.plugins.plug(secondFactor: factor)
         accounts.plugins.add(removalStep: factor)
     }

@@ -49,6 +49,8 @@ public protocol PushCredentialStore: Sendable {
     func deleteCredential(realm: String, userId: String, id: String) async throws
     /// Deletes the credentials made on registered device `deviceId` of app `appId`, and returns them.
     func deleteRegisteredDeviceCredentials(realm: String, appId: String, deviceId: String) async throws -> [PushCredential]
+    /// Puts the registered device's new key on the credentials made on it.
+    func rekeyRegisteredDeviceCredentials(realm: String, appId: String, deviceId: String, publicKeyJWK: String) async throws
 }
 
 public protocol PushChallengeStore: Sendable {

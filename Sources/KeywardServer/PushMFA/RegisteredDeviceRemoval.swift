@@ -1,5 +1,7 @@
-// What push MFA ends with a registered device: the push credentials made on its key.
+// What push MFA ends with a registered device (the push credentials made on its key), and what it carries to the
+// device's new key.
 import Foundation
+import KeywardJOSE
 
 /// Deletes the push credentials made on a removed device's key (they approve nothing from its removal on: see
 /// `approvingDevices`); a login waiting for them can then only be answered by the person's other devices.
@@ -13,5 +15,19 @@ struct RegisteredDevicePushRemoval: DeviceRemovalStep {
                 "credential": credential.id, "reason": "registered device removed", "device_id": device.deviceId,
             ])
         }
+    }
+}
+
+/// Moves the push credentials made on a registered device to its new key when the device rotates it: approvals
+/// then need the new key, and the old one approves nothing.
+struct RegisteredDevicePushRekey: DeviceKeyRotationStep {
+    let credentials: any PushCredentialStore
+
+    func rotated(_ device: RegisteredDeviceKey, previousThumbprint: String, publicKey: JWK, at: Date) async throws {
+        var jwk = publicKey.jsonObject
+        jwk["alg"] = .string(JWSAlgorithm.es256.rawValue)
+        try await credentials.rekeyRegisteredDeviceCredentials(
+            realm: device.realm, appId: device.appId, deviceId: device.deviceId, publicKeyJWK: String(decoding: StrictJSON.serialize(jwk), as: UTF8.self)
+        )
     }
 }

@@ -69,6 +69,15 @@ public struct SQLPushCredentialStore: PushCredentialStore {
         }
     }
 
+    public func rekeyRegisteredDeviceCredentials(realm: String, appId: String, deviceId: String, publicKeyJWK: String) async throws {
+        try await StoreErrorMapping.mapping("rekeyRegisteredDeviceCredentials") {
+            try await database.sql.raw("""
+                UPDATE push_credentials SET public_key_jwk = \(bind: publicKeyJWK)
+                WHERE realm = \(bind: realm) AND registered_app_id = \(bind: appId) AND registered_device_id = \(bind: deviceId)
+                """).run()
+        }
+    }
+
     public func credentials(realm: String, userId: String) async throws -> [PushCredential] {
         try await StoreErrorMapping.mapping("credentials(realm:userId:)") {
             try await database.sql.raw("""
