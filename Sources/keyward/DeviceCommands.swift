@@ -27,7 +27,7 @@ struct Devices: AsyncParsableCommand {
                 guard let person = try await runtime.accounts.users.user(realm: realm, username: user) else {
                     throw CommandError("user '\(user)' does not exist in realm '\(realm)' (list them with `keyward users list --realm \(realm)`)")
                 }
-                let devices = try await runtime.personDevices(realm: realm, userId: person.id)
+                let devices = try await runtime.devices.people.list(realm: realm, userId: person.id)
                 if devices.isEmpty { print("\(user) has signed in on no registered device in realm \(realm)") }
                 for entry in devices {
                     let device = entry.device

@@ -217,6 +217,9 @@ struct LoginPages: Sendable {
             "deleteURL": PageURLs.account(realm) + "/delete",
         ]
         page.merge(try await secondFactor.accountSection(realm: realm, user: user, session: session)) { accounts, _ in accounts }
+        for section in plugins.accountSections {
+            page.merge(try await section.accountSection(realm: realm, user: user, session: session)) { accounts, _ in accounts }
+        }
         if let notice { page["notice"] = notice }
         return renderer.page("account", title: "Your account", realm: realm, context: page)
     }

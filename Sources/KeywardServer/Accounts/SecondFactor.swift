@@ -67,6 +67,12 @@ protocol UserRemovalStep: Sendable {
     func removing(realm: String, user: User, identities: [ExternalIdentity]) async throws -> (@Sendable () async -> Void)?
 }
 
+/// What another part adds to the account page (the person's registered devices), as values its part of the
+/// template reads.
+protocol AccountPageSection: Sendable {
+    func accountSection(realm: String, user: User, session: BrowserSession) async throws -> [String: Any]
+}
+
 /// What another part ends when a user is disabled (`keyward users disable`, the panic button): the devices they
 /// signed in on, with everything their keys hold.
 protocol UserDisableStep: Sendable {
@@ -98,6 +104,7 @@ final class AccountPlugins: Sendable {
         var signInSections: [any SignInPageSection] = []
         var removalSteps: [any UserRemovalStep] = []
         var disableSteps: [any UserDisableStep] = []
+        var accountSections: [any AccountPageSection] = []
         var unlinkSteps: [any IdentityUnlinkStep] = []
         var continuations: [any SignInContinuation] = []
         var appSessions: (any AppSessionDirectory)?
@@ -115,6 +122,7 @@ final class AccountPlugins: Sendable {
     var signInSections: [any SignInPageSection] { plugged.withLock { $0.signInSections } }
     var removalSteps: [any UserRemovalStep] { plugged.withLock { $0.removalSteps } }
     var disableSteps: [any UserDisableStep] { plugged.withLock { $0.disableSteps } }
+    var accountSections: [any AccountPageSection] { plugged.withLock { $0.accountSections } }
     var unlinkSteps: [any IdentityUnlinkStep] { plugged.withLock { $0.unlinkSteps } }
     var continuations: [any SignInContinuation] { plugged.withLock { $0.continuations } }
     var appSessions: (any AppSessionDirectory)? { plugged.withLock { $0.appSessions } }
@@ -146,6 +154,7 @@ final class AccountPlugins: Sendable {
     /// Steps run in the order they were added (the order the parts are assembled in).
     func add(removalStep: any UserRemovalStep) { plugged.withLock { $0.removalSteps.append(removalStep) } }
     func add(disableStep: any UserDisableStep) { plugged.withLock { $0.disableSteps.append(disableStep) } }
+    func add(accountSection: any AccountPageSection) { plugged.withLock { $0.accountSections.append(accountSection) } }
     func add(unlinkStep: any IdentityUnlinkStep) { plugged.withLock { $0.unlinkSteps.append(unlinkStep) } }
     func add(continuation: any SignInContinuation) { plugged.withLock { $0.continuations.append(continuation) } }
 

@@ -77,12 +77,40 @@ protocol DeviceKeyRotationStep: Sendable {
     func rotated(_ device: RegisteredDeviceKey, previousThumbprint: String, publicKey: JWK, at: Date) async throws
 }
 
+/// What a part holds for a person's registered device, for the one list of their devices (the account page, `keyward
+/// devices list`).
+struct DeviceHoldings: Sendable, Equatable {
+    /// Push approvals are on for the person on the device's key.
+    var pushOn = false
+    /// Live app sessions (refresh-token families) bound to the device's key.
+    var tokensHeld = 0
+
+    static func + (lhs: Self, rhs: Self) -> Self {
+        DeviceHoldings(pushOn: lhs.pushOn || rhs.pushOn, tokensHeld: lhs.tokensHeld + rhs.tokensHeld)
+    }
+}
+
+/// A part that holds something for registered devices says what, for one person's device.
+protocol DeviceHoldingsReporter: Sendable {
+    func holdings(of device: RegisteredDeviceKey, userId: String) async throws -> DeviceHoldings
+}
+
 /// Where the Devices part plugs its directory in while the parts are assembled (none: no key is a device's), and
 /// where other parts add what they end with a device.
 final class DeviceKeys: Sendable {
     private let directory = Mutex<(any DeviceKeyDirectory)?>(nil)
     private let steps = Mutex<[any DeviceRemovalStep]>([])
     private let rotationSteps = Mutex<[any DeviceKeyRotationStep]>([])
+    private let reporters = Mutex<[any DeviceHoldingsReporter]>([])
+
+    func add(holdingsReporter: any DeviceHoldingsReporter) { reporters.withLock { $0.append(holdingsReporter) } }
+
+    /// What every part holds for `device` of `userId`.
+    func holdings(of device: RegisteredDeviceKey, userId: String) async throws -> DeviceHoldings {
+        var total = DeviceHoldings()
+        for reporter in reporters.withLock({ $0 }) { total = total + (try await reporter.holdings(of: device, userId: userId)) }
+        return total
+    }
 
     func add(removalStep: any DeviceRemovalStep) { steps.withLock { $0.append(removalStep) } }
     func add(rotationStep: any DeviceKeyRotationStep) { rotationSteps.withLock { $0.append(rotationStep) } }

@@ -7,7 +7,11 @@ import ServiceLifecycle
 
 public struct DevicesAssembly: KeywardPart {
     public let apps: DeviceAppService
+    /// A person's devices, listed once with what the other parts hold for each.
+    public let people: PersonDevices
     let service: DeviceService
+    /// The browser helpers (session, forms, CSRF) of the account page's device rows.
+    private let browser: BrowserRequests
     let store: any DeviceStore
     /// Calls Google's Play Integrity API, when a service account is configured; closed at shutdown.
     private let googleClient: HTTPClient?
@@ -23,6 +27,7 @@ public struct DevicesAssembly: KeywardPart {
 
     init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, settings: DeviceSettings) {
         (realms, maxBodySize, clients) = (oauth.realms, core.settings.maxBodySize, core.settings.clients)
+        browser = accounts.browser
         let store = SQLDeviceStore(database: core.database)
         self.store = store
         declaredApps = settings.declaredApps
@@ -52,12 +57,15 @@ public struct DevicesAssembly: KeywardPart {
             limits: settings.limits, deviceKeys: core.deviceKeys, logger: core.logger
         )
         core.deviceKeys.plug(DeviceKeyLookup(store: store))
+        people = PersonDevices(apps: apps, deviceKeys: core.deviceKeys)
         accounts.plugins.add(disableStep: PersonDevicesRemoval(apps: apps))
+        accounts.plugins.add(accountSection: PersonDevicesSection(people: people, clock: core.clock))
     }
 
     /// The device API under `/realms/{realm}/v1/device/`.
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         DeviceRoutes(service: service, realms: realms, maxBodySize: maxBodySize, clients: clients).register(on: router)
+        PersonDevicePages(apps: apps, browser: browser, renderer: web.renderer, clock: clock).register(on: web.pages)
     }
 
     /// Checks the revocation list file for a change every minute; nil when none is configured.

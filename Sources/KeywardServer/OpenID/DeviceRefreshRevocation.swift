@@ -29,3 +29,14 @@ struct DeviceRefreshRebinding: DeviceKeyRotationStep {
         _ = try await families.rebind(realm: device.realm, from: previousThumbprint, to: device.keyThumbprint)
     }
 }
+
+/// How many live app sessions a person holds on a registered device's key (the one list of their devices).
+struct DeviceAppSessionHoldings: DeviceHoldingsReporter {
+    let families: any RefreshFamilyStore
+    let clock: any KeywardClock
+
+    func holdings(of device: RegisteredDeviceKey, userId: String) async throws -> DeviceHoldings {
+        let live = try await families.liveFamilies(realm: device.realm, userId: userId, now: clock.now())
+        return DeviceHoldings(tokensHeld: live.filter { $0.jkt == device.keyThumbprint }.count)
+    }
+}

@@ -59,6 +59,7 @@ struct OpenIDAssembly: KeywardPart {
         accounts.plugins.plug(appSessions: AppSessions(store: families, clock: core.clock, logger: core.logger))
         core.deviceKeys.add(removalStep: DeviceRefreshRevocation(families: families, audit: core.audit))
         core.deviceKeys.add(rotationStep: DeviceRefreshRebinding(families: families))
+        core.deviceKeys.add(holdingsReporter: DeviceAppSessionHoldings(families: families, clock: core.clock))
     }
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {

@@ -49,6 +49,7 @@ public struct PushMFAAssembly: KeywardPart {
         )
         core.deviceKeys.add(removalStep: RegisteredDevicePushRemoval(credentials: credentials, audit: core.audit))
         core.deviceKeys.add(rotationStep: RegisteredDevicePushRekey(credentials: credentials))
+        core.deviceKeys.add(holdingsReporter: RegisteredDevicePushHoldings(credentials: credentials))
         accounts.plugins.plug(secondFactor: factor)
         accounts.plugins.add(removalStep: factor)
     }

@@ -35,7 +35,8 @@ struct PushSecondFactor: SecondFactor, UserRemovalStep {
     func accountSection(realm: String, user: User, session: BrowserSession) async throws -> [String: Any] {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]
-        let devices: [[String: Any]] = try await service.devices(realm: realm, userId: user.id).map { device in
+        // A credential on a registered device shows in that device's row (Devices' list): one list, each device once.
+        let devices: [[String: Any]] = try await service.devices(realm: realm, userId: user.id).filter { $0.registeredDeviceId == nil }.map { device in
             [
                 "label": device.deviceLabel, "type": device.deviceType, "created": formatter.string(from: device.createdAt),
                 "lastUsed": device.lastUsedAt.map(formatter.string(from:)) ?? "never", "csrf": session.csrfToken,

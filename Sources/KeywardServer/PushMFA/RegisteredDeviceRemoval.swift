@@ -31,3 +31,13 @@ struct RegisteredDevicePushRekey: DeviceKeyRotationStep {
         )
     }
 }
+
+/// Whether push approvals are on for the person on a registered device (the one list of their devices).
+struct RegisteredDevicePushHoldings: DeviceHoldingsReporter {
+    let credentials: any PushCredentialStore
+
+    func holdings(of device: RegisteredDeviceKey, userId: String) async throws -> DeviceHoldings {
+        let credentials = try await credentials.credentials(realm: device.realm, userId: userId)
+        return DeviceHoldings(pushOn: credentials.contains { $0.registeredAppId == device.appId && $0.registeredDeviceId == device.deviceId })
+    }
+}

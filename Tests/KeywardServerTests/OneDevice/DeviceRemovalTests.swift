@@ -29,7 +29,7 @@ final class DeviceRemovalTests: XCTestCase {
 
             let before = try await client.whoami(authorization: ["DPoP " + device.accessToken], proofs: [try server.resourceProof(device.key, token: device.accessToken)])
             XCTAssertEqual(before.status, .ok)
-            let listed = try await server.runtime.personDevices(realm: "demo", userId: user.id)
+            let listed = try await server.runtime.devices.people.list(realm: "demo", userId: user.id)
             XCTAssertEqual(listed.map(\.device.deviceId), [device.deviceId])
             XCTAssertEqual(listed.first?.pushOn, true)
             XCTAssertEqual(listed.first?.tokensHeld, 1)
@@ -60,7 +60,7 @@ final class DeviceRemovalTests: XCTestCase {
             // What the other parts held is gone, and the list says so.
             let credentials = try await server.runtime.pushMFA.service.credentials.credentials(realm: "demo", userId: user.id)
             XCTAssertTrue(credentials.isEmpty)
-            let after = try await server.runtime.personDevices(realm: "demo", userId: user.id)
+            let after = try await server.runtime.devices.people.list(realm: "demo", userId: user.id)
             XCTAssertNotNil(after.first?.device.removedAt)
             XCTAssertEqual(after.first?.pushOn, false)
             XCTAssertEqual(after.first?.tokensHeld, 0)

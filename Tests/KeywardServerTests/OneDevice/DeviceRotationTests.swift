@@ -45,7 +45,7 @@ final class DeviceRotationTests: XCTestCase {
             XCTAssertNotEqual(oldAnswer.status, .ok, oldAnswer.body)
             let newAnswer = try await newPhone.respond(client, token: try await newPhone.accessToken(client), challengeId: challenge.id)
             XCTAssertEqual(newAnswer.status, .ok, newAnswer.body)
-            let listed = try await server.runtime.personDevices(realm: "demo", userId: user.id)
+            let listed = try await server.runtime.devices.people.list(realm: "demo", userId: user.id)
             XCTAssertEqual(listed.first?.pushOn, true)
             XCTAssertEqual(listed.first?.tokensHeld, 1)
         }

@@ -38,7 +38,19 @@ extension PageTemplates {
     <h1>Your account</h1>
     <p>Signed in as <strong id="username">{{username}}</strong>.</p>
     {{#notice}}<p role="status">{{notice}}</p>{{/notice}}
-    <h2>Push-approval devices</h2>
+    <h2>Your devices</h2>
+    {{#hasRegisteredDevices}}
+    <table id="registered-devices">
+    <caption class="muted">Phones with this realm's app: what vouched for them, whether they approve your logins, and the app sign-ins they hold</caption>
+    <thead><tr><th scope="col">Device</th><th scope="col">Attestation</th><th scope="col">Approves logins</th><th scope="col">Last seen</th><th scope="col">App sign-ins</th><th scope="col"><span class="muted">Action</span></th></tr></thead>
+    <tbody>
+    {{#registeredDevices}}
+    <tr><td>{{name}}</td><td>{{attestation}}</td><td>{{push}}</td><td>{{lastSeen}}</td><td>{{tokens}}</td>
+    <td>{{#removed}}<span class="muted">Removed {{removed}}</span>{{/removed}}{{^removed}}<form method="post" action="{{removeAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" aria-label="Remove {{name}}">Remove</button></form>{{/removed}}</td></tr>
+    {{/registeredDevices}}
+    </tbody>
+    </table>
+    {{/hasRegisteredDevices}}
     {{#hasDevices}}
     <table>
     <caption class="muted">Phones that approve your logins</caption>
@@ -51,7 +63,7 @@ extension PageTemplates {
     </tbody>
     </table>
     {{/hasDevices}}
-    {{^hasDevices}}<p id="no-devices">No device yet.</p>{{/hasDevices}}
+    {{^hasDevices}}{{^hasRegisteredDevices}}<p id="no-devices">No device yet.</p>{{/hasRegisteredDevices}}{{/hasDevices}}
     <p><a href="{{enrollURL}}" id="add-device">Add a device</a></p>
     {{#passkeysOn}}
     <h2>Passkeys</h2>
