@@ -34,7 +34,7 @@ public struct BrokerAssembly: KeywardPart {
         let delegations = Delegations(realms: oauth.realms, keys: oauth.keys)
         openID.relays.plug(BrokerRelay(
             clients: oauth.clients, handoffs: handoffs, delegations: delegations, settings: settings, appSessions: openID.refresh,
-            relays: HandoffLimiter(limit: relaysPerPersonPerMinute, window: 60), audit: core.audit, clock: core.clock
+            relays: HandoffLimiter(limit: relaysPerPersonPerMinute, window: 60), audit: core.audit, clock: core.clock, deviceKeys: core.deviceKeys
         ))
         oauth.grants.add(DelegationGrant(delegations: delegations, users: accounts.users, appSessions: openID.refresh))
     }

@@ -17,6 +17,8 @@ struct BrokerRelay: RelayAuthorization {
     let relays: HandoffLimiter
     let audit: AuditLog
     let clock: any KeywardClock
+    /// A removed device's key (or one it rotated away from) is handed nothing.
+    let deviceKeys: DeviceKeys
 
     func accept(realm: Realm, parameters: [String: String]) async throws -> (PendingAuthorization, OAuthClient) {
         let request: RelayRequest
@@ -68,6 +70,9 @@ struct BrokerRelay: RelayAuthorization {
         relays.count(userId, now: now)
         let acr = AuthenticationLevel.of(amr: session.amr)
         let jkt = sessionKey.thumbprint()
+        if let device = try await deviceKeys.device(realm: realm, jkt: jkt), !device.usable {
+            return refusal(pending, code: "access_denied", description: "the app's key belongs to a device that was removed")
+        }
         let sessionId = RefreshTokens.newSessionId()
         let grant = Delegations.Grant(
             userId: userId, clientId: pending.clientId, sessionKey: sessionKey, authTime: session.signInTime, amr: session.amr, acr: acr,

@@ -30,7 +30,9 @@ struct DelegationGrant: TokenGrant {
         let userId = claims["sub"]?.stringValue ?? ""
         let sessionId = claims["sid"]?.stringValue ?? ""
         guard let session = try await appSessions.family(realm: request.realm.name, id: sessionId), session.isLive(now: request.now),
-            session.userId == userId, session.clientId == request.client.clientId
+            session.userId == userId, session.clientId == request.client.clientId,
+            // A session moved to a device's new key (the device rotated it) no longer answers the old key's delegation.
+            session.jkt == nil || session.jkt == sessionKey.thumbprint()
         else {
             throw OAuthFailure.invalidGrant(
                 "the delegation was ended (signed out, the app removed, or the password changed)", reason: "delegation_revoked"

@@ -33,8 +33,11 @@ struct RegisteredDeviceKey: Sendable, Equatable {
     let level: DeviceAttestationLevel
     /// Where the hardware keeps the key, when a key attestation said so: `StrongBox` or `TEE`.
     var keyStorage: String? = nil
-    /// Signed requests and tokens are accepted: registered, not pending, rejected or removed.
+    /// Signed requests and tokens are accepted: registered, not pending, rejected or removed, and the key is still the
+    /// device's (not one it rotated away from).
     let usable: Bool
+    /// The person who last signed in on it, if anyone did.
+    var userId: String? = nil
 
     /// The claims a token bound to this key carries: which registered device holds it, and what vouched for it.
     /// What vouched for the device, in words for the pages: "App Attest verified", "StrongBox key".

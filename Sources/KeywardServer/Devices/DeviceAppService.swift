@@ -159,7 +159,15 @@ public final class DeviceAppService: Sendable {
         }
         await audit.record(.deviceAppRemoved, realm: realm, userId: nil, details: ["app_id": appId])
         let now = clock.now()
-        for device in devices { try await deviceKeys.runRemovalSteps(DeviceKeyLookup.key(device, usable: false), at: now) }
+        var failure: (any Error)?
+        for device in devices {
+            do {
+                try await deviceKeys.runRemovalSteps(DeviceKeyLookup.key(device, usable: false), at: now)
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
     }
 
     static func validated(_ registration: Registration, now: Date) throws(DeviceAppError) -> DeviceApp {

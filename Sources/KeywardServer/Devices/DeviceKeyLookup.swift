@@ -9,15 +9,26 @@ struct DeviceKeyLookup: DeviceKeyDirectory {
 
     func device(realm: String, jkt: String) async throws -> RegisteredDeviceKey? {
         let devices = try await store.devices(realm: realm, keyThumbprint: jkt)
-        guard let named = devices.first(where: { !$0.usable }) ?? devices.first else { return nil }
+        guard let named = devices.first(where: { !$0.usable }) ?? devices.first else { return try await retired(realm: realm, jkt: jkt) }
         return Self.key(named, usable: devices.allSatisfy(\.usable))
+    }
+
+    /// A key a device rotated away from: the device's, never usable again.
+    private func retired(realm: String, jkt: String) async throws -> RegisteredDeviceKey? {
+        guard let (appId, deviceId) = try await store.retiredKey(realm: realm, keyThumbprint: jkt) else { return nil }
+        let device = try await store.device(realm: realm, appId: appId, deviceId: deviceId)
+        return RegisteredDeviceKey(
+            realm: realm, appId: appId, deviceId: deviceId, keyThumbprint: jkt, platform: device?.platform.rawValue ?? "", attestation: "none",
+            level: .none, usable: false, userId: device?.userId
+        )
     }
 
     /// `device` as the other parts see it.
     static func key(_ device: Device, usable: Bool? = nil) -> RegisteredDeviceKey {
         RegisteredDeviceKey(
             realm: device.realm, appId: device.appId, deviceId: device.deviceId, keyThumbprint: device.keyThumbprint, platform: device.platform.rawValue,
-            attestation: device.attestationKind, level: device.attestationLevel, keyStorage: device.keyStorage, usable: usable ?? device.usable
+            attestation: device.attestationKind, level: device.attestationLevel, keyStorage: device.keyStorage, usable: usable ?? device.usable,
+            userId: device.userId
         )
     }
 

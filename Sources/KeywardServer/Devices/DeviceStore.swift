@@ -42,7 +42,11 @@ public protocol DeviceStore: Sendable {
     /// statement (compare-and-set: of two assertions racing with one counter, one wins). Returns whether it did.
     func advanceAssertionCounter(realm: String, appId: String, deviceId: String, to counter: Int64) async throws -> Bool
 
-    /// Replaces the device's key, if it still is `previousThumbprint` (compare-and-set against a concurrent rotation).
+    /// The device a retired key (one a device rotated away from) belonged to, if `keyThumbprint` is one.
+    func retiredKey(realm: String, keyThumbprint: String) async throws -> (appId: String, deviceId: String)?
+
+    /// Replaces the device's key, if it still is `previousThumbprint` (compare-and-set against a concurrent rotation),
+    /// and remembers the old key as retired.
     /// `StoreError.conflict` when the new key is registered already for the app.
     func replaceKey(
         realm: String, appId: String, deviceId: String, previousThumbprint: String, publicKey: [UInt8], thumbprint: String, attestation: String,

@@ -17,12 +17,13 @@ public struct PersonDevices: Sendable {
     let apps: DeviceAppService
     let deviceKeys: DeviceKeys
 
-    /// The devices `userId` signed in on, newest seen first, removed ones included (holding nothing).
+    /// The devices `userId` signed in on, newest seen first, removed ones included.
     public func list(realm: String, userId: String) async throws -> [PersonDevice] {
         var listed: [PersonDevice] = []
         for device in try await apps.devices(realm: realm, userId: userId) {
             let key = DeviceKeyLookup.key(device)
-            let holdings = device.removedAt == nil ? try await deviceKeys.holdings(of: key, userId: userId) : DeviceHoldings()
+            // A removed device's too: what an interrupted removal left shows, and Remove again ends it.
+            let holdings = try await deviceKeys.holdings(of: key, userId: userId)
             listed.append(PersonDevice(device: device, pushOn: holdings.pushOn, tokensHeld: holdings.tokensHeld, attestation: key.attestationWords))
         }
         return listed

@@ -7,9 +7,17 @@ import Foundation
 struct PersonDevicesRemoval: UserDisableStep {
     let apps: DeviceAppService
 
+    /// Every device is tried, removed or not (a removal run again ends what an earlier failure left); the first
+    /// failure is thrown after all were.
     func disabled(realm: String, userId: String) async throws {
-        for device in try await apps.devices(realm: realm, userId: userId) where device.removedAt == nil {
-            try await apps.removeDevice(realm: realm, appId: device.appId, deviceId: device.deviceId, userId: userId)
+        var failure: (any Error)?
+        for device in try await apps.devices(realm: realm, userId: userId) {
+            do {
+                try await apps.removeDevice(realm: realm, appId: device.appId, deviceId: device.deviceId, userId: userId)
+            } catch {
+                failure = failure ?? error
+            }
         }
+        if let failure { throw failure }
     }
 }

@@ -112,14 +112,14 @@ public struct SQLDeviceStore: DeviceStore {
 
     public func markRemoved(realm: String, appId: String, deviceId: String, userId: String?, at: Date) async throws -> Device? {
         let owner: SQLQueryString = userId.map { "AND user_id = \(bind: $0)" } ?? ""
-        try await StoreErrorMapping.mapping("markDeviceRemoved") {
+        // One statement: the row it marked is the row it answers, whatever a concurrent sign-in writes.
+        return try await StoreErrorMapping.mapping("markDeviceRemoved") {
             try await database.sql.raw("""
                 UPDATE devices SET removed_at = COALESCE(removed_at, \(bind: StorageTime.milliseconds(at)))
                 WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId) \(owner)
-                """).run()
+                RETURNING \(unsafeRaw: Self.deviceColumns)
+                """).first().map(Self.device(from:))
         }
-        guard let device = try await device(realm: realm, appId: appId, deviceId: deviceId), userId == nil || device.userId == userId else { return nil }
-        return device
     }
 
     public func devices(realm: String, userId: String) async throws -> [Device] {
@@ -206,13 +206,33 @@ public struct SQLDeviceStore: DeviceStore {
         at: Date
     ) async throws -> Bool {
         try await StoreErrorMapping.mapping("replaceKey", conflict: "the new key is registered already for app '\(appId)'") {
-            try await database.sql.countingRows("""
-                UPDATE devices SET public_key = \(bind: Base64URL.encode(publicKey)), key_thumbprint = \(bind: thumbprint),
-                    attestation = \(bind: attestation), key_rotated_at = \(bind: StorageTime.milliseconds(at))
-                WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId)
-                    AND key_thumbprint = \(bind: previousThumbprint)
-                RETURNING 1 AS replaced
-                """) > 0
+            // One transaction: the old key is remembered as retired exactly when it stops being the device's.
+            try await database.transaction { session in
+                let replaced = try await session.countingRows("""
+                    UPDATE devices SET public_key = \(bind: Base64URL.encode(publicKey)), key_thumbprint = \(bind: thumbprint),
+                        attestation = \(bind: attestation), key_rotated_at = \(bind: StorageTime.milliseconds(at))
+                    WHERE realm = \(bind: realm) AND app_id = \(bind: appId) AND device_id = \(bind: deviceId)
+                        AND key_thumbprint = \(bind: previousThumbprint)
+                    RETURNING 1 AS replaced
+                    """) > 0
+                guard replaced else { return false }
+                try await session.raw("""
+                    INSERT INTO device_retired_keys (realm, key_thumbprint, app_id, device_id, retired_at)
+                    VALUES (\(bind: realm), \(bind: previousThumbprint), \(bind: appId), \(bind: deviceId), \(bind: StorageTime.milliseconds(at)))
+                    ON CONFLICT (realm, key_thumbprint) DO NOTHING
+                    """).run()
+                return true
+            }
+        }
+    }
+
+    public func retiredKey(realm: String, keyThumbprint: String) async throws -> (appId: String, deviceId: String)? {
+        try await StoreErrorMapping.mapping("retiredKey") {
+            try await database.sql.raw("""
+                SELECT app_id, device_id FROM device_retired_keys WHERE realm = \(bind: realm) AND key_thumbprint = \(bind: keyThumbprint)
+                """).first().map { row in
+                (try row.decode(column: "app_id", as: String.self), try row.decode(column: "device_id", as: String.self))
+            }
         }
     }
 

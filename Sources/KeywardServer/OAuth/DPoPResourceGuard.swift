@@ -156,10 +156,25 @@ public final class DPoPResourceGuard: Sendable {
                 guard proof.claims["ath"] == nil else {
                     throw DPoPError(code: .invalidProof, reason: .athMismatch, message: "DPoP proof names an access token (ath), and none is sent")
                 }
+                try await refuseRemovedDeviceKey(proof.thumbprint, realm: request.realm.name)
                 return proof
             } catch {
                 throw Refusal(error)
             }
+        }
+    }
+
+    /// A proof with no token (the broker's take) by a key a removed device held, or one it rotated away from.
+    private func refuseRemovedDeviceKey(_ jkt: String, realm: String) async throws(DPoPError) {
+        guard let deviceKeys else { return }
+        let device: RegisteredDeviceKey?
+        do {
+            device = try await deviceKeys.device(realm: realm, jkt: jkt)
+        } catch {
+            throw DPoPError(code: .invalidProof, reason: .replayCheckFailed, message: "the proof's device cannot be checked right now")
+        }
+        if let device, !device.usable {
+            throw DPoPError(code: .invalidProof, reason: .jktMismatch, message: "the proof's key belongs to a device that was removed")
         }
     }
 

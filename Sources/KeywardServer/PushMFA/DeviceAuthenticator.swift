@@ -25,6 +25,8 @@ struct DeviceAuthenticator: Sendable {
     let users: UserService
     let clock: any KeywardClock
     let audit: AuditLog
+    /// The registered devices: a credential made on one answers nothing once the device is removed or re-keyed.
+    var deviceKeys = DeviceKeys()
     let metrics: KeywardMetrics
     /// One audit row per realm and reason a minute for refusals (metrics count them all).
     let refusalAudit: RefusalAuditSampler
@@ -56,7 +58,7 @@ struct DeviceAuthenticator: Sendable {
         let found: Device
         let claims: JSONObject
         do throws(Refusal) {
-            let (caller, owner) = try await gate.authenticate(request, keys: EnrolledDeviceKeys(credentials: credentials, users: users))
+            let (caller, owner) = try await gate.authenticate(request, keys: EnrolledDeviceKeys(credentials: credentials, users: users, deviceKeys: deviceKeys))
             (found, claims) = (owner, caller.claims)
         } catch {
             throw await reported(error, request: request)
@@ -74,6 +76,7 @@ struct DeviceAuthenticator: Sendable {
     private struct EnrolledDeviceKeys: StoredProofKeys {
         let credentials: any PushCredentialStore
         let users: UserService
+        let deviceKeys: DeviceKeys
 
         func key(for proof: JWS, claims: JSONObject, realm: Realm) async throws(Refusal) -> (key: JWK, owner: Device) {
             let named = try DeviceAuthenticator.preChecked(proof, claims)
@@ -88,6 +91,18 @@ struct DeviceAuthenticator: Sendable {
             guard let user = owner.user else { throw Refusal(.unknownDevice, "no such user", partError: PushMFAError.notFound("User not found")) }
             guard let credential = owner.credential, let key = try? JWK(jsonString: credential.publicKeyJWK) else {
                 throw Refusal(.unknownDevice, "no such device", partError: PushMFAError.forbidden("Device not registered for user"))
+            }
+            if let appId = credential.registeredAppId, let deviceId = credential.registeredDeviceId {
+                // Made on a registered device: it stands only while the device does, on this key.
+                let device: RegisteredDeviceKey?
+                do {
+                    device = try await deviceKeys.device(realm: realm.name, jkt: key.thumbprint())
+                } catch {
+                    throw Refusal(.unavailable, "device lookup failed", partError: PushMFAError.unavailable)
+                }
+                guard let device, device.usable, device.appId == appId, device.deviceId == deviceId else {
+                    throw Refusal(.deviceRemoved, "the registered device was removed", partError: PushMFAError.forbidden("Device not registered for user"))
+                }
             }
             return (key, Device(user: user, credential: credential, key: key, accessTokenClaims: [:]))
         }

@@ -35,8 +35,8 @@ public struct PushMFAAssembly: KeywardPart {
                     requireAth: settings.requireAth, iatTolerance: TimeInterval(settings.dpopIatTolerance),
                     jtiLifetime: TimeInterval(settings.dpopJtiTTL)
                 )),
-                credentials: credentials, users: accounts.users, clock: core.clock, audit: core.audit, metrics: metrics, refusalAudit: RefusalAuditSampler(),
-                publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize
+                credentials: credentials, users: accounts.users, clock: core.clock, audit: core.audit, deviceKeys: core.deviceKeys, metrics: metrics,
+                refusalAudit: RefusalAuditSampler(), publicURL: core.settings.publicURL, maxBodySize: core.settings.maxBodySize
             ),
             pusher: DispatchingChallengePusher(dispatcher: PushDispatcher(senders: senders, logger: core.logger) { type, outcome in
                 metrics.pushDelivered(providerType: type, outcome: outcome.rawValue)
@@ -50,6 +50,7 @@ public struct PushMFAAssembly: KeywardPart {
         core.deviceKeys.add(removalStep: RegisteredDevicePushRemoval(credentials: credentials, audit: core.audit))
         core.deviceKeys.add(rotationStep: RegisteredDevicePushRekey(credentials: credentials))
         core.deviceKeys.add(holdingsReporter: RegisteredDevicePushHoldings(credentials: credentials))
+        accounts.plugins.add(disableStep: RegisteredDevicePushDisable(credentials: credentials, audit: core.audit))
         accounts.plugins.plug(secondFactor: factor)
         accounts.plugins.add(removalStep: factor)
     }

@@ -32,8 +32,8 @@ public protocol PushCredentialStore: Sendable {
     /// the challenge must still be PENDING and unexpired, else nothing is written.
     func completeEnrollment(challengeId: String, credential: PushCredential, now: Date) async throws -> ChallengeResolution
     /// Stores a credential made on a registered device's own key, replacing any of the same user with the same
-    /// `deviceId`, in one transaction.
-    func putRegisteredDeviceCredential(_ credential: PushCredential) async throws
+    /// `deviceId`, in one transaction; false (nothing written) when the user has `maxDevices` other devices already.
+    func putRegisteredDeviceCredential(_ credential: PushCredential, maxDevices: Int) async throws -> Bool
     func credentials(realm: String, userId: String) async throws -> [PushCredential]
     /// The realm's stored push-MFA settings (nil: defaults) and the user's devices, oldest first, read together
     /// (every login does this).

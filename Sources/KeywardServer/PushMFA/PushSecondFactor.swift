@@ -1,5 +1,6 @@
 // Push approval as the login flow's second factor, the account page's phones, and removing a user's phones.
 import Foundation
+import KeywardJOSE
 
 /// Push approval as the login flow's second factor (`SecondFactor`): the push step when the user has a phone,
 /// enrollment when the realm requires push MFA and the user has none; the account page's phones; and the phones
@@ -35,8 +36,17 @@ struct PushSecondFactor: SecondFactor, UserRemovalStep {
     func accountSection(realm: String, user: User, session: BrowserSession) async throws -> [String: Any] {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withFullDate]
-        // A credential on a registered device shows in that device's row (Devices' list): one list, each device once.
-        let devices: [[String: Any]] = try await service.devices(realm: realm, userId: user.id).filter { $0.registeredDeviceId == nil }.map { device in
+        // A credential on a registered device that is this person's shows in that device's row (Devices' list): one
+        // list, each device once. On a device someone else signed in on since, it stays here, where it can be removed.
+        var shown: [PushCredential] = []
+        for credential in try await service.devices(realm: realm, userId: user.id) {
+            if credential.registeredDeviceId != nil, let thumbprint = try? JWK(jsonString: credential.publicKeyJWK).thumbprint(),
+                let device = try await service.deviceKeys.device(realm: realm, jkt: thumbprint), device.usable, device.userId == user.id,
+                device.deviceId == credential.registeredDeviceId
+            { continue }
+            shown.append(credential)
+        }
+        let devices: [[String: Any]] = shown.map { device in
             [
                 "label": device.deviceLabel, "type": device.deviceType, "created": formatter.string(from: device.createdAt),
                 "lastUsed": device.lastUsedAt.map(formatter.string(from:)) ?? "never", "csrf": session.csrfToken,

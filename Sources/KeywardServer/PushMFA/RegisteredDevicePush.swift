@@ -41,10 +41,6 @@ extension PushMFAService {
     /// device, as an enrollment by QR code keeps, within the realm's cap on devices per person.
     func enablePush(realm: String, user: User, device: RegisteredDeviceKey, key: JWK, request: RegisteredDevicePushRequest) async throws -> PushCredential {
         let settings = try await settings(realm: realm)
-        let enrolled = try await credentials.credentials(realm: realm, userId: user.id)
-        guard enrolled.contains(where: { $0.deviceId == device.deviceId }) || enrolled.count < settings.maxDevicesPerUser else {
-            throw APIError(.conflict, .tooManyDevices, "at most \(settings.maxDevicesPerUser) devices approve logins per person; remove one first")
-        }
         var jwk = key.jsonObject
         jwk["alg"] = .string(JWSAlgorithm.es256.rawValue)
         let credential = PushCredential(
@@ -53,7 +49,15 @@ extension PushMFAService {
             pushProviderId: request.pushProviderId, pushProviderType: request.pushProviderType, createdAt: clock.now(),
             registeredAppId: device.appId, registeredDeviceId: device.deviceId
         )
-        try await credentials.putRegisteredDeviceCredential(credential)
+        let stored: Bool
+        do {
+            stored = try await credentials.putRegisteredDeviceCredential(credential, maxDevices: settings.maxDevicesPerUser)
+        } catch StoreError.conflict {
+            throw APIError(.conflict, .registrationInProgress, "push approvals were being turned on for this device at the same time; try again", reason: "concurrent_enable")
+        }
+        guard stored else {
+            throw APIError(.conflict, .tooManyDevices, "at most \(settings.maxDevicesPerUser) devices approve logins per person; remove one first")
+        }
         await audit.record(.enrollmentCompleted, realm: realm, userId: user.id, details: [
             "method": "registered-device", "credentialId": credential.credentialId, "deviceId": device.deviceId, "app": device.appId,
             "deviceType": device.platform, "attestation": device.attestation, "level": device.level.rawValue,
@@ -69,6 +73,11 @@ extension PushMFAService {
 /// The route: the DPoP gate in front proves the token and the key; here, that the token is a person's and was
 /// issued to this very registered device, which must still be usable.
 struct RegisteredDevicePushRoutes: Sendable {
+    /// How recent the sign-in behind the token must be (as the account page's changes ask).
+    static let recentSignIn = BrowserSession.recentSignIn
+    /// The `acr` of a token whose sign-in ran a second factor (the value the token endpoint writes).
+    static let multiFactor = "urn:keyward:acr:mfa"
+
     let service: PushMFAService
     let users: UserService
     let deviceKeys: DeviceKeys
@@ -101,6 +110,22 @@ struct RegisteredDevicePushRoutes: Sendable {
             throw APIError(
                 .forbidden, .invalidToken, "the access token was not issued to this registered device; sign in on it with its key as the DPoP key",
                 reason: "token_not_for_device"
+            )
+        }
+        // Adding a way to approve logins asks what the account page's enrollment asks: a recent sign-in, and the
+        // second factor when the person has one already.
+        let now = service.clock.now()
+        guard let authTime = caller.claims["auth_time"]?.numberValue, now.timeIntervalSince1970 - authTime <= Self.recentSignIn else {
+            throw APIError(
+                .forbidden, .invalidToken, "push approvals are turned on only within \(Int(Self.recentSignIn / 60)) minutes of signing in on the device; sign in again",
+                reason: "sign_in_not_recent"
+            )
+        }
+        let others = try await service.credentials.credentials(realm: realm, userId: user.id).filter { $0.deviceId != device.deviceId }
+        if !others.isEmpty, caller.claims["acr"]?.stringValue != Self.multiFactor {
+            throw APIError(
+                .forbidden, .invalidToken, "the person approves logins on another device already: sign in with it (the second factor) on this one first",
+                reason: "second_factor_required"
             )
         }
         let body = try await JSONRequestBody.object(request, maxSize: maxBodySize)

@@ -37,9 +37,16 @@ public struct SQLPushCredentialStore: PushCredentialStore {
         }
     }
 
-    public func putRegisteredDeviceCredential(_ credential: PushCredential) async throws {
-        try await StoreErrorMapping.mapping("putRegisteredDeviceCredential", missingParent: "realm '\(credential.realm)' does not exist") {
+    public func putRegisteredDeviceCredential(_ credential: PushCredential, maxDevices: Int) async throws -> Bool {
+        try await StoreErrorMapping.mapping(
+            "putRegisteredDeviceCredential", conflict: "the device's credential changed meanwhile", missingParent: "realm '\(credential.realm)' does not exist"
+        ) {
             try await database.transaction { session in
+                let others = try await session.raw("""
+                    SELECT COUNT(*) AS counted FROM push_credentials
+                    WHERE realm = \(bind: credential.realm) AND user_id = \(bind: credential.userId) AND device_id <> \(bind: credential.deviceId)
+                    """).first(decodingColumn: "counted", as: Int.self) ?? 0
+                guard others < maxDevices else { return false }
                 // One record per device, as an enrollment by QR code keeps: the key that authenticates is never ambiguous.
                 try await session.raw("""
                     DELETE FROM push_credentials
@@ -55,6 +62,7 @@ public struct SQLPushCredentialStore: PushCredentialStore {
                         \(bind: credential.pushTokenValid), \(bind: StorageTime.milliseconds(credential.createdAt)), NULL,
                         \(bind: credential.registeredAppId), \(bind: credential.registeredDeviceId))
                     """).run()
+                return true
             }
         }
     }

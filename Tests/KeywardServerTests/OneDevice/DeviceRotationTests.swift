@@ -50,4 +50,22 @@ final class DeviceRotationTests: XCTestCase {
             XCTAssertEqual(listed.first?.tokensHeld, 1)
         }
     }
+
+    /// A key a device rotated away from gets no new sign-in (review finding 1: it was no device's any more, so it
+    /// got tokens naming none, and a session left on it kept refreshing).
+    func testTheRetiredKeyGetsNothing() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let device = try await OneDeviceFixture.signedIn(server, client)
+            let next = TestInstallation()
+            let rotated = try await client.rotate(
+                try DeviceSignedRequestTests.rotation(to: next, challenge: try await client.deviceChallenge()), signedBy: device.installation,
+                deviceId: device.deviceId, timestamp: Int64(server.clock.now().timeIntervalSince1970)
+            )
+            XCTAssertEqual(rotated.status, .ok, "\(rotated.json)")
+            let fresh = try await device.app.authorize(TestBrowser(client), ["dpop_jkt": try device.key.publicJWK.thumbprint()])
+            let refused = try await client.requestToken(body: device.app.tokenForm(code: try XCTUnwrap(fresh.parameter("code"))), proofs: [try server.tokenProof(device.key)])
+            XCTAssertEqual(refused.json["error"]?.stringValue, "invalid_grant", "\(refused.json)")
+            XCTAssertEqual(refused.json["reason"]?.stringValue, "device_not_usable")
+        }
+    }
 }

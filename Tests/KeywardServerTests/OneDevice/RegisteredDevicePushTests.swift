@@ -112,6 +112,32 @@ final class RegisteredDevicePushTests: XCTestCase {
         }
     }
 
+    /// Adding a way to approve logins asks for a recent sign-in, and for the second factor when the person has one
+    /// (review finding 6: any token of the device once did).
+    func testEnablingAsksForARecentSignInAndTheSecondFactorTheAccountHas() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let device = try await OneDeviceFixture.signedIn(server, client)
+            XCTAssertEqual(try UnverifiedJWT(device.accessToken).claims["acr"]?.stringValue, "urn:keyward:acr:1fa")
+
+            // A phone enrolled by QR code since: the device's sign-in did not pass it.
+            _ = try await server.enrolledDevice(client, algorithm: .es256)
+            let singleFactor = try await OneDeviceFixture.enablePush(server, client, token: device.accessToken, key: device.key)
+            XCTAssertEqual(singleFactor.status, .forbidden, "\(singleFactor.json)")
+            XCTAssertEqual(singleFactor.json["reason"]?.stringValue, "second_factor_required")
+
+            // Eleven minutes on, a refreshed token still carries the old sign-in time.
+            server.clock.advance(by: 11 * 60)
+            let refreshed = try await client.requestToken(body: device.app.refreshForm(device.refreshToken), proofs: [try server.tokenProof(device.key)])
+            XCTAssertEqual(refreshed.status, .ok, "\(refreshed.json)")
+            let stale = try await OneDeviceFixture.enablePush(server, client, token: try XCTUnwrap(refreshed.json["access_token"]?.stringValue), key: device.key)
+            XCTAssertEqual(stale.status, .forbidden, "\(stale.json)")
+            XCTAssertEqual(stale.json["reason"]?.stringValue, "sign_in_not_recent")
+            let user = try await server.demoUser()
+            let stored = try await server.runtime.pushMFA.service.credentials.credentials(realm: "demo", userId: user.id)
+            XCTAssertEqual(stored.count, 1, "only the phone enrolled by QR code")
+        }
+    }
+
     /// A token bound to the key before the device registered names no device: it must sign in again on it.
     func testATokenIssuedBeforeTheDeviceRegisteredIsNotTheDevices() async throws {
         try await TestServer.forEachEngine { server, client in

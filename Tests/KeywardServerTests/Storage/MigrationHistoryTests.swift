@@ -28,7 +28,7 @@ final class MigrationHistoryTests: XCTestCase {
         17: ("broker: broker clients and hand-offs", "880d06dba9a9a985d71009b27d3725ad97140df2c2579202390b7d2971c41faa", "880d06dba9a9a985d71009b27d3725ad97140df2c2579202390b7d2971c41faa"),
         18: ("broker: realm settings", "9d07ab21c9879633725a113515b35fe72e692236934423f82701d1ae14dd586f", "9d07ab21c9879633725a113515b35fe72e692236934423f82701d1ae14dd586f"),
         19: ("passkeys: settings and credentials", "9331d36ef09ecf477b542b73d729d8f86d6774837516ad5dc2e6859af11e5250", "9331d36ef09ecf477b542b73d729d8f86d6774837516ad5dc2e6859af11e5250"),
-        20: ("one device, one key: devices' people, removal, push on a registered device", "14f7f1344ab1d019bfc8f313b928bd8a34f41757d6724e04fbd88b9f708e112e", "14f7f1344ab1d019bfc8f313b928bd8a34f41757d6724e04fbd88b9f708e112e"),
+        20: ("one device, one key: devices' people, removal, push on a registered device", "f806979d101d6d726741b99b2580c97612ebf6297a4c77058cabf709ae1d5c75", "f806979d101d6d726741b99b2580c97612ebf6297a4c77058cabf709ae1d5c75"),
     ]
 
     static func digest(_ migration: SchemaMigration, _ engine: DatabaseEngine) -> String {

@@ -46,7 +46,7 @@ extension PageTemplates {
     <tbody>
     {{#registeredDevices}}
     <tr><td>{{name}}</td><td>{{attestation}}</td><td>{{push}}</td><td>{{lastSeen}}</td><td>{{tokens}}</td>
-    <td>{{#removed}}<span class="muted">Removed {{removed}}</span>{{/removed}}{{^removed}}<form method="post" action="{{removeAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" aria-label="Remove {{name}}">Remove</button></form>{{/removed}}</td></tr>
+    <td>{{#removed}}<span class="muted">Removed {{removed}}</span> {{/removed}}<form method="post" action="{{removeAction}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" aria-label="Remove {{name}}">{{#removed}}Remove again{{/removed}}{{^removed}}Remove{{/removed}}</button></form></td></tr>
     {{/registeredDevices}}
     </tbody>
     </table>
