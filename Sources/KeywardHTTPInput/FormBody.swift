@@ -21,7 +21,8 @@ package enum FormBody {
         var result: [String: String] = [:]
         for pair in buffer.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = decode(parts[0]), let value = parts.count > 1 ? decode(parts[1]) : ""
+            // A NUL (%00) is in no parameter Keyward takes, and PostgreSQL cannot store or compare text holding one.
+            guard let name = decode(parts[0]), let value = parts.count > 1 ? decode(parts[1]) : "", !name.contains("\0"), !value.contains("\0")
             else { return .failure(.malformed) }
             guard result[name] == nil else { return .failure(.duplicate(name)) }
             result[name] = value

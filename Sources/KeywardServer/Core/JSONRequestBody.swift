@@ -27,11 +27,14 @@ enum JSONRequestBody {
     }
 
     private static func parse(_ bytes: [UInt8]) throws -> JSONObject {
+        let object: JSONObject
         do {
-            return try StrictJSON.parseObject(bytes)
+            object = try StrictJSON.parseObject(bytes)
         } catch {
             throw APIError(.badRequest, .invalidRequest, "the body is not a JSON object: \(error.message)")
         }
+        guard !object.containsNUL else { throw APIError(.badRequest, .invalidRequest, "the body's strings must not contain NUL (\\u0000)") }
+        return object
     }
 
     private static func bytes(_ request: Request, maxSize: Int) async throws -> [UInt8] {

@@ -77,10 +77,13 @@ struct DeviceRoutes {
         guard request.headers[.contentType]?.split(separator: ";").first?.trimmingBlanks.lowercased() == "application/json" else {
             throw DeviceError(.unsupportedMediaType, .unsupportedMediaType, "Content-Type must be application/json")
         }
+        let object: JSONObject
         do {
-            return try StrictJSON.parseObject(body)
+            object = try StrictJSON.parseObject(body)
         } catch {
             throw DeviceError.invalidRequest("the body is not a JSON object: \(error.message)")
         }
+        guard !object.containsNUL else { throw DeviceError.invalidRequest("the body's strings must not contain NUL (\\u0000)") }
+        return object
     }
 }

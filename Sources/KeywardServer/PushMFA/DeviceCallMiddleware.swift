@@ -112,10 +112,13 @@ extension DeviceAuthenticator: RouterMiddleware {
     static func jsonBody(_ request: Hummingbird.Request, maxSize: Int) async throws -> JSONObject? {
         let buffer = try await request.body.collect(upTo: maxSize)
         guard buffer.readableBytes > 0 else { return nil }
+        let object: JSONObject
         do {
-            return try StrictJSON.parseObject(Array(buffer.readableBytesView))
+            object = try StrictJSON.parseObject(Array(buffer.readableBytesView))
         } catch {
             throw PushMFAError.badRequest("Invalid JSON body: \(error.message)")
         }
+        guard !object.containsNUL else { throw PushMFAError.badRequest("Invalid JSON body: strings must not contain NUL") }
+        return object
     }
 }

@@ -69,6 +69,25 @@ final class HandoffRouteTests: XCTestCase {
         }
     }
 
+    /// A NUL in any string of the body is the client's error on both engines: PostgreSQL cannot store text holding
+    /// one, and the put answered 503 there (found by schemathesis in a PostgreSQL contract run).
+    func testANULInTheBodyIsABadRequestOnBothEngines() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let relay = try await client.relayClientToken(server)
+            let jkt = JSONValue.string(try SigningKey.generate(.es256).publicJWK.thumbprint())
+            for bad: JSONObject in [
+                ["nonce": "n", "jkt": jkt, "blob": "a\u{0}b"], ["nonce": "n\u{0}", "jkt": jkt, "blob": "b"], ["nonce": "n", "jkt": jkt, "blob": "b", "x\u{0}": "y"],
+            ] {
+                let answer = try await client.putHandoff(server, relay, bad)
+                XCTAssertEqual(answer.status, .badRequest, "\(answer.json)")
+                XCTAssertEqual(answer.json["error"]?.stringValue, "invalid_request")
+            }
+            let form = try await client.requestToken(body: Form.demoClient + "&scope=a%00b", proofs: [])
+            XCTAssertEqual(form.status, .badRequest, "\(form.json)")
+            XCTAssertEqual(form.json["error"]?.stringValue, "invalid_request")
+        }
+    }
+
     func testATakeNeedsOneProofWithoutAnAccessTokenHashAndAWellFormedBody() async throws {
         try await TestServer.forEachEngine(engines: [.sqlite]) { server, client in
             try await server.registerBrokerApp()
