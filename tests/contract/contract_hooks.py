@@ -36,6 +36,7 @@ import schemathesis
 from schemathesis.core import deserialization
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from joserfc.jwk import ECKey
 from keyward_peer import CLIENT_ID, CLIENT_SECRET, DEVICE_APP, REALM, ProofMaker, b64u_decode
 
 BASE = os.environ["KEYWARD_CONTRACT_BASE"]
@@ -738,6 +739,57 @@ SETUP.update({
     "postRenamePasskey": _passkey_pages,
     "postRemovePasskey": _passkey_pages,
 })
+
+
+# ------------------------------------------------------------------------------------- one device, one key (issue 32)
+_one_key: dict[str, Any] = {}
+
+
+def _one_key_device() -> tuple[ProofMaker, str]:
+    """One installation of DEVICE_APP, registered once, whose key is also its person's DPoP key: the proof maker and
+    an access token of user one-key from one code flow (dpop_jkt = the key), refreshed with the key every two
+    minutes. Push may be turned on within ten minutes of that sign-in, longer than a run takes; the person has push
+    on from the first success, so a second sign-in would meet the push step."""
+    token_url = f"{ISSUER}/protocol/openid-connect/token"
+    if "maker" not in _one_key:
+        installation = Installation()
+        installation.registered()
+        pem = installation.key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        maker = ProofMaker("ES256", key=ECKey.import_key(pem))
+        browser = Browser(user("one-key"))
+        query = _authorization_query()
+        params = {k: v for k, v in query.items() if k != "_verifier"} | {"dpop_jkt": maker.thumbprint}
+        page = browser.http.get(f"{ISSUER}/protocol/openid-connect/auth", params=params, allow_redirects=False, timeout=TIMEOUT)
+        if page.status_code != 200:
+            raise RuntimeError(f"the consent page did not show: {page.status_code} {page.headers.get('Location')}")
+        allowed = browser.http.post(f"{ISSUER}/protocol/openid-connect/auth/consent",
+                                    data={"csrf": Browser._csrf(page.text), "id": _pending_id(page.text), "decision": "allow"},
+                                    allow_redirects=False, timeout=TIMEOUT)
+        code = parse_qs(urlparse(allowed.headers["Location"]).query)["code"][0]
+        issued = requests.post(token_url, headers={"DPoP": maker.proof("POST", token_url)}, timeout=TIMEOUT, data={
+            "grant_type": "authorization_code", "code": code, "code_verifier": query["_verifier"], "redirect_uri": APP_REDIRECT, "client_id": APP,
+        })
+        issued.raise_for_status()
+        _one_key.update(maker=maker, token=issued.json()["access_token"], refresh=issued.json()["refresh_token"], at=time.monotonic())
+    elif _one_key["at"] < time.monotonic() - 120:
+        refreshed = requests.post(token_url, headers={"DPoP": _one_key["maker"].proof("POST", token_url)}, timeout=TIMEOUT, data={
+            "grant_type": "refresh_token", "refresh_token": _one_key["refresh"], "client_id": APP,
+        })
+        refreshed.raise_for_status()
+        _one_key.update(token=refreshed.json()["access_token"], refresh=refreshed.json()["refresh_token"], at=time.monotonic())
+    return _one_key["maker"], _one_key["token"]
+
+
+def _registered_device_push(case, valid: bool) -> None:
+    """The person's token bound to the device key and a fresh proof by it; every other call also a valid body."""
+    maker, token = _one_key_device()
+    case.headers["Authorization"] = f"DPoP {token}"
+    case.headers["DPoP"] = maker.proof("POST", _url(case), token)
+    if valid:
+        case.body = {"push_provider_type": "log", "push_provider_id": "contract-push-token", "device_label": "Contract phone"}
+
+
+SETUP.update({"postRegisteredDevicePush": _registered_device_push})
 
 
 # ------------------------------------------------------------------------------------------------------ hooks

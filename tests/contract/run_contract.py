@@ -41,7 +41,7 @@ CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,r
           "unsupported_method")
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 # The hooks' users (contract_hooks.py names them c<run>-<role>); a run id keeps reruns on one database apart.
-ROLES = ["device", "lockout", "pages", "push-page", "remover", "oidc"]
+ROLES = ["device", "lockout", "pages", "push-page", "remover", "oidc", "one-key"]
 # Settings that keep the run about the contract, not about the limits that protect a production realm: thousands of
 # sign-ins from one loopback address, many pending pushes, cheap password hashes.
 SERVER_SETTINGS = {
