@@ -299,15 +299,7 @@ public final class UserService: Sendable {
 
     /// Every part's `UserDisableStep`, all of them run; the first failure is thrown after.
     private func runDisableSteps(realm: String, userId: String) async throws {
-        var failure: (any Error)?
-        for step in plugins.disableSteps {
-            do {
-                try await step.disabled(realm: realm, userId: userId)
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        if let failure { throw failure }
+        try await runEach(plugins.disableSteps) { try await $0.disabled(realm: realm, userId: userId) }
     }
 
     // MARK: - Administration (the `keyward users` commands); each is an audit event.

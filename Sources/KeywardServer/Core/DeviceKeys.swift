@@ -39,7 +39,6 @@ struct RegisteredDeviceKey: Sendable, Equatable {
     /// The person who last signed in on it, if anyone did.
     var userId: String? = nil
 
-    /// The claims a token bound to this key carries: which registered device holds it, and what vouched for it.
     /// What vouched for the device, in words for the pages: "App Attest verified", "StrongBox key".
     var attestationWords: String {
         if let keyStorage, level == .hardwareKey { return "\(keyStorage) key" }
@@ -51,6 +50,7 @@ struct RegisteredDeviceKey: Sendable, Equatable {
         }
     }
 
+    /// The claims a token bound to this key carries: which registered device holds it, and what vouched for it.
     var claims: JSONObject {
         ["device_id": .string(deviceId), "device_app": .string(appId), "device_attestation": .string(attestation), "device_level": .string(level.rawValue)]
     }
@@ -134,15 +134,7 @@ final class DeviceKeys: Sendable {
     /// Runs every part's step for `device`, in the order they were added; the first failure is thrown after all ran
     /// (a removal run again runs them again: each is idempotent).
     func runRemovalSteps(_ device: RegisteredDeviceKey, at: Date) async throws {
-        var failure: (any Error)?
-        for step in steps.withLock({ $0 }) {
-            do {
-                try await step.removed(device, at: at)
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        if let failure { throw failure }
+        try await runEach(steps.withLock { $0 }) { try await $0.removed(device, at: at) }
     }
 
     func plug(_ plugged: any DeviceKeyDirectory) {

@@ -27,14 +27,13 @@ enum JSONRequestBody {
     }
 
     private static func parse(_ bytes: [UInt8]) throws -> JSONObject {
-        let object: JSONObject
         do {
-            object = try StrictJSON.parseObject(bytes)
+            return try requestJSONObject(bytes)
+        } catch .malformed(let detail) {
+            throw APIError(.badRequest, .invalidRequest, "the body is not a JSON object: \(detail)")
         } catch {
-            throw APIError(.badRequest, .invalidRequest, "the body is not a JSON object: \(error.message)")
+            throw APIError(.badRequest, .invalidRequest, "the body's strings must not contain NUL (\\u0000)")
         }
-        guard !object.containsNUL else { throw APIError(.badRequest, .invalidRequest, "the body's strings must not contain NUL (\\u0000)") }
-        return object
     }
 
     private static func bytes(_ request: Request, maxSize: Int) async throws -> [UInt8] {

@@ -1,6 +1,26 @@
-// Refusing NUL characters in request bodies: no field Keyward takes holds one, and PostgreSQL cannot store or
-// compare text that does (error 22021), which would turn a client's bad input into a 503.
+// Reading a request body as a JSON object, refusing NUL characters: no field Keyward takes holds one, and PostgreSQL
+// cannot store or compare text that does (error 22021), which would turn a client's bad input into a 503.
 import KeywardJOSE
+
+/// Why a request body is not a JSON object Keyward reads; each API words it in its own error.
+enum RequestJSONRefusal: Error {
+    /// Not strict JSON, or not an object: the parser's words.
+    case malformed(String)
+    /// A string (or a member name) holds U+0000.
+    case nul
+}
+
+/// `bytes` as a JSON object (`StrictJSON`: a member given twice is refused), with no NUL in any string.
+func requestJSONObject(_ bytes: some Collection<UInt8>) throws(RequestJSONRefusal) -> JSONObject {
+    let object: JSONObject
+    do {
+        object = try StrictJSON.parseObject(bytes)
+    } catch {
+        throw .malformed(error.message)
+    }
+    guard !JSONValue.object(object).containsNUL else { throw .nul }
+    return object
+}
 
 extension JSONValue {
     /// Whether a string anywhere in the value, member names included, holds U+0000.
@@ -12,8 +32,4 @@ extension JSONValue {
         default: false
         }
     }
-}
-
-extension Dictionary where Key == String, Value == JSONValue {
-    var containsNUL: Bool { JSONValue.object(self).containsNUL }
 }

@@ -45,26 +45,19 @@ public struct Device: Sendable, Equatable {
     /// Signed requests and tokens bound to its key are accepted.
     public var usable: Bool { status == .registered && removedAt == nil }
 
-    /// How far its attestation vouches for it. Android Key Attestation in the TEE or StrongBox certified the key
-    /// itself, unless the key was rotated since without one; any other verified attestation vouches for the app
-    /// installation that holds the key.
-    public var attestationLevel: DeviceAttestationLevel {
-        guard attested else { return .none }
+    /// What its attestation summary says, read once: its kind, the level it vouches for, and where the hardware keeps
+    /// the key. Android Key Attestation in the TEE or StrongBox certified the key itself, unless the key was rotated
+    /// since without one; any other verified attestation vouches for the app installation that holds the key.
+    public var attestationFacts: (kind: String, level: DeviceAttestationLevel, keyStorage: String?) {
         let summary = (try? StrictJSON.parseObject(Array(attestation.utf8))) ?? [:]
-        let hardware = ["TRUSTED_ENVIRONMENT", "STRONG_BOX"].contains(summary["security_level"]?.stringValue ?? "")
-        if summary["type"]?.stringValue == "android-key", hardware, summary["key_rotated_unattested"] == nil { return .hardwareKey }
-        return .appAttested
+        let kind = summary["type"]?.stringValue ?? "none"
+        guard attested else { return (kind, .none, nil) }
+        let securityLevel = summary["security_level"]?.stringValue
+        guard kind == "android-key", ["TRUSTED_ENVIRONMENT", "STRONG_BOX"].contains(securityLevel ?? ""), summary["key_rotated_unattested"] == nil
+        else { return (kind, .appAttested, nil) }
+        return (kind, .hardwareKey, securityLevel == "STRONG_BOX" ? "StrongBox" : "TEE")
     }
 
-    /// Where the hardware keeps the key, when Android Key Attestation certified it there: `StrongBox` or `TEE`.
-    public var keyStorage: String? {
-        guard attestationLevel == .hardwareKey else { return nil }
-        let summary = (try? StrictJSON.parseObject(Array(attestation.utf8))) ?? [:]
-        return summary["security_level"]?.stringValue == "STRONG_BOX" ? "StrongBox" : "TEE"
-    }
-
-    /// The attestation's kind, as its summary names it (`app-attest`, `android-key`, `play-integrity`, `none`).
-    public var attestationKind: String {
-        ((try? StrictJSON.parseObject(Array(attestation.utf8)))?["type"]?.stringValue) ?? "none"
-    }
+    /// How far its attestation vouches for it (`attestationFacts`).
+    public var attestationLevel: DeviceAttestationLevel { attestationFacts.level }
 }

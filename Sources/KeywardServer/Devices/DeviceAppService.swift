@@ -159,15 +159,7 @@ public final class DeviceAppService: Sendable {
         }
         await audit.record(.deviceAppRemoved, realm: realm, userId: nil, details: ["app_id": appId])
         let now = clock.now()
-        var failure: (any Error)?
-        for device in devices {
-            do {
-                try await deviceKeys.runRemovalSteps(DeviceKeyLookup.key(device, usable: false), at: now)
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        if let failure { throw failure }
+        try await runEach(devices) { try await deviceKeys.runRemovalSteps(DeviceKeyLookup.key($0, usable: false), at: now) }
     }
 
     static func validated(_ registration: Registration, now: Date) throws(DeviceAppError) -> DeviceApp {

@@ -25,10 +25,10 @@ struct DeviceKeyLookup: DeviceKeyDirectory {
 
     /// `device` as the other parts see it.
     static func key(_ device: Device, usable: Bool? = nil) -> RegisteredDeviceKey {
-        RegisteredDeviceKey(
+        let facts = device.attestationFacts
+        return RegisteredDeviceKey(
             realm: device.realm, appId: device.appId, deviceId: device.deviceId, keyThumbprint: device.keyThumbprint, platform: device.platform.rawValue,
-            attestation: device.attestationKind, level: device.attestationLevel, keyStorage: device.keyStorage, usable: usable ?? device.usable,
-            userId: device.userId
+            attestation: facts.kind, level: facts.level, keyStorage: facts.keyStorage, usable: usable ?? device.usable, userId: device.userId
         )
     }
 

@@ -77,13 +77,12 @@ struct DeviceRoutes {
         guard request.headers[.contentType]?.split(separator: ";").first?.trimmingBlanks.lowercased() == "application/json" else {
             throw DeviceError(.unsupportedMediaType, .unsupportedMediaType, "Content-Type must be application/json")
         }
-        let object: JSONObject
         do {
-            object = try StrictJSON.parseObject(body)
+            return try requestJSONObject(body)
+        } catch .malformed(let detail) {
+            throw DeviceError.invalidRequest("the body is not a JSON object: \(detail)")
         } catch {
-            throw DeviceError.invalidRequest("the body is not a JSON object: \(error.message)")
+            throw DeviceError.invalidRequest("the body's strings must not contain NUL (\\u0000)")
         }
-        guard !object.containsNUL else { throw DeviceError.invalidRequest("the body's strings must not contain NUL (\\u0000)") }
-        return object
     }
 }

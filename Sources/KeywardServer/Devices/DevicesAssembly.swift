@@ -59,7 +59,7 @@ public struct DevicesAssembly: KeywardPart {
         core.deviceKeys.plug(DeviceKeyLookup(store: store))
         people = PersonDevices(apps: apps, deviceKeys: core.deviceKeys)
         accounts.plugins.add(disableStep: PersonDevicesRemoval(apps: apps))
-        accounts.plugins.add(accountSection: PersonDevicesSection(people: people, clock: core.clock))
+        accounts.plugins.add(accountSection: PersonDevicesSection(people: people))
     }
 
     /// The device API under `/realms/{realm}/v1/device/`.

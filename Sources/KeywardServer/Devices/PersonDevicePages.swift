@@ -6,7 +6,6 @@ import Hummingbird
 /// seen, tokens held; a removed one says since when.
 struct PersonDevicesSection: AccountPageSection {
     let people: PersonDevices
-    let clock: any KeywardClock
 
     func accountSection(realm: String, user: User, session: BrowserSession) async throws -> [String: Any] {
         let formatter = ISO8601DateFormatter()

@@ -10,14 +10,8 @@ struct PersonDevicesRemoval: UserDisableStep {
     /// Every device is tried, removed or not (a removal run again ends what an earlier failure left); the first
     /// failure is thrown after all were.
     func disabled(realm: String, userId: String) async throws {
-        var failure: (any Error)?
-        for device in try await apps.devices(realm: realm, userId: userId) {
-            do {
-                try await apps.removeDevice(realm: realm, appId: device.appId, deviceId: device.deviceId, userId: userId)
-            } catch {
-                failure = failure ?? error
-            }
+        try await runEach(try await apps.devices(realm: realm, userId: userId)) { device in
+            try await apps.removeDevice(realm: realm, appId: device.appId, deviceId: device.deviceId, userId: userId)
         }
-        if let failure { throw failure }
     }
 }

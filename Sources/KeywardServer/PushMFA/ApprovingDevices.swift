@@ -30,14 +30,23 @@ extension PushMFAService {
     }
 
     func approvingDevice(realm: String, _ credential: PushCredential, settings: PushMFASettings) async throws -> ApprovingDevice? {
-        guard let appId = credential.registeredAppId, let deviceId = credential.registeredDeviceId else {
+        guard credential.registeredDeviceId != nil else {
             return settings.requireAttestedDevice == .none ? ApprovingDevice(credential: credential, device: nil) : nil
         }
-        guard let thumbprint = try? JWK(jsonString: credential.publicKeyJWK).thumbprint(),
-            let device = try await deviceKeys.device(realm: realm, jkt: thumbprint),
-            device.appId == appId, device.deviceId == deviceId, device.usable, device.level >= settings.requireAttestedDevice
-        else { return nil }
+        guard let device = try await deviceKeys.liveDevice(of: credential, realm: realm), device.level >= settings.requireAttestedDevice else { return nil }
         return ApprovingDevice(credential: credential, device: device)
+    }
+}
+
+extension DeviceKeys {
+    /// The registered device `credential` was made on, while it is usable and still holds the credential's key; nil
+    /// for a phone enrolled by QR code, and for a credential whose device was removed, rejected or re-keyed without it.
+    func liveDevice(of credential: PushCredential, realm: String) async throws -> RegisteredDeviceKey? {
+        guard let appId = credential.registeredAppId, let deviceId = credential.registeredDeviceId,
+            let thumbprint = try? JWK(jsonString: credential.publicKeyJWK).thumbprint(),
+            let device = try await device(realm: realm, jkt: thumbprint), device.usable, device.appId == appId, device.deviceId == deviceId
+        else { return nil }
+        return device
     }
 }
 

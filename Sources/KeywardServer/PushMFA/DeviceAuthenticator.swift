@@ -92,15 +92,15 @@ struct DeviceAuthenticator: Sendable {
             guard let credential = owner.credential, let key = try? JWK(jsonString: credential.publicKeyJWK) else {
                 throw Refusal(.unknownDevice, "no such device", partError: PushMFAError.forbidden("Device not registered for user"))
             }
-            if let appId = credential.registeredAppId, let deviceId = credential.registeredDeviceId {
+            if credential.registeredDeviceId != nil {
                 // Made on a registered device: it stands only while the device does, on this key.
                 let device: RegisteredDeviceKey?
                 do {
-                    device = try await deviceKeys.device(realm: realm.name, jkt: key.thumbprint())
+                    device = try await deviceKeys.liveDevice(of: credential, realm: realm.name)
                 } catch {
                     throw Refusal(.unavailable, "device lookup failed", partError: PushMFAError.unavailable)
                 }
-                guard let device, device.usable, device.appId == appId, device.deviceId == deviceId else {
+                guard device != nil else {
                     throw Refusal(.deviceRemoved, "the registered device was removed", partError: PushMFAError.forbidden("Device not registered for user"))
                 }
             }

@@ -112,13 +112,12 @@ extension DeviceAuthenticator: RouterMiddleware {
     static func jsonBody(_ request: Hummingbird.Request, maxSize: Int) async throws -> JSONObject? {
         let buffer = try await request.body.collect(upTo: maxSize)
         guard buffer.readableBytes > 0 else { return nil }
-        let object: JSONObject
         do {
-            object = try StrictJSON.parseObject(Array(buffer.readableBytesView))
+            return try requestJSONObject(buffer.readableBytesView)
+        } catch .malformed(let detail) {
+            throw PushMFAError.badRequest("Invalid JSON body: \(detail)")
         } catch {
-            throw PushMFAError.badRequest("Invalid JSON body: \(error.message)")
+            throw PushMFAError.badRequest("Invalid JSON body: strings must not contain NUL")
         }
-        guard !object.containsNUL else { throw PushMFAError.badRequest("Invalid JSON body: strings must not contain NUL") }
-        return object
     }
 }

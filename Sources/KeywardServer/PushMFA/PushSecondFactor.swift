@@ -1,6 +1,5 @@
 // Push approval as the login flow's second factor, the account page's phones, and removing a user's phones.
 import Foundation
-import KeywardJOSE
 
 /// Push approval as the login flow's second factor (`SecondFactor`): the push step when the user has a phone,
 /// enrollment when the realm requires push MFA and the user has none; the account page's phones; and the phones
@@ -40,10 +39,7 @@ struct PushSecondFactor: SecondFactor, UserRemovalStep {
         // list, each device once. On a device someone else signed in on since, it stays here, where it can be removed.
         var shown: [PushCredential] = []
         for credential in try await service.devices(realm: realm, userId: user.id) {
-            if credential.registeredDeviceId != nil, let thumbprint = try? JWK(jsonString: credential.publicKeyJWK).thumbprint(),
-                let device = try await service.deviceKeys.device(realm: realm, jkt: thumbprint), device.usable, device.userId == user.id,
-                device.deviceId == credential.registeredDeviceId
-            { continue }
+            if let device = try await service.deviceKeys.liveDevice(of: credential, realm: realm), device.userId == user.id { continue }
             shown.append(credential)
         }
         let devices: [[String: Any]] = shown.map { device in
