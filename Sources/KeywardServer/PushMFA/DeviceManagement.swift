@@ -35,6 +35,13 @@ extension PushMFAService {
     /// the client sends `proofOfPossession`, a JWS signed by the new key naming the user, device and old key.
     func rotateKey(body: JSONObject?, device: DeviceAuthenticator.Device) async throws(PushMFAError) {
         do throws(PushMFAError) {
+            // Made on a registered device, the credential is that device's key: a key this route set would be one
+            // nothing attested, and the device's own checks would disown the credential.
+            guard device.credential.registeredDeviceId == nil else {
+                throw PushMFAError.badRequest(
+                    "This device approves with its registered device key; rotate it with POST /realms/\(device.credential.realm)/v1/device/rotate-key"
+                )
+            }
             guard let body else { throw PushMFAError.badRequest("Request body required") }
             let newKey = try DeviceKeyInput.rotationKey(body["publicKeyJwk"])
             if let proof = body["proofOfPossession"] {

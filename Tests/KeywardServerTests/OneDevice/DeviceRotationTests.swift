@@ -68,4 +68,26 @@ final class DeviceRotationTests: XCTestCase {
             XCTAssertEqual(refused.json["reason"]?.stringValue, "device_not_usable")
         }
     }
+
+    /// The Keycloak-compatible rotate-key cannot move a registered device's push approvals off its registered key
+    /// (a key nothing attested): it is refused with the route to take, and the device key keeps approving.
+    func testTheCompatibleRotateKeyLeavesARegisteredDevicesKeyAlone() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let device = try await OneDeviceFixture.signedIn(server, client)
+            let enabled = try await OneDeviceFixture.enablePush(server, client, token: device.accessToken, key: device.key)
+            XCTAssertEqual(enabled.status, .created)
+            let user = try await server.demoUser()
+            var phone = try TestDevice(server: server, userId: user.id, algorithm: .es256, deviceId: device.deviceId, credentialId: device.deviceId)
+            phone.key = device.key
+            var jwk = try SigningKey.generate(.es256).publicJWK.requiredMembers
+            jwk["alg"] = "ES256"
+            let refused = try await phone.call(client, .put, "/device/rotate-key", token: try await phone.accessToken(client), json: ["publicKeyJwk": .object(jwk)])
+            XCTAssertEqual(refused.status, .badRequest, refused.body)
+            XCTAssertTrue(refused.body.contains("/v1/device/rotate-key"), refused.body)
+
+            let (challenge, _) = try await server.createdChallenge()
+            let answered = try await phone.respond(client, token: try await phone.accessToken(client), challengeId: challenge.id)
+            XCTAssertEqual(answered.status, .ok, answered.body)
+        }
+    }
 }
