@@ -38,17 +38,23 @@ enum LiveServer {
         let ready = AsyncStream<Void>.makeStream()
         let app = runtime.makeApplication { _ in ready.continuation.yield() }
         let serviceGroup = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await serviceGroup.run() }
-            for await _ in ready.stream { break }
-            do {
-                try await body(configuration.resolvedPublicURL, runtime)
-            } catch {
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await serviceGroup.run() }
+                for await _ in ready.stream { break }
+                do {
+                    try await body(configuration.resolvedPublicURL, runtime)
+                } catch {
+                    await serviceGroup.triggerGracefulShutdown()
+                    throw error
+                }
                 await serviceGroup.triggerGracefulShutdown()
-                throw error
+                try await group.waitForAll()
             }
-            await serviceGroup.triggerGracefulShutdown()
-            try await group.waitForAll()
+        } catch {
+            // Shut down before the error goes up, or the runtime's HTTP client traps in its deinit and hides it.
+            try? await runtime.shutdown()
+            throw error
         }
         try await runtime.shutdown()
     }

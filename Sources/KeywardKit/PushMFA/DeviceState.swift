@@ -26,12 +26,15 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var pushProviderType: String
     /// The JWS algorithm of the device key, such as `ES256`.
     public var keyAlgorithm: String
+    /// Set when push approvals were turned on for this installation's registered device (``AppInstallation``): the
+    /// app id it registered with. Its key is the registered device key, and its tokens are the person's sign-in.
+    public var registeredAppId: String?
 
     /// A state with every field given; ``PushMFAClient/enroll(link:issuer:clientId:clientSecret:key:options:session:clock:)``
     /// makes the one of a newly enrolled device.
     public init(
         issuer: String, realm: String, userId: String, username: String, credentialId: String, deviceId: String, deviceType: String,
-        deviceLabel: String, pushProviderId: String, pushProviderType: String, keyAlgorithm: String
+        deviceLabel: String, pushProviderId: String, pushProviderType: String, keyAlgorithm: String, registeredAppId: String? = nil
     ) {
         self.issuer = issuer
         self.realm = realm
@@ -44,6 +47,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
         self.pushProviderId = pushProviderId
         self.pushProviderType = pushProviderType
         self.keyAlgorithm = keyAlgorithm
+        self.registeredAppId = registeredAppId
     }
 
     /// The state saved in `directory` (its `device.json`), or nil when none is there.

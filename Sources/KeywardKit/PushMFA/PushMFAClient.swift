@@ -14,19 +14,26 @@ public final class PushMFAClient: Sendable {
     public let state: DeviceState
     /// The device key: a `SigningKey` from `FileKeyStore`, a Secure Enclave key from `KeychainKeyStore`, or any signer.
     public let key: any JWSSigner
-    let clientId: String
-    let clientSecret: String
+    /// Where the device's access tokens come from.
+    public let tokenSource: PushMFATokenSource
     let session: URLSession
     let clock: @Sendable () -> Date
     private let cachedToken = Mutex<(token: String, expiresAt: Date)?>(nil)
 
     /// A client for an enrolled device: its saved `state`, its key from the ``KeyStore``, and the OAuth client
     /// (`clientId`, `clientSecret`) its access tokens come from. `clock` gives the times of proofs and tokens.
-    public init(state: DeviceState, key: any JWSSigner, clientId: String, clientSecret: String, session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
+    public convenience init(
+        state: DeviceState, key: any JWSSigner, clientId: String, clientSecret: String, session: URLSession = .shared,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(state: state, key: key, tokenSource: .clientCredentials(clientId: clientId, clientSecret: clientSecret), session: session, clock: clock)
+    }
+
+    /// A client for an enrolled device whose access tokens come from `tokenSource`; every token must be bound to `key`.
+    public init(state: DeviceState, key: any JWSSigner, tokenSource: PushMFATokenSource, session: URLSession = .shared, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.state = state
         self.key = key
-        self.clientId = clientId
-        self.clientSecret = clientSecret
+        self.tokenSource = tokenSource
         self.session = session
         self.clock = clock
     }
@@ -120,13 +127,19 @@ public final class PushMFAClient: Sendable {
 
     // MARK: - Tokens
 
-    /// A DPoP-bound access token for this device's key, reused until 30 s before it expires.
+    /// A DPoP-bound access token for this device's key: from the token source, or by `client_credentials`, reused
+    /// until 30 s before it expires.
     public func accessToken() async throws -> String {
-        if let cached = cachedToken.withLock({ $0 }), cached.expiresAt.timeIntervalSince(clock()) > 30 { return cached.token }
-        let tokens = TokenClient(issuer: state.issuer, clientId: clientId, clientSecret: clientSecret, signer: DPoPSigner(key: key, clock: clock), session: session)
-        let response = try await tokens.clientCredentials(extraProofClaims: proofClaims)
-        cachedToken.withLock { $0 = (response.accessToken, clock().addingTimeInterval(TimeInterval(response.expiresIn))) }
-        return response.accessToken
+        switch tokenSource {
+        case .signIn(let accessToken):
+            return try await accessToken()
+        case .clientCredentials(let clientId, let clientSecret):
+            if let cached = cachedToken.withLock({ $0 }), cached.expiresAt.timeIntervalSince(clock()) > 30 { return cached.token }
+            let tokens = TokenClient(issuer: state.issuer, clientId: clientId, clientSecret: clientSecret, signer: DPoPSigner(key: key, clock: clock), session: session)
+            let response = try await tokens.clientCredentials(extraProofClaims: proofClaims)
+            cachedToken.withLock { $0 = (response.accessToken, clock().addingTimeInterval(TimeInterval(response.expiresIn))) }
+            return response.accessToken
+        }
     }
 
     var proofClaims: JSONObject { ["sub": .string(state.userId), "deviceId": .string(state.deviceId)] }
@@ -207,7 +220,7 @@ public final class PushMFAClient: Sendable {
         _ = try await authorized("PUT", base + "/device/rotate-key", body: Data(body))
         var rotated = state
         rotated.keyAlgorithm = newKey.algorithm.rawValue
-        return PushMFAClient(state: rotated, key: newKey, clientId: clientId, clientSecret: clientSecret, session: session, clock: clock)
+        return PushMFAClient(state: rotated, key: newKey, tokenSource: tokenSource, session: session, clock: clock)
     }
 
     /// Returns "updated" or "unchanged".
@@ -250,4 +263,12 @@ public final class PushMFAClient: Sendable {
         let detail = status == 401 ? (response?.value(forHTTPHeaderField: "WWW-Authenticate") ?? message) : message
         return .server(status: status, code: nil, description: detail ?? String(decoding: data.prefix(200), as: UTF8.self))
     }
+}
+
+/// Where a push-MFA device's DPoP-bound access tokens come from.
+public enum PushMFATokenSource: Sendable {
+    /// The Keycloak extension's way: `client_credentials` of a confidential client the app carries, bound to the key.
+    case clientCredentials(clientId: String, clientSecret: String)
+    /// The person's own sign-in on the device key (``AppInstallation``): its access token, refreshed when due.
+    case signIn(@Sendable () async throws -> String)
 }

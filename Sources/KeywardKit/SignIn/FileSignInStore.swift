@@ -13,12 +13,16 @@ public struct FileSignInStore: Sendable {
         public var scopes: [String]
         public var postLogoutRedirectURI: String?
         public var tokens: SignInTokens
+        /// The device app whose registered key the tokens are bound to (``AppInstallation``); nil for a sign-in on
+        /// keyward-device's own `device` key.
+        public var appId: String?
 
-        public init(configuration: SignInClient.Configuration, tokens: SignInTokens) {
+        public init(configuration: SignInClient.Configuration, tokens: SignInTokens, appId: String? = nil) {
             (issuer, clientId, redirectURI, scopes, postLogoutRedirectURI) = (
                 configuration.issuer, configuration.clientId, configuration.redirectURI, configuration.scopes, configuration.postLogoutRedirectURI
             )
             self.tokens = tokens
+            self.appId = appId
         }
 
         public var configuration: SignInClient.Configuration {
