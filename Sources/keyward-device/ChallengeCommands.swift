@@ -50,7 +50,7 @@ struct Approve: AsyncParsableCommand {
     @Option(help: "The number or PIN shown in the browser, when the realm asks for one.") var answer: String?
 
     func run() async throws {
-        let client = try device.client()
+        let client = try await device.client()
         let id = try await target.challengeId(client)
         if let prompt = try await client.pendingChallenges().first(where: { $0.cid == id })?.userVerification {
             guard let answer else { throw DeviceCommandError("this login asks for \(prompt.instruction): pass --answer") }
@@ -66,7 +66,7 @@ struct Deny: AsyncParsableCommand {
     @OptionGroup var target: ChallengeArgument
 
     func run() async throws {
-        let client = try device.client()
+        let client = try await device.client()
         print(try await client.respond(challengeId: try await target.challengeId(client), action: .deny))
     }
 }

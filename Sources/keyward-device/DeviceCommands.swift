@@ -9,7 +9,10 @@ struct RotateKey: AsyncParsableCommand {
     @OptionGroup var key: KeyOptions
 
     func run() async throws {
-        let client = try device.client()
+        if let appId = try DeviceState.load(from: device.directory)?.registeredAppId {
+            throw DeviceCommandError("this device approves with its registered device key: rotate that with keyward-device rotate-device-key --app-id \(appId)")
+        }
+        let client = try await device.client()
         // The new key is on disk as push-mfa-next.key before the server hears of it: if this process dies after the
         // server's 200, the only key that still works survives there (PushDeviceOptions.client() points at it).
         let rotated = try await client.rotateKey(
@@ -27,7 +30,7 @@ struct PushProvider: AsyncParsableCommand {
     @Option(help: "log, none, fcm or apns (default: keep the current type).") var type: String?
 
     func run() async throws {
-        let client = try device.client()
+        let client = try await device.client()
         let status = try await client.updatePushProvider(id: id, type: type)
         var state = client.state
         state.pushProviderId = id

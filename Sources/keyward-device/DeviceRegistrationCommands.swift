@@ -94,13 +94,22 @@ struct RotateDeviceKey: AsyncParsableCommand {
             The new key is stored under <key name>-next before the server hears of it, the request is signed by the \
             current key and carries the new key's signature over a fresh challenge, and the new key replaces the old \
             one only after the server's 200. If the outcome is unknown, the next command asks the server which key \
-            it holds and keeps that one. (rotate-key rotates the push-MFA key instead.)
+            it holds and keeps that one. Push approvals turned on with `push enable` move to the new key on the server, \
+            and a sign-in made with `login --app-id` is refreshed with it at once. (rotate-key rotates the key of a \
+            phone enrolled by QR code instead.)
             """
     )
     @OptionGroup var installation: InstallationOptions
 
     func run() async throws {
-        let state = try await installation.registrar().rotateKey(appId: installation.appId)
+        let state: DeviceRegistrationState
+        let signIn = try FileSignInStore(directory: URL(fileURLWithPath: installation.stateDirectory)).load()
+        if let signIn, signIn.appId == installation.appId {
+            // The person is signed in on this key: the sign-in is refreshed with the new key, or it would end.
+            state = try await installationIn(installation.stateDirectory, appId: installation.appId, signIn: signIn.configuration).rotateKey()
+        } else {
+            state = try await installation.registrar().rotateKey(appId: installation.appId)
+        }
         print("rotated the key of device \(state.deviceId) for app \(state.appId)")
     }
 }

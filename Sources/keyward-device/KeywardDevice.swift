@@ -11,7 +11,7 @@ struct KeywardDevice: AsyncParsableCommand {
         abstract: "A phone on the command line: a device key in a state directory, push-MFA enrollment and approvals, DPoP-bound tokens, device registration and signed requests, an app's sign-in (login, refresh, logout), and a software passkey (for tests and demos).",
         subcommands: [
             Enroll.self, Pending.self, Approve.self, Deny.self, RotateKey.self, PushProvider.self, Lockout.self, Status.self, Token.self, WhoAmI.self,
-            Register.self, SignedCall.self, RotateDeviceKey.self, Login.self, Refresh.self, Logout.self, Broker.self, Passkey.self,
+            Register.self, SignedCall.self, RotateDeviceKey.self, Login.self, Push.self, Refresh.self, Logout.self, Broker.self, Passkey.self,
         ]
     )
 }

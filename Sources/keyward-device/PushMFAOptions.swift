@@ -28,11 +28,20 @@ struct PushDeviceOptions: ParsableArguments {
         return secret
     }
 
-    /// The enrolled device in the state directory.
-    func client() throws -> PushMFAClient {
-        guard let state = try DeviceState.load(from: directory), let key = try keyStore.key(named: Self.keyName) else {
-            throw KeywardKitError.notEnrolled(directory.path)
+    /// The enrolled device in the state directory: one enrolled by QR code, with its `push-mfa` key and the client's
+    /// tokens, or a registered device that turned push approvals on, with its registered key and the person's sign-in.
+    func client() async throws -> PushMFAClient {
+        guard let state = try DeviceState.load(from: directory) else { throw KeywardKitError.notEnrolled(directory.path) }
+        if let appId = state.registeredAppId {
+            guard let saved = try FileSignInStore(directory: directory).load(), saved.appId == appId else {
+                throw DeviceCommandError("push approvals here answer with the person's sign-in on the device key: run keyward-device login --app-id \(appId) first")
+            }
+            guard let client = try await installationIn(stateDirectory, appId: appId, signIn: saved.configuration).pushApprovals() else {
+                throw KeywardKitError.notEnrolled(directory.path)
+            }
+            return client
         }
+        guard let key = try keyStore.key(named: Self.keyName) else { throw KeywardKitError.notEnrolled(directory.path) }
         if try keyStore.key(named: Self.nextKeyName) != nil {
             FileHandle.standardError.write(Data((
                 "warning: a key rotation was interrupted; if the server refuses this device's proofs (Invalid DPoP proof signature, "

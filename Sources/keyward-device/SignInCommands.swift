@@ -21,6 +21,21 @@ struct SignInStateOptions: ParsableArguments {
         guard let saved = try store.load() else { throw ValidationError("no sign-in in \(stateDirectory): run keyward-device login first") }
         return (SignInClient(configuration: saved.configuration, dpop: try signer(), tokens: saved.tokens), saved)
     }
+
+    /// The installation whose registered key for `appId` the sign-in of `signIn` is bound to.
+    func installation(appId: String, signIn: SignInClient.Configuration, platform: DevicePlatform = .ios) -> AppInstallation {
+        installationIn(stateDirectory, appId: appId, signIn: signIn, platform: platform)
+    }
+}
+
+/// The installation kept in `directory` for `appId`. The platform matters only to a first registration, which the
+/// commands that pass the default do not make.
+func installationIn(_ directory: String, appId: String, signIn: SignInClient.Configuration, platform: DevicePlatform = .ios) -> AppInstallation {
+    let url = URL(fileURLWithPath: directory)
+    return AppInstallation(
+        configuration: AppInstallation.Configuration(appId: appId, platform: platform, signIn: signIn), keyStore: FileKeyStore(directory: url),
+        store: FileInstallationStore(directory: url)
+    )
 }
 
 struct Login: AsyncParsableCommand {
@@ -29,7 +44,8 @@ struct Login: AsyncParsableCommand {
         discussion: """
             The code and the tokens are bound to the device key (dpop_jkt, DPoP). Open the printed URL in a browser, sign \
             in, and paste the address the browser ends at (the redirect URI with code, state and iss) on stdin. The tokens \
-            are kept in the state directory for `refresh` and `logout`.
+            are kept in the state directory for `refresh` and `logout`. With --app-id the key is the one `register` \
+            registered for that app, so the tokens name the registered device (device_id) and `push enable` can follow.
             """
     )
     @OptionGroup var state: SignInStateOptions
@@ -58,25 +74,46 @@ struct Login: AsyncParsableCommand {
     @Flag(help: "Push the request first (RFC 9126).")
     var par = false
 
+    @Option(name: .customLong("app-id"), help: "Sign in with the key registered for this app (keyward-device register), so the tokens name the registered device.")
+    var appId: String?
+
     func run() async throws {
         let configuration = SignInClient.Configuration(
             issuer: issuer, clientId: clientId, redirectURI: redirectURI, scopes: scope.split(separator: " ").map(String.init),
             postLogoutRedirectURI: postLogoutRedirectURI, pushRequests: par
         )
+        let options = SignInOptions(prompt: prompt, acrValues: acrValues.map { $0.split(separator: " ").map(String.init) } ?? [])
+        if let appId {
+            let installation = state.installation(appId: appId, signIn: configuration)
+            let request = try await installation.startSignIn(options)
+            let tokens = try await installation.finishSignIn(request, redirect: try Self.redirect(for: request))
+            try Self.printClaims(tokens, jkt: try await installation.registration().key.publicJWK.thumbprint())
+            return
+        }
         let client = SignInClient(configuration: configuration, dpop: try state.signer())
-        let request = try await client.startSignIn(SignInOptions(prompt: prompt, acrValues: acrValues.map { $0.split(separator: " ").map(String.init) } ?? []))
+        let request = try await client.startSignIn(options)
+        let tokens = try await client.finishSignIn(request, redirect: try Self.redirect(for: request))
+        try state.store.save(FileSignInStore.Saved(configuration: configuration, tokens: tokens))
+        try Self.printClaims(tokens, jkt: client.dpop.thumbprint)
+    }
+
+    /// Prints the URL to open and reads the address the browser ended at from stdin.
+    private static func redirect(for request: SignInRequest) throws -> URL {
         FileHandle.standardError.write(Data("Open this URL in a browser, sign in, then paste the address the browser ends at:\n".utf8))
         // Written at once (print is buffered when stdout is a pipe): whoever reads the URL answers on stdin.
         FileHandle.standardOutput.write(Data((request.url.absoluteString + "\n").utf8))
         guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces), let redirect = URL(string: line) else {
             throw ValidationError("no redirect URL on stdin")
         }
-        let tokens = try await client.finishSignIn(request, redirect: redirect)
-        try state.store.save(FileSignInStore.Saved(configuration: configuration, tokens: tokens))
+        return redirect
+    }
+
+    private static func printClaims(_ tokens: SignInTokens, jkt: String) throws {
         var claims: JSONObject = ["sub": .string(tokens.subject), "amr": .array(tokens.amr.map { .string($0) })]
         if let acr = tokens.acr { claims["acr"] = .string(acr) }
         if let authTime = tokens.authTime { claims["auth_time"] = .number(authTime.timeIntervalSince1970) }
-        claims["jkt"] = .string(client.dpop.thumbprint)
+        claims["jkt"] = .string(jkt)
+        if let device = try? UnverifiedJWT(tokens.accessToken).claims["device_id"] { claims["device_id"] = device }
         print(String(decoding: StrictJSON.serialize(.object(claims)), as: UTF8.self))
     }
 }
@@ -86,9 +123,14 @@ struct Refresh: AsyncParsableCommand {
     @OptionGroup var state: SignInStateOptions
 
     func run() async throws {
-        let (client, saved) = try state.signedInClient()
-        let tokens = try await client.refresh()
-        try state.store.save(FileSignInStore.Saved(configuration: saved.configuration, tokens: tokens))
+        let tokens: SignInTokens
+        if let saved = try state.store.load(), let appId = saved.appId {
+            tokens = try await state.installation(appId: appId, signIn: saved.configuration).refresh()
+        } else {
+            let (client, saved) = try state.signedInClient()
+            tokens = try await client.refresh()
+            try state.store.save(FileSignInStore.Saved(configuration: saved.configuration, tokens: tokens))
+        }
         print("refreshed; access token expires at \(ISO8601DateFormatter().string(from: tokens.accessTokenExpiresAt))")
     }
 }
@@ -100,9 +142,14 @@ struct Logout: AsyncParsableCommand {
     @OptionGroup var state: SignInStateOptions
 
     func run() async throws {
-        let (client, _) = try state.signedInClient()
-        let endSession = try await client.signOut()
-        try state.store.remove()
+        let endSession: URL?
+        if let saved = try state.store.load(), let appId = saved.appId {
+            endSession = try await state.installation(appId: appId, signIn: saved.configuration).signOut()
+        } else {
+            let (client, _) = try state.signedInClient()
+            endSession = try await client.signOut()
+            try state.store.remove()
+        }
         print("signed out")
         if let endSession { print(endSession.absoluteString) }
     }

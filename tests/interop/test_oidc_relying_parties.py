@@ -355,3 +355,86 @@ def test_keyward_device_logs_in_refreshes_and_logs_out(server, realm, browser, d
     assert lines[0] == "signed out" and lines[1].startswith(issuer(server, realm) + "/protocol/openid-connect/logout?id_token_hint="), lines
     again = device("refresh")
     assert again.returncode != 0 and "run keyward-device login first" in again.stderr, again.stderr
+
+
+def test_keyward_device_one_key_registers_signs_in_approves_and_is_removed(server, keyward_bin, device_bin, browser, loopback, tmp_path):  # noqa: F811
+    """One device, one key on the command line (issue 32): `register --app-id`, `login --app-id` (the tokens name the
+    registered device), `push enable` (no QR code, no client secret), a browser login approved with `pending` and
+    `approve` on the same key, then `keyward devices remove`: the sign-in and the approvals end."""
+    import json
+    import subprocess
+
+    from requests_oauth2client import OAuth2Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    realm = "rp-onekey-" + uuid.uuid4().hex[:8]
+    app_id = "com.example.onekey"
+    admin(server, keyward_bin, "realms", "create", realm)
+    admin(server, keyward_bin, "push-mfa", "settings", "--realm", realm, "userVerification=number-match")
+    admin(server, keyward_bin, "clients", "create", "--realm", realm, "app", "--public", "--first-party", "--redirect-uri", "http://127.0.0.1/cb")
+    admin(server, keyward_bin, "apps", "add", "--realm", realm, app_id, "--platform", "ios", "--environment", "production",
+          "--team-id", "ABCDE12345", "--bundle-id", "com.example.onekey", "--missing-attestation", "accept")
+    done = subprocess.run(
+        [keyward_bin, "users", "create", "--realm", realm, "alice", "--data-dir", str(server.data_dir),
+         *(["--database", server.backend.database_url] if server.backend.database_url else [])],
+        env={**server.environment(), "KEYWARD_NEW_PASSWORD": PASSWORD}, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    state = str(tmp_path / "installation")
+    redirect = f"http://127.0.0.1:{loopback}/cb"
+
+    def device(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([device_bin, *args, "--state-dir", state], capture_output=True, text=True, timeout=60)
+
+    registered = device("register", "--issuer", issuer(server, realm), "--app-id", app_id)
+    assert registered.returncode == 0, registered.stderr
+    device_id = json.loads((tmp_path / "installation" / f"registration-{app_id}.json").read_text())["device_id"]
+
+    login = subprocess.Popen(
+        [device_bin, "login", "--issuer", issuer(server, realm), "--client-id", "app", "--redirect-uri", redirect,
+         "--app-id", app_id, "--prompt", "login", "--state-dir", state],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    url = login.stdout.readline().strip()
+    answer = sign_in_in_browser(browser, url, redirect)
+    out, err = login.communicate(answer + "\n", timeout=60)
+    assert login.returncode == 0, err
+    claims = json.loads(out.strip().splitlines()[-1])
+    assert claims["device_id"] == device_id, claims
+
+    enabled = device("push", "enable", "--device-label", "CLI iPhone")
+    assert enabled.returncode == 0 and f"push approvals on for device {device_id}" in enabled.stdout, enabled.stderr
+    refused = device("rotate-key")
+    assert refused.returncode != 0 and "rotate-device-key --app-id" in refused.stderr, refused.stderr
+
+    # A browser login, approved on the installation with the number on the page.
+    wait = WebDriverWait(browser, WAIT_SECONDS)
+    client = OAuth2Client.from_discovery_endpoint(
+        issuer(server, realm) + "/.well-known/openid-configuration", client_id="app", issuer=issuer(server, realm), testing=True,
+    )
+    azr = client.authorization_request(scope="openid", redirect_uri=redirect, dpop=True, prompt="login")
+    browser.get(str(azr.uri))
+    wait.until(EC.presence_of_element_located((By.ID, "username"))).send_keys("alice")
+    browser.find_element(By.ID, "password").send_keys(PASSWORD)
+    browser.find_element(By.ID, "sign-in").click()
+    wait.until(EC.url_contains(f"/realms/{realm}/login/push"))
+    assert "CLI iPhone" in browser.page_source, browser.page_source[-1500:]
+    number = wait.until(EC.visibility_of_element_located((By.ID, "verification-code"))).text.strip()
+    pending = device("pending", "--json")
+    assert pending.returncode == 0, pending.stderr
+    challenges = json.loads(pending.stdout)["challenges"]
+    assert len(challenges) == 1, challenges
+    approved = device("approve", challenges[0]["cid"], "--answer", number)
+    assert approved.returncode == 0 and approved.stdout.strip() == "approved", approved.stderr
+    wait.until(lambda d: d.current_url.startswith(redirect))
+    token = client.authorization_code(azr.validate_callback(browser.current_url), dpop=True, validate=False)
+    assert verified_id_token(server, realm, str(token.id_token), "app", azr.nonce)["acr"] == "urn:keyward:acr:mfa"
+
+    # Removed by the operator: refreshing and approving end.
+    admin(server, keyward_bin, "devices", "remove", "--realm", realm, app_id, device_id)
+    refreshed = device("refresh")
+    assert refreshed.returncode != 0 and "invalid_grant" in refreshed.stderr, refreshed.stderr
+    after = device("pending")
+    assert after.returncode != 0, after.stdout
