@@ -32,6 +32,13 @@ final class AppInstallationTests: XCTestCase {
         )
     }
 
+    /// The app as the operator adds it twice: a device app accepting a missing attestation, and a public client.
+    private static func addTheApp(_ runtime: KeywardRuntime) async throws {
+        try await DeviceRegistrarAgainstServerTests.addApp(runtime)
+        let redirects = try ClientRedirects(redirectURIs: ["com.example.app:/cb"], postLogoutRedirectURIs: [], firstParty: true, requirePAR: false)
+        _ = try await runtime.oauth.clients.createPublicClient(realm: "demo", clientId: "app", requireDPoP: true, scope: "", redirects: redirects)
+    }
+
     private static func approveALogin(_ runtime: KeywardRuntime, with push: PushMFAClient, session: String) async throws {
         let foundUser = try await runtime.accounts.users.user(realm: "demo", username: "test")
         let user = try XCTUnwrap(foundUser)
@@ -49,9 +56,7 @@ final class AppInstallationTests: XCTestCase {
     func testOneKeyRegistersSignsInApprovesRotatesAndIsRemovedAsOneThing() async throws {
         try await LiveServer.run { baseURL, runtime in
             let issuer = baseURL + "/realms/demo"
-            try await DeviceRegistrarAgainstServerTests.addApp(runtime)
-            let redirects = try ClientRedirects(redirectURIs: ["com.example.app:/cb"], postLogoutRedirectURIs: [], firstParty: true, requirePAR: false)
-            _ = try await runtime.oauth.clients.createPublicClient(realm: "demo", clientId: "app", requireDPoP: true, scope: "", redirects: redirects)
+            try await Self.addTheApp(runtime)
             let app = installation(issuer)
 
             // Before registering there is no key to sign in with.
@@ -123,9 +128,7 @@ final class AppInstallationTests: XCTestCase {
     func testPushNeedsASignInAndASecondFactorWhenThePersonHasOne() async throws {
         try await LiveServer.run { baseURL, runtime in
             let issuer = baseURL + "/realms/demo"
-            try await DeviceRegistrarAgainstServerTests.addApp(runtime)
-            let redirects = try ClientRedirects(redirectURIs: ["com.example.app:/cb"], postLogoutRedirectURIs: [], firstParty: true, requirePAR: false)
-            _ = try await runtime.oauth.clients.createPublicClient(realm: "demo", clientId: "app", requireDPoP: true, scope: "", redirects: redirects)
+            try await Self.addTheApp(runtime)
             let app = installation(issuer)
             try await app.register()
             do {

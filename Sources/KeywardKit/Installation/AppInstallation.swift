@@ -120,55 +120,30 @@ public actor AppInstallation {
     /// Finishes the sign-in with the URL the browser was sent back to, and keeps the tokens.
     @discardableResult
     public func finishSignIn(_ request: SignInRequest, redirect: URL) async throws -> SignInTokens {
-        let client = try await currentSignInClient()
-        let tokens = try await client.finishSignIn(request, redirect: redirect)
-        try await keep(client)
-        return tokens
+        try await withSignIn { try await $0.finishSignIn(request, redirect: redirect) }
     }
 
     /// The signed-in person's access token, bound to the device key; refreshed (and kept) when it is about to expire.
     public func accessToken() async throws -> String {
-        let client = try await currentSignInClient()
-        do {
-            let token = try await client.accessToken()
-            try await keep(client)
-            return token
-        } catch {
-            try? await keep(client)
-            throw error
-        }
+        try await withSignIn { try await $0.accessToken() }
     }
 
     /// Refreshes the sign-in with a proof by the device key, and keeps the new tokens.
     @discardableResult
     public func refresh() async throws -> SignInTokens {
-        let client = try await currentSignInClient()
-        do {
-            let tokens = try await client.refresh()
-            try await keep(client)
-            return tokens
-        } catch {
-            try? await keep(client)
-            throw error
-        }
+        try await withSignIn { try await $0.refresh() }
     }
 
     /// Sends a request with the person's token and a DPoP proof by the device key (refreshing once on a 401).
     public func send(_ method: String, _ url: String, body: Data? = nil, contentType: String? = nil) async throws -> (Data, HTTPURLResponse) {
-        let client = try await currentSignInClient()
-        let answer = try await client.send(method, url, body: body, contentType: contentType)
-        try await keep(client)
-        return answer
+        try await withSignIn { try await $0.send(method, url, body: body, contentType: contentType) }
     }
 
     /// Signs the person out of the app (the refresh token is revoked) and forgets the tokens; returns the realm's
     /// logout URL for the browser. Push approvals stay on, but answering needs the person signed in again.
     @discardableResult
     public func signOut() async throws -> URL? {
-        let client = try await currentSignInClient()
-        let endSession = try await client.signOut()
-        try await keep(client)
-        return endSession
+        try await withSignIn { try await $0.signOut() }
     }
 
     // MARK: - Push approvals
@@ -230,6 +205,20 @@ public actor AppInstallation {
     private func storedTokens() throws -> SignInTokens? {
         if keptTokens == nil { keptTokens = try store.signIn() }
         return keptTokens
+    }
+
+    /// Runs `operation` with the current key's sign-in client, then keeps its tokens if they changed — also when it
+    /// failed after a refresh had already replaced the refresh token, which must not be lost.
+    private func withSignIn<Result: Sendable>(_ operation: (SignInClient) async throws -> Result) async throws -> Result {
+        let client = try await currentSignInClient()
+        do {
+            let result = try await operation(client)
+            try await keep(client)
+            return result
+        } catch {
+            try? await keep(client)
+            throw error
+        }
     }
 
     /// Writes the client's tokens to the store when they changed (a sign-in, a refresh, a sign-out).

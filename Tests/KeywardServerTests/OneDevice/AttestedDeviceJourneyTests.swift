@@ -42,8 +42,7 @@ final class AttestedDeviceJourneyTests: XCTestCase {
             // A browser login, approved on the iPhone; only attested devices may approve.
             try await server.settings { try $0.apply("requireAttestedDevice", "app-attested") }
             let user = try await server.demoUser()
-            var phone = try TestDevice(server: server, userId: user.id, algorithm: .es256, deviceId: deviceId, credentialId: deviceId)
-            phone.key = iPhone.key
+            let phone = try await OneDeviceFixture.phone(server, iPhone)
             let browser = TestBrowser(client)
             let afterPassword = try await browser.signIn()
             XCTAssertEqual(afterPassword.location, "/realms/demo/login/push")
@@ -70,13 +69,12 @@ final class AttestedDeviceJourneyTests: XCTestCase {
             XCTAssertEqual(refresh.json["error"]?.stringValue, "invalid_grant")
             let gate = try await client.whoami(authorization: ["DPoP " + iPhone.accessToken], proofs: [try server.resourceProof(iPhone.key, token: iPhone.accessToken)])
             XCTAssertEqual(gate.status, .unauthorized)
-            let removedPhone = phone
             try await server.withSecondNode { _, clientB in
                 let onB = try await clientB.whoami(authorization: ["DPoP " + iPhone.accessToken], proofs: [try server.resourceProof(iPhone.key, token: iPhone.accessToken)])
                 XCTAssertEqual(onB.status, .unauthorized)
                 let refreshOnB = try await clientB.requestToken(body: iPhone.app.refreshForm(iPhone.refreshToken), proofs: [try server.tokenProof(iPhone.key)])
                 XCTAssertEqual(refreshOnB.json["error"]?.stringValue, "invalid_grant")
-                let approvalOnB = try await removedPhone.respond(clientB, token: pushToken, challengeId: pending.id)
+                let approvalOnB = try await phone.respond(clientB, token: pushToken, challengeId: pending.id)
                 XCTAssertEqual(approvalOnB.status, .forbidden, approvalOnB.body)
             }
             let stillPending = try await server.runtime.pushMFA.service.challenges.challenge(id: pending.id, now: server.clock.now())

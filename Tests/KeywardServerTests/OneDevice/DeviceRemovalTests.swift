@@ -18,12 +18,8 @@ final class DeviceRemovalTests: XCTestCase {
 
     func testRemovingADeviceEndsEverythingItHoldsOnEveryNode() async throws {
         try await TestServer.forEachEngine { server, client in
-            let device = try await OneDeviceFixture.signedIn(server, client)
-            let enabled = try await OneDeviceFixture.enablePush(server, client, token: device.accessToken, key: device.key)
-            XCTAssertEqual(enabled.status, .created)
+            let (device, phone) = try await OneDeviceFixture.signedInWithPush(server, client)
             let user = try await server.demoUser()
-            var phone = try TestDevice(server: server, userId: user.id, algorithm: .es256, deviceId: device.deviceId, credentialId: device.deviceId)
-            phone.key = device.key
             let pushToken = try await phone.accessToken(client)
             let (challenge, _) = try await server.createdChallenge()
 

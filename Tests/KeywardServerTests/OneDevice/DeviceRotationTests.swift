@@ -8,9 +8,7 @@ import XCTest
 final class DeviceRotationTests: XCTestCase {
     func testARotatedKeyCarriesThePushCredentialAndTheAppSessions() async throws {
         try await TestServer.forEachEngine { server, client in
-            let device = try await OneDeviceFixture.signedIn(server, client)
-            let enabled = try await OneDeviceFixture.enablePush(server, client, token: device.accessToken, key: device.key)
-            XCTAssertEqual(enabled.status, .created)
+            let (device, oldPhone) = try await OneDeviceFixture.signedInWithPush(server, client)
             let user = try await server.demoUser()
 
             let next = TestInstallation()
@@ -36,8 +34,6 @@ final class DeviceRotationTests: XCTestCase {
             XCTAssertEqual(whoami.status, .ok)
 
             // Approvals: the new key approves, the old one cannot.
-            var oldPhone = try TestDevice(server: server, userId: user.id, algorithm: .es256, deviceId: device.deviceId, credentialId: device.deviceId)
-            oldPhone.key = device.key
             var newPhone = oldPhone
             newPhone.key = nextKey
             let (challenge, _) = try await server.createdChallenge()
@@ -73,12 +69,7 @@ final class DeviceRotationTests: XCTestCase {
     /// (a key nothing attested): it is refused with the route to take, and the device key keeps approving.
     func testTheCompatibleRotateKeyLeavesARegisteredDevicesKeyAlone() async throws {
         try await TestServer.forEachEngine { server, client in
-            let device = try await OneDeviceFixture.signedIn(server, client)
-            let enabled = try await OneDeviceFixture.enablePush(server, client, token: device.accessToken, key: device.key)
-            XCTAssertEqual(enabled.status, .created)
-            let user = try await server.demoUser()
-            var phone = try TestDevice(server: server, userId: user.id, algorithm: .es256, deviceId: device.deviceId, credentialId: device.deviceId)
-            phone.key = device.key
+            let (_, phone) = try await OneDeviceFixture.signedInWithPush(server, client)
             var jwk = try SigningKey.generate(.es256).publicJWK.requiredMembers
             jwk["alg"] = "ES256"
             let refused = try await phone.call(client, .put, "/device/rotate-key", token: try await phone.accessToken(client), json: ["publicKeyJwk": .object(jwk)])

@@ -63,4 +63,19 @@ enum OneDeviceFixture {
         let proof = try proof ?? server.resourceProof(key, token: token, url: pushURL, method: "POST")
         return try await client.postJSON(pushPath, body, headers: [.authorization: "DPoP " + token, HTTPField.Name("DPoP")!: proof])
     }
+
+    /// The push-MFA device API's view of `device`: a scripted phone of the demo user whose key is the device key.
+    static func phone(_ server: TestServer, _ device: SignedInDevice) async throws -> TestDevice {
+        var phone = try TestDevice(server: server, userId: try await server.demoUser().id, algorithm: .es256, deviceId: device.deviceId, credentialId: device.deviceId)
+        phone.key = device.key
+        return phone
+    }
+
+    /// An installation the demo user signed in on, with push approvals turned on with its key, and its phone.
+    static func signedInWithPush(_ server: TestServer, _ client: any TestClientProtocol) async throws -> (SignedInDevice, TestDevice) {
+        let device = try await signedIn(server, client)
+        let enabled = try await enablePush(server, client, token: device.accessToken, key: device.key)
+        XCTAssertEqual(enabled.status, .created, "\(enabled.json)")
+        return (device, try await phone(server, device))
+    }
 }
