@@ -8,18 +8,15 @@ struct DeviceKeyLookup: DeviceKeyDirectory {
     let store: any DeviceStore
 
     func device(realm: String, jkt: String) async throws -> RegisteredDeviceKey? {
-        let devices = try await store.devices(realm: realm, keyThumbprint: jkt)
-        guard let named = devices.first(where: { !$0.usable }) ?? devices.first else { return try await retired(realm: realm, jkt: jkt) }
-        return Self.key(named, usable: devices.allSatisfy(\.usable))
-    }
-
-    /// A key a device rotated away from: the device's, never usable again.
-    private func retired(realm: String, jkt: String) async throws -> RegisteredDeviceKey? {
-        guard let (appId, deviceId) = try await store.retiredKey(realm: realm, keyThumbprint: jkt) else { return nil }
-        let device = try await store.device(realm: realm, appId: appId, deviceId: deviceId)
+        let holders = try await store.keyHolders(realm: realm, keyThumbprint: jkt)
+        if let named = holders.devices.first(where: { !$0.usable }) ?? holders.devices.first {
+            return Self.key(named, usable: holders.devices.allSatisfy(\.usable))
+        }
+        // A key a device rotated away from: the device's, never usable again.
+        guard let retired = holders.retiredFrom else { return nil }
         return RegisteredDeviceKey(
-            realm: realm, appId: appId, deviceId: deviceId, keyThumbprint: jkt, platform: device?.platform.rawValue ?? "", attestation: "none",
-            level: .none, usable: false, userId: device?.userId
+            realm: realm, appId: retired.appId, deviceId: retired.deviceId, keyThumbprint: jkt, platform: retired.platform ?? "", attestation: "none",
+            level: .none, usable: false, userId: retired.userId
         )
     }
 

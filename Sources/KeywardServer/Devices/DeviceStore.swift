@@ -16,8 +16,10 @@ public protocol DeviceStore: Sendable {
     func device(realm: String, appId: String, deviceId: String) async throws -> Device?
     func device(realm: String, appId: String, keyThumbprint: String) async throws -> Device?
     func listDevices(realm: String, appId: String) async throws -> [Device]
-    /// The realm's devices whose key has this thumbprint, in app order (one key registers once per app).
-    func devices(realm: String, keyThumbprint: String) async throws -> [Device]
+    /// What the realm knows of a key, read in one statement (the token endpoint asks for every person's token): the
+    /// devices registered with it, in app order (one key registers once per app), and the device that rotated away
+    /// from it, if it is a retired key.
+    func keyHolders(realm: String, keyThumbprint: String) async throws -> DeviceKeyHolders
     /// Marks the device removed `at` (kept, so its key cannot register again), once: a removed device keeps its first
     /// removal time. `userId`: only if it is that person's device. Returns the device as stored, nil when there is
     /// none (or it is not that person's).
@@ -42,9 +44,6 @@ public protocol DeviceStore: Sendable {
     /// statement (compare-and-set: of two assertions racing with one counter, one wins). Returns whether it did.
     func advanceAssertionCounter(realm: String, appId: String, deviceId: String, to counter: Int64) async throws -> Bool
 
-    /// The device a retired key (one a device rotated away from) belonged to, if `keyThumbprint` is one.
-    func retiredKey(realm: String, keyThumbprint: String) async throws -> (appId: String, deviceId: String)?
-
     /// Replaces the device's key, if it still is `previousThumbprint` (compare-and-set against a concurrent rotation),
     /// and remembers the old key as retired.
     /// `StoreError.conflict` when the new key is registered already for the app.
@@ -52,4 +51,13 @@ public protocol DeviceStore: Sendable {
         realm: String, appId: String, deviceId: String, previousThumbprint: String, publicKey: [UInt8], thumbprint: String, attestation: String,
         at: Date
     ) async throws -> Bool
+}
+
+/// The devices behind a key (``DeviceStore/keyHolders(realm:keyThumbprint:)``).
+public struct DeviceKeyHolders: Sendable {
+    /// The devices registered with the key now, in app order.
+    public var devices: [Device]
+    /// The device a retired key (one a device rotated away from) belonged to: its app and id, with its platform and
+    /// person while its row is there.
+    public var retiredFrom: (appId: String, deviceId: String, platform: String?, userId: String?)?
 }

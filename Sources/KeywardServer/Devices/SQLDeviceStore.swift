@@ -101,13 +101,32 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
-    public func devices(realm: String, keyThumbprint: String) async throws -> [Device] {
-        try await StoreErrorMapping.mapping("devices(keyThumbprint:)") {
+    public func keyHolders(realm: String, keyThumbprint: String) async throws -> DeviceKeyHolders {
+        // The retired branch fills the device's columns it has, in the same order, and NULL for the rest.
+        let rows = try await StoreErrorMapping.mapping("keyHolders") {
             try await database.sql.raw("""
-                SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE realm = \(bind: realm) AND key_thumbprint = \(bind: keyThumbprint)
-                ORDER BY app_id
-                """).all().map(Self.device(from:))
+                SELECT 0 AS retired, \(unsafeRaw: Self.deviceColumns) FROM devices
+                WHERE realm = \(bind: realm) AND key_thumbprint = \(bind: keyThumbprint)
+                UNION ALL
+                SELECT 1, r.realm, r.app_id, r.device_id, NULL, r.key_thumbprint, d.platform, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                    d.user_id, NULL, NULL
+                FROM device_retired_keys r LEFT JOIN devices d ON d.realm = r.realm AND d.app_id = r.app_id AND d.device_id = r.device_id
+                WHERE r.realm = \(bind: realm) AND r.key_thumbprint = \(bind: keyThumbprint)
+                ORDER BY 1, 3
+                """).all()
         }
+        var holders = DeviceKeyHolders(devices: [], retiredFrom: nil)
+        for row in rows {
+            if try row.decode(column: "retired", as: Int.self) == 0 {
+                holders.devices.append(try Self.device(from: row))
+            } else if holders.retiredFrom == nil {
+                holders.retiredFrom = (
+                    try row.decode(column: "app_id", as: String.self), try row.decode(column: "device_id", as: String.self),
+                    try row.decode(column: "platform", as: String?.self), try row.decode(column: "user_id", as: String?.self)
+                )
+            }
+        }
+        return holders
     }
 
     public func markRemoved(realm: String, appId: String, deviceId: String, userId: String?, at: Date) async throws -> Device? {
@@ -222,16 +241,6 @@ public struct SQLDeviceStore: DeviceStore {
                     ON CONFLICT (realm, key_thumbprint) DO NOTHING
                     """).run()
                 return true
-            }
-        }
-    }
-
-    public func retiredKey(realm: String, keyThumbprint: String) async throws -> (appId: String, deviceId: String)? {
-        try await StoreErrorMapping.mapping("retiredKey") {
-            try await database.sql.raw("""
-                SELECT app_id, device_id FROM device_retired_keys WHERE realm = \(bind: realm) AND key_thumbprint = \(bind: keyThumbprint)
-                """).first().map { row in
-                (try row.decode(column: "app_id", as: String.self), try row.decode(column: "device_id", as: String.self))
             }
         }
     }
