@@ -53,7 +53,7 @@ public actor AppInstallation {
     }
 
     public nonisolated let configuration: Configuration
-    /// The registrar of the installation's key; signed device requests go through it (``DeviceRegistrar/send(appId:method:path:body:)``).
+    /// The registrar of the installation's key; signed device requests go through it (``DeviceRegistrar/send(appId:method:path:body:contentType:)``).
     public nonisolated let registrar: DeviceRegistrar
     private let keyStore: any KeyStore
     private let store: any InstallationStore
