@@ -103,10 +103,9 @@ struct RotateDeviceKey: AsyncParsableCommand {
 
     func run() async throws {
         let state: DeviceRegistrationState
-        let signIn = try FileSignInStore(directory: URL(fileURLWithPath: installation.stateDirectory)).load()
-        if let signIn, signIn.appId == installation.appId {
+        if let signedIn = try signedInInstallation(in: installation.stateDirectory, appId: installation.appId) {
             // The person is signed in on this key: the sign-in is refreshed with the new key, or it would end.
-            state = try await installationIn(installation.stateDirectory, appId: installation.appId, signIn: signIn.configuration).rotateKey()
+            state = try await signedIn.rotateKey()
         } else {
             state = try await installation.registrar().rotateKey(appId: installation.appId)
         }

@@ -39,16 +39,15 @@ struct PushEnable: AsyncParsableCommand {
 
     func run() async throws {
         let directory = URL(fileURLWithPath: stateDirectory)
-        guard let signIn = try FileSignInStore(directory: directory).load(), let appId = signIn.appId else {
+        guard let installation = try signedInInstallation(in: stateDirectory) else {
             throw DeviceCommandError("no sign-in on a registered device key in \(stateDirectory): run keyward-device register --app-id A, then login --app-id A")
         }
         if let existing = try DeviceState.load(from: directory), existing.registeredAppId == nil {
             throw DeviceCommandError("\(stateDirectory) holds a phone enrolled by QR code already; use another --state-dir")
         }
-        let installation = installationIn(stateDirectory, appId: appId, signIn: signIn.configuration)
         let deviceId = try await installation.registration().state.deviceId
         let providerId = pushProviderId ?? (pushProviderType == "none" ? nil : "keyward-device-\(deviceId)")
         let push = try await installation.enablePush(AppInstallation.PushOptions(providerType: pushProviderType, providerId: providerId, deviceLabel: deviceLabel))
-        print("push approvals on for device \(push.state.deviceId) of app \(appId) (credential \(push.state.credentialId), user \(push.state.userId))")
+        print("push approvals on for device \(push.state.deviceId) of app \(installation.configuration.appId) (credential \(push.state.credentialId), user \(push.state.userId))")
     }
 }

@@ -33,10 +33,10 @@ struct PushDeviceOptions: ParsableArguments {
     func client() async throws -> PushMFAClient {
         guard let state = try DeviceState.load(from: directory) else { throw KeywardKitError.notEnrolled(directory.path) }
         if let appId = state.registeredAppId {
-            guard let saved = try FileSignInStore(directory: directory).load(), saved.appId == appId else {
+            guard let installation = try signedInInstallation(in: stateDirectory, appId: appId) else {
                 throw DeviceCommandError("push approvals here answer with the person's sign-in on the device key: run keyward-device login --app-id \(appId) first")
             }
-            guard let client = try await installationIn(stateDirectory, appId: appId, signIn: saved.configuration).pushApprovals() else {
+            guard let client = try await installation.pushApprovals() else {
                 throw KeywardKitError.notEnrolled(directory.path)
             }
             return client

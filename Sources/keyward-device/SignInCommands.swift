@@ -28,6 +28,14 @@ struct SignInStateOptions: ParsableArguments {
     }
 }
 
+/// The installation the sign-in kept in `directory` is bound to: `nil` when there is no sign-in, or it was made
+/// without `--app-id`, or on another app's key than `appId` (when given).
+func signedInInstallation(in directory: String, appId expected: String? = nil) throws -> AppInstallation? {
+    guard let saved = try FileSignInStore(directory: URL(fileURLWithPath: directory)).load(), let appId = saved.appId else { return nil }
+    if let expected, expected != appId { return nil }
+    return installationIn(directory, appId: appId, signIn: saved.configuration)
+}
+
 /// The installation kept in `directory` for `appId`. The platform matters only to a first registration, which the
 /// commands that pass the default do not make.
 func installationIn(_ directory: String, appId: String, signIn: SignInClient.Configuration, platform: DevicePlatform = .ios) -> AppInstallation {
@@ -124,8 +132,8 @@ struct Refresh: AsyncParsableCommand {
 
     func run() async throws {
         let tokens: SignInTokens
-        if let saved = try state.store.load(), let appId = saved.appId {
-            tokens = try await state.installation(appId: appId, signIn: saved.configuration).refresh()
+        if let installation = try signedInInstallation(in: state.stateDirectory) {
+            tokens = try await installation.refresh()
         } else {
             let (client, saved) = try state.signedInClient()
             tokens = try await client.refresh()
@@ -143,8 +151,8 @@ struct Logout: AsyncParsableCommand {
 
     func run() async throws {
         let endSession: URL?
-        if let saved = try state.store.load(), let appId = saved.appId {
-            endSession = try await state.installation(appId: appId, signIn: saved.configuration).signOut()
+        if let installation = try signedInInstallation(in: state.stateDirectory) {
+            endSession = try await installation.signOut()
         } else {
             let (client, _) = try state.signedInClient()
             endSession = try await client.signOut()
