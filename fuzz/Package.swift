@@ -71,6 +71,7 @@ let package = Package(
         fuzzer("form-body", ["KeywardHTTPInput"]),
         fuzzer("authorization-request", ["KeywardHTTPInput"]),
         fuzzer("relay-request", ["KeywardHTTPInput", "KeywardJOSE"]),
+        fuzzer("scim-filter", ["KeywardHTTPInput", "KeywardJOSE"]),
         fuzzer("htu", ["KeywardJOSE"]),
         fuzzer("accept", ["KeywardHTTPInput"]),
         fuzzer("device-jwt", ["KeywardHTTPInput", "KeywardJOSE"]),

@@ -326,6 +326,31 @@ def main() -> int:
     for i, (registered, requested) in enumerate(uris):
         write("authorization-request", f"uri-{i}", registered + "\n" + requested)
 
+    # scim-filter: the example filters of RFC 7644 §3.4.2.2, the filters and PATCH paths Microsoft Entra ID and Okta
+    # send (SCIMFilterTests, SCIMPatchPathTests), other PATCH paths of §3.5.2, and every literal and escape.
+    scim = {
+        "rfc-eq": 'userName eq "bjensen"',
+        "rfc-co": "name.familyName co \"O'Malley\"",
+        "rfc-urn-sw": 'urn:ietf:params:scim:schemas:core:2.0:User:userName sw "J"',
+        "rfc-pr": "title pr",
+        "rfc-gt-date": 'meta.lastModified gt "2011-05-13T04:42:34Z"',
+        "rfc-and": 'title pr and userType eq "Employee"',
+        "rfc-or": 'title pr or userType eq "Intern"',
+        "rfc-schemas": 'schemas eq "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"',
+        "rfc-group": 'userType eq "Employee" and (emails co "example.com" or emails.value co "example.org")',
+        "rfc-not": 'userType ne "Employee" and not (emails co "example.com" or emails.value co "example.org")',
+        "rfc-value-filters": 'emails[type eq "work" and value co "@example.com"] or ims[type eq "xmpp" and value co "@foo.com"]',
+        "entra-username": 'userName eq "test_user@contoso.com"',
+        "entra-externalid": 'externalId eq "0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef"',
+        "entra-members-path": 'members[value eq "2819c223-7f76-453a-919d-413861904646"]',
+        "entra-manager-path": "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager",
+        "okta-id": 'id eq "23a35c27-23d3-4c03-b4c5-6443c09e7173"',
+        "path-sub-attribute": 'addresses[type eq "work"].streetAddress',
+        "literals": r'loginCount ge -1.5E+3 AND active Eq TRUE or x eq null and not(y ne "\u00e9\ud83d\ude00\n\"")',
+    }
+    for name, text in scim.items():
+        write("scim-filter", name, text)
+
     # htu: HTUTests' URLs.
     urls = ["HTTPS://Server.Example.COM:443/token?x=1#f", "http://a.example:80", "http://a.example:8080/p", "https://a.example:/p",
             "https://a.example/%7euser/%2f", "https://[::1]:8443/x", "https://a.example?q", "ftp://a.example/", "https:/a.example",
