@@ -130,8 +130,16 @@ struct Clients: AsyncParsableCommand {
             name: .customLong("broker"),
             help: "May use the broker: with --public, the app's relay returns to one of its --redirect-uri addresses; a confidential client may store hand-offs."
         ) var broker = false
+        @Option(
+            name: .customLong("admin-scope"),
+            help: """
+                Admin API scopes this confidential client's client_credentials tokens may carry, comma-separated:                 \(AdminScope.allCases.map(\.rawValue).joined(separator: ",")); 'read' for every :read one, 'all' for every one.                 A client of the master realm may use them on every realm.
+                """
+        ) var adminScopes: String?
 
         func run() async throws {
+            let adminScopes = try adminScopes.map { text throws(ClientError) in try AdminScope.parse(text) } ?? []
+            if isPublic, !adminScopes.isEmpty { throw CommandError("--admin-scope: a public client cannot hold admin scopes") }
             let redirects = try ClientRedirects(
                 redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, firstParty: firstParty, requirePAR: requirePAR,
                 broker: broker
@@ -158,9 +166,13 @@ struct Clients: AsyncParsableCommand {
                     return
                 }
                 let (client, secret) = try await runtime.oauth.clients.createClient(
-                    realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope, redirects: redirects
+                    realm: realm, clientId: clientId, requireDPoP: !allowBearer, scope: scope, redirects: redirects, adminScopes: adminScopes
                 )
                 print("created client \(client.clientId) in realm \(realm)\(client.requireDPoP ? " (DPoP required)" : "")")
+                if !adminScopes.isEmpty {
+                    let reach = realm == AdminScope.masterRealm ? "every realm" : "realm \(realm)"
+                    print("admin scopes on \(reach): \(adminScopes.sorted().map(\.rawValue).joined(separator: ","))")
+                }
                 print("secret: \(secret)")
                 print("store the secret now: only its digest is kept")
             }
@@ -182,6 +194,7 @@ struct Clients: AsyncParsableCommand {
                     if client.firstParty { line += "\tfirst_party" }
                     if client.requirePAR { line += "\trequire_par" }
                     if client.broker { line += "\tbroker" }
+                    if !client.adminScopes.isEmpty { line += "\tadmin_scopes=" + client.adminScopes.sorted().map(\.rawValue).joined(separator: ",") }
                     print(line)
                 }
             }

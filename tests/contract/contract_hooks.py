@@ -8,6 +8,7 @@ Loaded by schemathesis through SCHEMATHESIS_HOOKS=contract_hooks; run_contract.p
   KEYWARD_CONTRACT_PASSWORD  the password of every user run_contract.py created
   KEYWARD_CONTRACT_RUN       the run id in those users' names: c<run>-<role>
   KEYWARD_CONTRACT_RELAY_SECRET  the secret of contract-relay, the broker's relay client
+  KEYWARD_CONTRACT_ADMIN_SECRET  the secret of contract-admin, the master realm's client with every admin scope
 
 Per operation, calls take turns: most carry valid credentials (a DPoP-bound token and a fresh proof for the
 device API, a signed-in session and its CSRF token for pages) around the generated input, and every other one of
@@ -790,6 +791,119 @@ def _registered_device_push(case, valid: bool) -> None:
 
 
 SETUP.update({"postRegisteredDevicePush": _registered_device_push})
+
+
+# ------------------------------------------------------------------------------------------------------ admin
+ADMIN_SECRET = os.environ["KEYWARD_CONTRACT_ADMIN_SECRET"]
+_admin_key = ProofMaker("ES256")
+_admin_token: dict[str, Any] = {}
+
+
+def _admin_access_token() -> str:
+    """The master realm's contract-admin client's token (every admin scope), renewed a minute before it expires."""
+    if _admin_token.get("expires", 0) > time.time():
+        return _admin_token["token"]
+    url = f"{BASE}/realms/master/protocol/openid-connect/token"
+    answer = requests.post(url, headers={"DPoP": _admin_key.proof("POST", url)}, timeout=TIMEOUT, data={
+        "grant_type": "client_credentials", "client_id": f"contract-admin-{RUN}", "client_secret": ADMIN_SECRET,
+    })
+    answer.raise_for_status()
+    _admin_token.update(token=answer.json()["access_token"], expires=time.time() + answer.json()["expires_in"] - 60)
+    return _admin_token["token"]
+
+
+def _admin_call(method: str, path: str, body: dict[str, Any] | None = None) -> requests.Response:
+    token = _admin_access_token()
+    answer = requests.request(method, BASE + path, json=body, timeout=TIMEOUT,
+                              headers={"Authorization": f"DPoP {token}", "DPoP": _admin_key.proof(method, BASE + path, token)})
+    answer.raise_for_status()
+    return answer
+
+
+def _admin_user() -> str:
+    """A fresh user made over the admin API, for a call that reads, changes or deletes one."""
+    return _admin_call("POST", f"/admin/realms/{REALM}/users", {"username": f"c{RUN}-a-{uuid.uuid4().hex[:10]}"}).json()["id"]
+
+
+def _fresh(kind: str) -> str:
+    return f"c{RUN}-{kind}-{uuid.uuid4().hex[:10]}"
+
+
+def _admin_provider() -> dict[str, Any]:
+    return {"alias": _fresh("p"), "type": "oidc", "issuer": "https://login.contract.test", "client_id": "keyward"}
+
+
+def _admin_issuer() -> dict[str, Any]:
+    return {"issuer": f"https://{_fresh('host')}.contract.test", "jwks_url": "https://host.contract.test/jwks.json"}
+
+
+def _admin_app(app_id: str | None = None) -> dict[str, Any]:
+    body = {"platform": "ios", "environment": "production", "team_id": "ABCDE12345", "bundle_id": "com.example.contract"}
+    return {**body, "app_id": app_id} if app_id else body
+
+
+def _admin_paths(operation: str, parameters: dict[str, Any]) -> None:
+    """Path parameters that name something that exists: made fresh where the call deletes or changes it."""
+    if "id" in parameters:
+        parameters["id"] = _admin_user()
+    if "clientId" in parameters:
+        parameters["clientId"] = CLIENT_ID
+        if operation == "adminDeleteClient":
+            parameters["clientId"] = _admin_call("POST", f"/admin/realms/{REALM}/clients", {"client_id": _fresh("client")}).json()["client_id"]
+    if "alias" in parameters:
+        parameters["alias"] = PROVIDER
+        if operation == "adminDeleteProvider":
+            parameters["alias"] = _admin_call("POST", f"/admin/realms/{REALM}/providers", _admin_provider()).json()["alias"]
+    if "issuerId" in parameters:
+        parameters["issuerId"] = _admin_call("POST", f"/admin/realms/{REALM}/issuers", _admin_issuer()).json()["id"]
+    if "appId" in parameters:
+        parameters["appId"] = DEVICE_APP
+        if operation in ("adminDeleteApp", "adminPutApp"):
+            parameters["appId"] = _fresh("app")
+            if operation == "adminDeleteApp":
+                _admin_call("POST", f"/admin/realms/{REALM}/apps", _admin_app(parameters["appId"]))
+    if "deviceId" in parameters:
+        parameters["deviceId"] = Installation().registered().device_id
+
+
+def _admin(case, valid: bool) -> None:
+    """The admin token and a proof for this call; every other call also inputs that name what exists."""
+    operation = case.operation.definition.raw.get("operationId")
+    if valid:
+        case.query = {}
+        case.headers.pop("If-Match", None)
+        _admin_paths(operation, case.path_parameters or {})
+        bodies = {
+            "adminCreateRealm": lambda: {"name": _fresh("realm")},
+            "adminCreateClient": lambda: {"client_id": _fresh("client"), "scope": "profile"},
+            "adminCreateUser": lambda: {"username": _fresh("user"), "password": PASSWORD},
+            "adminUpdateUser": lambda: {"enabled": True},
+            "adminSetUserPassword": lambda: {"password": PASSWORD},
+            "adminCreateProvider": _admin_provider,
+            "adminCreateIssuer": _admin_issuer,
+            "adminUpdateIssuer": lambda: {"leeway": 10},
+            "adminEnrollIssuerUsers": lambda: {"subjects": [_fresh("e")]},
+            "adminCreateApp": lambda: _admin_app(_fresh("app")),
+            "adminPutApp": _admin_app,
+        }
+        if operation in bodies:
+            case.body = bodies[operation]()
+    token = _admin_access_token()
+    case.headers["Authorization"] = f"DPoP {token}"
+    case.headers["DPoP"] = _admin_key.proof(case.method.upper(), _url(case), token)
+
+
+SETUP.update({
+    name: _admin for name in (
+        "adminListRealms", "adminCreateRealm", "adminGetRealm", "adminListSigningKeys", "adminRotateSigningKey", "adminListClients",
+        "adminCreateClient", "adminGetClient", "adminDeleteClient", "adminListUsers", "adminCreateUser", "adminGetUser", "adminUpdateUser",
+        "adminDeleteUser", "adminSetUserPassword", "adminListUserSessions", "adminEndUserSessions", "adminListUserIdentities",
+        "adminListProviders", "adminCreateProvider", "adminGetProvider", "adminDeleteProvider", "adminListIssuers", "adminCreateIssuer",
+        "adminGetIssuer", "adminUpdateIssuer", "adminDeleteIssuer", "adminEnrollIssuerUsers", "adminListApps", "adminCreateApp", "adminGetApp",
+        "adminPutApp", "adminDeleteApp", "adminListAppDevices", "adminApproveDevice", "adminRejectDevice", "adminRemoveDevice",
+        "adminListAuditEvents",
+    )
+})
 
 
 # ------------------------------------------------------------------------------------------------------ hooks

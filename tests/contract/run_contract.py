@@ -128,6 +128,11 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path, provider: 
     admin("clients", "create", "--realm", REALM, BROKER_APP, "--public", "--broker", "--redirect-uri", BROKER_RETURN)
     created = admin("clients", "create", "--realm", REALM, RELAY_CLIENT, "--broker")
     relay_secret = next(line.split(": ", 1)[1] for line in created.splitlines() if line.startswith("secret: "))
+    # The admin API's caller: a client of the master realm holding every admin scope.
+    if "master" not in admin("realms", "list").split():
+        admin("realms", "create", "master")
+    created = admin("clients", "create", "--realm", "master", f"contract-admin-{run_id}", "--admin-scope", "all")
+    admin_secret = next(line.split(": ", 1)[1] for line in created.splitlines() if line.startswith("secret: "))
     secret = artifacts / "provider-secret"
     secret.write_text(secrets.token_urlsafe(16))
     admin("providers", "add", "--realm", REALM, PROVIDER_ALIAS, "--type", "oidc", "--issuer", provider.base_url, "--client-id", "keyward",
@@ -144,6 +149,7 @@ def run(server: KeywardServer, binary: str, options, artifacts: Path, provider: 
         "KEYWARD_CONTRACT_PASSWORD": password,
         "KEYWARD_CONTRACT_RUN": run_id,
         "KEYWARD_CONTRACT_RELAY_SECRET": relay_secret,
+        "KEYWARD_CONTRACT_ADMIN_SECRET": admin_secret,
         "KEYWARD_CONTRACT_PROVIDER": PROVIDER_ALIAS,
         "KEYWARD_CONTRACT_PROVIDER_PERSON": PROVIDER_PERSON,
         "KEYWARD_CONTRACT_ADMIN": json.dumps({"binary": binary, "arguments": admin_arguments, "environment": admin_environment}),

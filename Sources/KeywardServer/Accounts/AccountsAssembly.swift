@@ -79,7 +79,7 @@ extension AccountsAssembly {
     static let migrations = [
         UsersSchemaMigration.piece, BrowserSessionSchemaMigration.piece, LoginThrottleSchemaMigration.piece,
         ExternalIdentitySchemaMigration.piece, IdentityProviderSchemaMigration.piece, AppleRevocationSchemaMigration.piece,
-        NewAccountSchemaMigration.piece, SessionSignInTimeSchemaMigration.piece,
+        NewAccountSchemaMigration.piece, SessionSignInTimeSchemaMigration.piece, UserRevisionSchemaMigration.piece,
     ]
 
     var sweeps: [ExpiredRowSweep] { [.browserSessions(sessionStore), .loginAttempts(loginAttemptStore)] }

@@ -49,10 +49,42 @@ public struct SQLUserStore: UserStore {
         }
     }
 
+    public func users(realm: String, query: UserQuery) async throws -> [User] {
+        var conditions = [SQLQueryString("realm = \(bind: realm)")]
+        if let after = query.after { conditions.append("id > \(bind: after)") }
+        if let prefix = query.usernamePrefix {
+            // substr counts characters on both engines; LIKE would fold case on SQLite alone.
+            conditions.append("substr(username, 1, CAST(\(bind: prefix.unicodeScalars.count) AS INTEGER)) = \(bind: prefix)")
+        }
+        if let enabled = query.enabled { conditions.append("enabled = \(bind: enabled)") }
+        let filter = conditions.dropFirst().reduce(conditions[0]) { $0 + " AND " + $1 }
+        let statement: SQLQueryString = "SELECT \(unsafeRaw: Self.columns) FROM users WHERE " + filter + " ORDER BY id LIMIT \(bind: query.limit)"
+        return try await StoreErrorMapping.mapping("users(realm:query:)") {
+            try await database.sql.raw(statement).all().map(Self.user(from:))
+        }
+    }
+
+    public func updateUser(realm: String, id: String, change: UserChange, expectedRevision: Int64?) async throws -> UserUpdateOutcome {
+        var statement: SQLQueryString = "UPDATE users SET revision = revision + 1"
+        if let username = change.username { statement = statement + ", username = \(bind: username)" }
+        if let enabled = change.enabled { statement = statement + ", enabled = \(bind: enabled)" }
+        statement = statement + " WHERE realm = \(bind: realm) AND id = \(bind: id)"
+        if let expectedRevision { statement = statement + " AND revision = \(bind: expectedRevision)" }
+        statement = statement + " RETURNING \(unsafeRaw: Self.columns)"
+        let updated = try await StoreErrorMapping.mapping(
+            "updateUser", conflict: "a user named '\(change.username ?? "")' exists already in realm '\(realm)'"
+        ) {
+            try await database.sql.raw(statement).first().map(Self.user(from:))
+        }
+        if let updated { return .updated(updated) }
+        guard let current = try await user(realm: realm, id: id) else { return .notFound }
+        return .stale(current: current.revision)
+    }
+
     public func setEnabled(_ enabled: Bool, realm: String, id: String) async throws {
         let updated = try await StoreErrorMapping.mapping("setEnabled") {
             try await database.sql.countingRows("""
-                UPDATE users SET enabled = \(bind: enabled) WHERE realm = \(bind: realm) AND id = \(bind: id) RETURNING 1 AS updated
+                UPDATE users SET enabled = \(bind: enabled), revision = revision + 1 WHERE realm = \(bind: realm) AND id = \(bind: id) RETURNING 1 AS updated
                 """)
         }
         guard updated > 0 else { throw StoreError.notFound("user '\(id)' not found in realm '\(realm)'") }
@@ -68,13 +100,13 @@ public struct SQLUserStore: UserStore {
     public func setPasswordHash(_ hash: String?, realm: String, id: String) async throws {
         let updated = try await StoreErrorMapping.mapping("setPasswordHash") {
             try await database.sql.countingRows("""
-                UPDATE users SET password_hash = \(bind: hash) WHERE realm = \(bind: realm) AND id = \(bind: id) RETURNING 1 AS updated
+                UPDATE users SET password_hash = \(bind: hash), revision = revision + 1 WHERE realm = \(bind: realm) AND id = \(bind: id) RETURNING 1 AS updated
                 """)
         }
         guard updated > 0 else { throw StoreError.notFound("user '\(id)' not found in realm '\(realm)'") }
     }
 
-    private static let columnNames = ["realm", "id", "username", "password_hash", "enabled", "created_at"]
+    private static let columnNames = ["realm", "id", "username", "password_hash", "enabled", "created_at", "revision"]
     static let columns = columnNames.joined(separator: ", ")
 
     /// The user columns of table alias `table`, each renamed `prefix` + name, for joins with tables that share
@@ -92,7 +124,8 @@ public struct SQLUserStore: UserStore {
             username: try row.decode(column: prefix + "username", as: String.self),
             passwordHash: try row.decode(column: prefix + "password_hash", as: String?.self),
             enabled: try row.decode(column: prefix + "enabled", as: Bool.self),
-            createdAt: StorageTime.date(milliseconds: try row.decode(column: prefix + "created_at", as: Int64.self))
+            createdAt: StorageTime.date(milliseconds: try row.decode(column: prefix + "created_at", as: Int64.self)),
+            revision: try row.decode(column: prefix + "revision", as: Int64.self)
         )
     }
 }

@@ -10,8 +10,11 @@ public struct User: Sendable, Equatable {
     public var passwordHash: String?
     public var enabled: Bool
     public var createdAt: Date
+    /// One more at every change of the stored row: the admin API's `ETag`.
+    public var revision: Int64 = 1
 
-    public init(id: String, realm: String, username: String, passwordHash: String?, enabled: Bool, createdAt: Date) {
+    public init(id: String, realm: String, username: String, passwordHash: String?, enabled: Bool, createdAt: Date, revision: Int64 = 1) {
+        self.revision = revision
         self.id = id
         self.realm = realm
         self.username = username
@@ -27,10 +30,47 @@ public protocol UserStore: Sendable {
     func user(realm: String, username: String) async throws -> User?
     func user(realm: String, id: String) async throws -> User?
     func listUsers(realm: String) async throws -> [User]
+    /// One page of a realm's users in creation order, after the user `query.after` names.
+    func users(realm: String, query: UserQuery) async throws -> [User]
+    /// Renames, enables or disables a user in one statement, only while its revision is `expectedRevision` (when
+    /// given). Throws `.conflict` when another user has the new name.
+    func updateUser(realm: String, id: String, change: UserChange, expectedRevision: Int64?) async throws -> UserUpdateOutcome
     /// Throws `.notFound` when the user does not exist.
     func setEnabled(_ enabled: Bool, realm: String, id: String) async throws
     /// Throws `.notFound` when the user does not exist.
     func deleteUser(realm: String, id: String) async throws
     /// Throws `.notFound` when the user does not exist.
     func setPasswordHash(_ hash: String?, realm: String, id: String) async throws
+}
+
+/// Which users a page lists (the admin API's `GET …/users`).
+public struct UserQuery: Sendable, Equatable {
+    /// The id of the last user of the previous page.
+    public var after: String?
+    public var limit: Int
+    /// Only users whose username starts with this, exactly (case-sensitive, alike on both engines).
+    public var usernamePrefix: String?
+    public var enabled: Bool?
+
+    public init(after: String? = nil, limit: Int = 100, usernamePrefix: String? = nil, enabled: Bool? = nil) {
+        (self.after, self.limit, self.usernamePrefix, self.enabled) = (after, limit, usernamePrefix, enabled)
+    }
+}
+
+/// What an update changes; nil leaves it as it is.
+public struct UserChange: Sendable, Equatable {
+    public var username: String?
+    public var enabled: Bool?
+
+    public init(username: String? = nil, enabled: Bool? = nil) {
+        (self.username, self.enabled) = (username, enabled)
+    }
+}
+
+public enum UserUpdateOutcome: Sendable, Equatable {
+    /// The user as stored after the change, with its new revision.
+    case updated(User)
+    case notFound
+    /// The user changed since the revision the caller had: nothing was written.
+    case stale(current: Int64)
 }

@@ -51,6 +51,7 @@ public final class UserService: Sendable {
         } catch StoreError.conflict {
             throw UserError.exists(username)
         }
+        await audit.record(.userCreated, realm: realm, userId: user.id, details: ["username": username])
         return user
     }
 
@@ -305,7 +306,7 @@ public final class UserService: Sendable {
     // MARK: - Administration (the `keyward users` commands); each is an audit event.
 
     public func disable(realm: String, username: String) async throws -> User {
-        let user = try await changeEndingSessions(.userDisabled, realm: realm, username: username) { user in
+        let user = try await changeEndingSessions(.userDisabled, try await existing(realm: realm, username: username)) { user in
             try await store.setEnabled(false, realm: realm, id: user.id)
         }
         try await runDisableSteps(realm: realm, userId: user.id)
@@ -323,9 +324,51 @@ public final class UserService: Sendable {
     /// password does not outlive it.
     public func setPassword(realm: String, username: String, password: String) async throws -> User {
         try Self.checkLength(password)
-        return try await changeEndingSessions(.passwordChanged, realm: realm, username: username) { user in
-            try await store.setPasswordHash(hasher.hash(password), realm: realm, id: user.id)
+        return try await setPassword(password, of: try await existing(realm: realm, username: username))
+    }
+
+    private func setPassword(_ password: String, of user: User) async throws -> User {
+        try await changeEndingSessions(.passwordChanged, user) { user in
+            try await store.setPasswordHash(hasher.hash(password), realm: user.realm, id: user.id)
         }
+    }
+
+    // MARK: - The admin API: users by id, changed only at the revision the caller read (`If-Match`).
+
+    public func users(realm: String, query: UserQuery) async throws -> [User] { try await store.users(realm: realm, query: query) }
+
+    /// Renames, disables or enables a user in one statement, only while it is at `expectedRevision` when one is
+    /// given. Disabling ends what `disable` ends: every browser and app session and what the other parts end with it.
+    public func update(realm: String, id: String, change: UserChange, expectedRevision: Int64?) async throws -> User {
+        if let username = change.username { try Self.checkUsername(username) }
+        let outcome: UserUpdateOutcome
+        do {
+            outcome = try await store.updateUser(realm: realm, id: id, change: change, expectedRevision: expectedRevision)
+        } catch StoreError.conflict {
+            throw UserError.exists(change.username ?? "")
+        }
+        switch outcome {
+        case .notFound:
+            throw UserError.notFound(id)
+        case .stale(let current):
+            throw UserError.stale(current: current)
+        case .updated(let user):
+            if let username = change.username { await audit.record(.userUpdated, realm: realm, userId: id, details: ["username": username]) }
+            if change.enabled == true { await audit.record(.userEnabled, realm: realm, userId: id) }
+            guard change.enabled == false else { return user }
+            let ended = try await sessions.deleteSessions(realm: realm, userId: id)
+            await plugins.appSessions?.allSessionsEnded(realm: realm, userId: id)
+            await audit.record(.userDisabled, realm: realm, userId: id, details: ["sessionsEnded": String(ended)])
+            try await runDisableSteps(realm: realm, userId: id)
+            return user
+        }
+    }
+
+    /// A new password for the user with this id; their browser sessions end.
+    public func setPassword(realm: String, id: String, password: String) async throws -> User {
+        try Self.checkLength(password)
+        guard let user = try await store.user(realm: realm, id: id) else { throw UserError.notFound(id) }
+        return try await setPassword(password, of: user)
     }
 
     /// Deletes the account and its browser sessions. The caller removes what other parts keep for the user
@@ -341,10 +384,8 @@ public final class UserService: Sendable {
     }
 
     /// Applies `change` to an existing user, then ends their browser sessions and records `event`.
-    private func changeEndingSessions(
-        _ event: AuditEvent.EventType, realm: String, username: String, _ change: (User) async throws -> Void
-    ) async throws -> User {
-        let user = try await existing(realm: realm, username: username)
+    private func changeEndingSessions(_ event: AuditEvent.EventType, _ user: User, _ change: (User) async throws -> Void) async throws -> User {
+        let realm = user.realm
         try await change(user)
         let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
         await plugins.appSessions?.allSessionsEnded(realm: realm, userId: user.id)
@@ -409,6 +450,8 @@ public enum UserError: Error, CustomStringConvertible, Equatable {
     case accountExists(providers: [String])
     /// The provider identity a user tried to link belongs to another user.
     case identityLinkedElsewhere
+    /// The user changed since the revision the caller read (the admin API's `If-Match`).
+    case stale(current: Int64)
 
     public var description: String {
         switch self {
@@ -419,6 +462,7 @@ public enum UserError: Error, CustomStringConvertible, Equatable {
         case .identityExists(let user): "the identity is linked already, to user '\(user.username.prefix(64))'"
         case .accountExists(let providers): "an account with this e-mail address exists (it signs in with \(providers.joined(separator: ", ")))"
         case .identityLinkedElsewhere: "that account at the provider is linked to another user"
+        case .stale: "the user changed since it was read (If-Match does not name its current ETag); read it again"
         }
     }
 }

@@ -13,14 +13,14 @@ public final class KeywardRuntime: Sendable {
     /// construction in `init`.
     static let partTypes: [any KeywardPart.Type] = [
         OAuthAssembly.self, AccountsAssembly.self, PushMFAAssembly.self, HostTokensAssembly.self, IdentityProvidersAssembly.self,
-        DevicesAssembly.self, OpenIDAssembly.self, BrokerAssembly.self, PasskeysAssembly.self,
+        DevicesAssembly.self, OpenIDAssembly.self, BrokerAssembly.self, PasskeysAssembly.self, AdminAssembly.self,
     ]
 
     /// Every migration, assembled from Core's pieces and the parts'.
     static let schemaMigrations = SchemaMigration.assemble(CoreServices.migrations + partTypes.flatMap { $0.migrations })
 
     /// The parts as built, in the same order.
-    var parts: [any KeywardPart] { [oauth, accounts, pushMFA, hostTokens, identityProviders, devices, openID, broker, passkeys] }
+    var parts: [any KeywardPart] { [oauth, accounts, pushMFA, hostTokens, identityProviders, devices, openID, broker, passkeys, admin] }
 
     public let configuration: KeywardConfiguration
     public let database: KeywardDatabase
@@ -38,6 +38,7 @@ public final class KeywardRuntime: Sendable {
     let openID: OpenIDAssembly
     public let broker: BrokerAssembly
     public let passkeys: PasskeysAssembly
+    let admin: AdminAssembly
     let pageRenderer: PageRenderer
     private let core: CoreServices
     let pushSenders: [any PushSender]
@@ -93,6 +94,7 @@ public final class KeywardRuntime: Sendable {
         openID = OpenIDAssembly(core, oauth: oauth, accounts: accounts)
         broker = BrokerAssembly(core, oauth: oauth, accounts: accounts, openID: openID, relaysPerPersonPerMinute: configuration.relaysPerPersonPerMinute)
         passkeys = PasskeysAssembly(core, oauth: oauth, accounts: accounts, devices: devices)
+        admin = AdminAssembly(core, oauth: oauth, accounts: accounts, hostTokens: hostTokens, devices: devices)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).

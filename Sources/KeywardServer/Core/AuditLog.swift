@@ -21,6 +21,12 @@ public struct AuditEvent: Sendable, Equatable {
         case userDisabled = "UserDisabled"
         case userEnabled = "UserEnabled"
         case userDeleted = "UserDeleted"
+        /// A local user was created (`keyward users create`, the admin API).
+        case userCreated = "UserCreated"
+        /// A user was renamed over the admin API (`username`: the new name).
+        case userUpdated = "UserUpdated"
+        /// A write over the admin API succeeded (`method`, `route`: its pattern, `path`); the client is the event's.
+        case adminChange = "AdminChange"
         case passwordChanged = "PasswordChanged"
         case externalIdentityLinked = "ExternalIdentityLinked"
         /// The user unlinked one of their provider identities from the account page.
@@ -87,11 +93,43 @@ public struct AuditEvent: Sendable, Equatable {
     public var createdAt: Date
 }
 
+/// Who asked for what a request changes, when it is not the person themselves: a client of the admin API or a
+/// directory over SCIM. Set for the request's task (`AuditLog.$actor`), so every event the services record while
+/// serving it names that client, without each service being told.
+public struct AuditActor: Sendable, Equatable {
+    /// The realm the client belongs to: the master realm's when it manages another.
+    public var realm: String
+    public var clientId: String
+    /// `admin-api` or `scim`.
+    public var via: String
+
+    public init(realm: String, clientId: String, via: String) {
+        (self.realm, self.clientId, self.via) = (realm, clientId, via)
+    }
+}
+
+/// Which events a read returns, newest first: a page of the admin API's `GET …/audit-events`.
+public struct AuditQuery: Sendable {
+    public var userId: String?
+    public var type: AuditEvent.EventType?
+    /// From this instant on (inclusive).
+    public var since: Date?
+    /// Before this instant.
+    public var until: Date?
+    /// The last event of the previous page: only events older than it.
+    public var before: (createdAt: Date, id: String)?
+    public var limit: Int
+
+    public init(userId: String? = nil, type: AuditEvent.EventType? = nil, since: Date? = nil, until: Date? = nil, before: (createdAt: Date, id: String)? = nil, limit: Int = 100) {
+        (self.userId, self.type, self.since, self.until, self.before, self.limit) = (userId, type, since, until, before, limit)
+    }
+}
+
 public protocol AuditStore: Sendable {
     /// Writes the events in one statement: all or none.
     func append(_ events: [AuditEvent]) async throws
-    /// Newest first.
-    func events(realm: String, userId: String?, limit: Int) async throws -> [AuditEvent]
+    /// Newest first (by time, then id).
+    func events(realm: String, query: AuditQuery) async throws -> [AuditEvent]
     /// Deletes events written before `cutoff`; returns how many.
     func deleteEvents(before cutoff: Date) async throws -> Int
 }
@@ -139,7 +177,16 @@ public struct AuditLog: Sendable {
     /// Events waiting behind the insert in flight (tests wait on it instead of sleeping).
     var queuedEvents: Int { writes.queuedCount }
 
+    /// The client of the request being served, if an administrator's.
+    @TaskLocal public static var actor: AuditActor?
+
     public func record(_ type: AuditEvent.EventType, realm: String, userId: String?, clientId: String? = nil, details: [String: String] = [:]) async {
+        var (clientId, details) = (clientId, details)
+        if let actor = Self.actor {
+            clientId = clientId ?? actor.clientId
+            details["via"] = actor.via
+            if actor.realm != realm { details["clientRealm"] = actor.realm }
+        }
         var object = JSONObject()
         for (key, value) in details { object[key] = .string(value) }
         let now = clock.now()
@@ -157,7 +204,11 @@ public struct AuditLog: Sendable {
     }
 
     public func events(realm: String, userId: String? = nil, limit: Int = 100) async throws -> [AuditEvent] {
-        try await store.events(realm: realm, userId: userId, limit: limit)
+        try await store.events(realm: realm, query: AuditQuery(userId: userId, limit: limit))
+    }
+
+    public func events(realm: String, query: AuditQuery) async throws -> [AuditEvent] {
+        try await store.events(realm: realm, query: query)
     }
 }
 

@@ -32,13 +32,22 @@ public struct SQLAuditStore: AuditStore {
         }
     }
 
-    public func events(realm: String, userId: String?, limit: Int) async throws -> [AuditEvent] {
-        try await StoreErrorMapping.mapping("audit events") {
-            let userFilter: SQLQueryString = userId.map { "AND user_id = \(bind: $0)" } ?? ""
-            return try await database.sql.raw("""
-                SELECT id, realm, event_type, user_id, client_id, details, created_at FROM audit_events
-                WHERE realm = \(bind: realm) \(userFilter) ORDER BY created_at DESC, id LIMIT \(bind: limit)
-                """).all().map { row in
+    public func events(realm: String, query: AuditQuery) async throws -> [AuditEvent] {
+        var filter: SQLQueryString = "realm = \(bind: realm)"
+        if let userId = query.userId { filter = filter + " AND user_id = \(bind: userId)" }
+        if let type = query.type { filter = filter + " AND event_type = \(bind: type.rawValue)" }
+        if let since = query.since { filter = filter + " AND created_at >= \(bind: StorageTime.milliseconds(since))" }
+        if let until = query.until { filter = filter + " AND created_at < \(bind: StorageTime.milliseconds(until))" }
+        if let before = query.before {
+            let time = StorageTime.milliseconds(before.createdAt)
+            filter = filter + " AND (created_at < \(bind: time) OR (created_at = \(bind: time) AND id < \(bind: before.id)))"
+        }
+        let statement: SQLQueryString = """
+            SELECT id, realm, event_type, user_id, client_id, details, created_at FROM audit_events WHERE \(filter) \
+            ORDER BY created_at DESC, id DESC LIMIT \(bind: query.limit)
+            """
+        return try await StoreErrorMapping.mapping("audit events") {
+            try await database.sql.raw(statement).all().map { row in
                 AuditEvent(
                     id: try row.decode(column: "id", as: String.self),
                     realm: try row.decode(column: "realm", as: String.self),

@@ -20,16 +20,21 @@ public final class ClientService: Sendable {
 
     /// Creates a client. Returns the client and its secret, which is shown once and not recoverable.
     public func createClient(
-        realm: String, clientId: String, secret: String? = nil, requireDPoP: Bool = true, scope: String = "", redirects: ClientRedirects = ClientRedirects()
+        realm: String, clientId: String, secret: String? = nil, requireDPoP: Bool = true, scope: String = "", redirects: ClientRedirects = ClientRedirects(),
+        adminScopes: Set<AdminScope> = []
     ) async throws -> (client: OAuthClient, secret: String) {
         guard Self.isValidClientId(clientId) else { throw ClientError.invalidClientId(clientId) }
+        try Self.checkScope(scope)
+        // An admin token that leaks without its key must be worth nothing (RFC 9449 §1).
+        guard adminScopes.isEmpty || requireDPoP else { throw ClientError.adminScopesNeedDPoP }
         let secret = secret ?? Base64URL.encode(SecureRandom.bytes(32))
         guard secret.utf8.count >= 8, secret.utf8.count <= 512 else { throw ClientError.invalidSecret }
         let salt = SecureRandom.bytes(16)
-        let client = OAuthClient(
+        var client = OAuthClient(
             realm: realm, clientId: clientId, secretSalt: salt, secretHash: Self.digest(secret: secret, salt: salt),
             requireDPoP: requireDPoP, scope: scope, redirects: redirects, createdAt: clock.now()
         )
+        client.adminScopes = adminScopes
         do {
             try await store.createClient(client)
         } catch StoreError.conflict {
@@ -44,6 +49,7 @@ public final class ClientService: Sendable {
         realm: String, clientId: String, requireDPoP: Bool = true, scope: String = "", redirects: ClientRedirects = ClientRedirects()
     ) async throws -> OAuthClient {
         guard Self.isValidClientId(clientId) else { throw ClientError.invalidClientId(clientId) }
+        try Self.checkScope(scope)
         // The relay returns only to a registered address: a broker app without one could never be answered.
         guard !redirects.broker || !redirects.redirectURIs.isEmpty else { throw ClientError.brokerWithoutReturnURL }
         let client = OAuthClient(
@@ -99,6 +105,15 @@ public final class ClientService: Sendable {
 
     private static let decoySalt = SecureRandom.bytes(16)
 
+    /// Ordinary scopes: space-separated visible ASCII, none of them an admin scope's name (only `--admin-scope` grants
+    /// those, and only to a confidential client).
+    static func checkScope(_ scope: String) throws(ClientError) {
+        guard scope.utf8.count <= 1024, scope.utf8.allSatisfy({ (0x21...0x7E).contains($0) || $0 == 0x20 }) else { throw ClientError.invalidScope }
+        if let reserved = scope.split(separator: " ").first(where: { $0.hasPrefix(AdminScope.tokenPrefix) }) {
+            throw ClientError.reservedScope(String(reserved.prefix(64)))
+        }
+    }
+
     static func isValidClientId(_ id: String) -> Bool {
         (1...128).contains(id.utf8.count)
             && id.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ":") }
@@ -113,6 +128,10 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
     case invalidRedirectURI(setting: String, RedirectURIError)
     case tooManyRedirectURIs(setting: String, Int)
     case brokerWithoutReturnURL
+    case invalidScope
+    case reservedScope(String)
+    case unknownAdminScope(String)
+    case adminScopesNeedDPoP
 
     public var description: String {
         switch self {
@@ -123,6 +142,11 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
         case .invalidRedirectURI(let setting, let error): "\(setting): \(error)"
         case .tooManyRedirectURIs(let setting, let count): "\(setting): \(count) URIs given, at most \(ClientRedirects.maxURIs)"
         case .brokerWithoutReturnURL: "--broker: a public client needs at least one --redirect-uri, the addresses the relay may return to"
+        case .invalidScope: "scope must be at most 1024 bytes of space-separated visible ASCII"
+        case .reservedScope(let scope): "scope '\(scope)' is reserved for the admin API: grant it with --admin-scope instead"
+        case .unknownAdminScope(let scope):
+            "admin scope '\(scope)' is unknown; use all, read, or of: \(AdminScope.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .adminScopesNeedDPoP: "--admin-scope: a client holding admin scopes must require DPoP (drop --allow-bearer)"
         }
     }
 }

@@ -70,7 +70,10 @@ public struct OAuthAssembly: KeywardPart {
 }
 
 extension OAuthAssembly {
-    static let migrations = [InitialSchemaMigration.piece, PublicClientSchemaMigration.piece, ClientRedirectSchemaMigration.piece, BrokerClientSchemaMigration.piece]
+    static let migrations = [
+        InitialSchemaMigration.piece, PublicClientSchemaMigration.piece, ClientRedirectSchemaMigration.piece, BrokerClientSchemaMigration.piece,
+        AdminScopeSchemaMigration.piece,
+    ]
 
     var sweeps: [ExpiredRowSweep] { [.signingKeys(signingKeyStore)] }
 }

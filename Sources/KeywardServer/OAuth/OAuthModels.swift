@@ -58,6 +58,8 @@ public struct OAuthClient: Sendable, Equatable {
     /// May use the broker: a public client's app opens the relay, returning to one of its redirect URIs; a
     /// confidential client stores hand-offs of its own.
     public var broker: Bool
+    /// What it may do over the admin API (issue 33); only a confidential client that requires DPoP holds any.
+    public var adminScopes: Set<AdminScope> = []
     public var createdAt: Date
 
     public init(

@@ -18,11 +18,11 @@ public struct SQLClientStore: ClientStore {
         ) {
             try await database.sql.raw("""
                 INSERT INTO oauth_clients (realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client,
-                                           redirect_uris, post_logout_redirect_uris, first_party, require_par, broker, created_at)
+                                           redirect_uris, post_logout_redirect_uris, first_party, require_par, broker, admin_scopes, created_at)
                 VALUES (\(bind: client.realm), \(bind: client.clientId), \(bind: Data(client.secretSalt)),
                         \(bind: Data(client.secretHash)), \(bind: client.requireDPoP), \(bind: client.scope), \(bind: client.isPublic),
                         \(bind: Self.stored(client.redirectURIs)), \(bind: Self.stored(client.postLogoutRedirectURIs)),
-                        \(bind: client.firstParty), \(bind: client.requirePAR), \(bind: client.broker),
+                        \(bind: client.firstParty), \(bind: client.requirePAR), \(bind: client.broker), \(bind: AdminScope.stored(client.adminScopes)),
                         \(bind: StorageTime.milliseconds(client.createdAt)))
                 """).run()
         }
@@ -54,7 +54,7 @@ public struct SQLClientStore: ClientStore {
 
     private static let columns = """
         realm, client_id, secret_salt, secret_hash, require_dpop, scope, public_client, redirect_uris, post_logout_redirect_uris, first_party,
-        require_par, broker, created_at
+        require_par, broker, admin_scopes, created_at
         """
 
     /// Space-separated: a registered URI is printable ASCII without spaces (`RedirectURI`).
@@ -66,7 +66,7 @@ public struct SQLClientStore: ClientStore {
     }
 
     private static func client(from row: any SQLRow) throws -> OAuthClient {
-        OAuthClient(
+        var client = OAuthClient(
             realm: try row.decode(column: "realm", as: String.self),
             clientId: try row.decode(column: "client_id", as: String.self),
             secretSalt: [UInt8](try row.decode(column: "secret_salt", as: Data.self)),
@@ -82,5 +82,7 @@ public struct SQLClientStore: ClientStore {
             ),
             createdAt: StorageTime.date(milliseconds: try row.decode(column: "created_at", as: Int64.self))
         )
+        client.adminScopes = AdminScope.fromStored(try row.decode(column: "admin_scopes", as: String.self))
+        return client
     }
 }

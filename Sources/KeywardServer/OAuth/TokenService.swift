@@ -111,7 +111,7 @@ public final class TokenService: Sendable {
                 description: "grant_type '\(grantType.prefix(64))' is not supported; use one of: \(grantTypes.joined(separator: ", "))"
             )
         }
-        let scope = try decision.scope ?? grantedScope(requested: request.form["scope"], client: client)
+        let scope = try decision.scope ?? grantedScope(requested: request.form["scope"], client: client, admin: grantType == "client_credentials")
 
         var jkt: String?
         // With a grant's single-use value to spend, the proof's jti is recorded together with it, after both checks.
@@ -205,9 +205,13 @@ public final class TokenService: Sendable {
         return candidates.first { $0.assertionType != nil && $0.assertionType == type } ?? candidates.first { $0.assertionType == nil }
     }
 
-    private func grantedScope(requested: String?, client: OAuthClient) throws -> String {
-        let allowed = Set(client.scope.split(separator: " ").map(String.init))
-        guard let requested, !requested.isEmpty else { return client.scope }
+    /// The scope asked for, each granted to the client, or all the client holds. Admin scopes go only into the client's
+    /// own client_credentials tokens, never into a token issued for a person.
+    private func grantedScope(requested: String?, client: OAuthClient, admin: Bool) throws -> String {
+        let own = client.scope.split(separator: " ").map(String.init)
+        let adminScopes = admin ? client.adminScopes.sorted().map(\.tokenScope) : []
+        let allowed = Set(own + adminScopes)
+        guard let requested, !requested.isEmpty else { return (own + adminScopes).joined(separator: " ") }
         let wanted = requested.split(separator: " ").map(String.init)
         if let refused = wanted.first(where: { !allowed.contains($0) }) {
             throw OAuthFailure(status: 400, code: .invalidScope, description: "scope '\(refused.prefix(64))' is not granted to this client")

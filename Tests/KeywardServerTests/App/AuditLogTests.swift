@@ -81,8 +81,8 @@ private final class RefusingAuditStore: AuditStore {
         try await wrapped.append(events)
     }
 
-    func events(realm: String, userId: String?, limit: Int) async throws -> [AuditEvent] {
-        try await wrapped.events(realm: realm, userId: userId, limit: limit)
+    func events(realm: String, query: AuditQuery) async throws -> [AuditEvent] {
+        try await wrapped.events(realm: realm, query: query)
     }
 
     func deleteEvents(before cutoff: Date) async throws -> Int {

@@ -49,7 +49,7 @@ final class HandoffTests: XCTestCase {
             server.clock.advance(by: HandoffService.maxLifetime + 1)
             try await Self.assertRefused(handoffs, code: capped, nonce: "n", jkt: "k", "a hand-off lives \(HandoffService.maxLifetime) s at most")
 
-            let events = try await server.runtime.audit.store.events(realm: "demo", userId: nil, limit: 20)
+            let events = try await server.runtime.audit.events(realm: "demo", userId: nil, limit: 20)
             XCTAssertTrue(events.contains { $0.type == .handoffRefused && $0.detailsJSON.contains("nonce_mismatch") }, "\(events.map(\.detailsJSON))")
         }
     }

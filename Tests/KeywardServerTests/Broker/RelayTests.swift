@@ -55,7 +55,7 @@ final class RelayTests: XCTestCase {
             XCTAssertEqual(access["cnf"]?.objectValue?["jkt"]?.stringValue, try sessionKey.publicJWK.thumbprint())
             XCTAssertNil(tokens.json["scope"], "the person allowed the app to act for them, not any scope")
             XCTAssertEqual(taken.json["client_id"]?.stringValue, "broker-app")
-            let events = try await server.runtime.audit.store.events(realm: "demo", userId: user.id, limit: 20)
+            let events = try await server.runtime.audit.events(realm: "demo", userId: user.id, limit: 20)
             XCTAssertTrue(events.contains { $0.type == .delegationIssued && $0.clientId == "broker-app" }, "\(events.map(\.type))")
 
             let otherKey = try await client.requestToken(body: form, proofs: [try server.tokenProof(try SigningKey.generate(.es256))])

@@ -85,7 +85,7 @@ final class AuthorizationCodeFlowTests: XCTestCase {
             let afterReuse = try await client.requestToken(body: app.refreshForm(second), proofs: [try server.tokenProof(key)])
             XCTAssertEqual(afterReuse.json["error"]?.stringValue, "invalid_grant")
             XCTAssertEqual(afterReuse.json["reason"]?.stringValue, "refresh_token_revoked")
-            let events = try await server.runtime.audit.store.events(realm: "demo", userId: user.id, limit: 20)
+            let events = try await server.runtime.audit.events(realm: "demo", userId: user.id, limit: 20)
             XCTAssertTrue(events.contains { $0.type == .refreshTokenReused }, "the reuse is an audit event")
         }
     }
@@ -104,7 +104,7 @@ final class AuthorizationCodeFlowTests: XCTestCase {
             XCTAssertEqual(second.json["reason"]?.stringValue, "code_reused")
             let refresh = try await client.requestToken(body: app.refreshForm(try XCTUnwrap(first.json["refresh_token"]?.stringValue)), proofs: [])
             XCTAssertEqual(refresh.json["reason"]?.stringValue, "refresh_token_revoked", "the first use's refresh token is revoked")
-            let events = try await server.runtime.audit.store.events(realm: "demo", userId: nil, limit: 50)
+            let events = try await server.runtime.audit.events(realm: "demo", userId: nil, limit: 50)
             XCTAssertTrue(events.contains { $0.type == .authorizationCodeReused })
         }
     }

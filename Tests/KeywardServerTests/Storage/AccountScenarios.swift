@@ -72,5 +72,37 @@ enum AccountScenarios {
         await StorageAssert.throwsStoreError(.notFound("")) {
             try await store.createUser(StorageFixtures.user(realm: "nowhere", id: "u-9", username: "x"))
         }
+        try await userPagesAndRevisions(store)
+    }
+
+    /// The admin API's reads and writes: pages in id order, exact prefixes on both engines, updates at a revision.
+    private static func userPagesAndRevisions(_ store: SQLUserStore) async throws {
+        for (id, name) in [("u-3", "Alina"), ("u-4", "aliné"), ("u-5", "ali%")] {
+            try await store.createUser(StorageFixtures.user(realm: "r1", id: id, username: name))
+        }
+        try await StorageAssert.equal(await store.users(realm: "r1", query: UserQuery(limit: 2)).map(\.id), ["u-1", "u-2"])
+        try await StorageAssert.equal(await store.users(realm: "r1", query: UserQuery(after: "u-2", limit: 2)).map(\.id), ["u-3", "u-4"])
+        try await StorageAssert.equal(await store.users(realm: "r1", query: UserQuery(after: "u-5", limit: 2)).map(\.id), [])
+        // Case-sensitive and literal: no LIKE wildcards, no folding (SQLite's LIKE would fold ASCII case).
+        try await StorageAssert.equal(await store.users(realm: "r1", query: UserQuery(usernamePrefix: "ali")).map(\.username), ["alice", "aliné", "ali%"])
+        try await StorageAssert.equal(await store.users(realm: "r1", query: UserQuery(usernamePrefix: "alin")).map(\.username), ["aliné"])
+        try await StorageAssert.equal(await store.users(realm: "r1", query: UserQuery(usernamePrefix: "ali%")).map(\.username), ["ali%"])
+        try await StorageAssert.equal(await store.users(realm: "r1", query: UserQuery(enabled: false)).map(\.username), ["bob"])
+
+        try await StorageAssert.equal(await store.user(realm: "r1", id: "u-1")?.revision, 1)
+        let renamed = try await store.updateUser(realm: "r1", id: "u-1", change: UserChange(username: "alice2"), expectedRevision: 1)
+        guard case .updated(let user) = renamed else { return XCTFail("rename at revision 1: \(renamed)") }
+        try await StorageAssert.equal(user.revision, 2)
+        try await StorageAssert.equal(user.username, "alice2")
+        try await StorageAssert.equal(await store.updateUser(realm: "r1", id: "u-1", change: UserChange(enabled: false), expectedRevision: 1), .stale(current: 2))
+        try await StorageAssert.equal(await store.user(realm: "r1", id: "u-1")?.enabled, true)
+        try await StorageAssert.equal(await store.updateUser(realm: "r1", id: "u-9", change: UserChange(enabled: false), expectedRevision: nil), .notFound)
+        await StorageAssert.throwsStoreError(.conflict("")) {
+            _ = try await store.updateUser(realm: "r1", id: "u-1", change: UserChange(username: "bob"), expectedRevision: nil)
+        }
+        // Every write of the row moves the revision, the ones made outside the admin API too.
+        try await store.setPasswordHash("$2b$12$other", realm: "r1", id: "u-1")
+        try await store.setEnabled(false, realm: "r1", id: "u-1")
+        try await StorageAssert.equal(await store.user(realm: "r1", id: "u-1")?.revision, 4)
     }
 }

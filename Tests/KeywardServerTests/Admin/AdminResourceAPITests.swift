@@ -1,0 +1,145 @@
+// Tests: the admin API's providers, host-token issuers, device apps, signing keys and audit events.
+import Foundation
+import HTTPTypes
+import KeywardJOSE
+import KeywardServer
+import XCTest
+
+final class AdminResourceAPITests: XCTestCase {
+    func testIdentityProviders() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let admin = try await AdminClient.make(server, client, scopes: [.providersRead, .providersWrite])
+            let added = try await admin.call(.post, "/admin/realms/demo/providers", json: [
+                "alias": .string("corp"), "type": .string("oidc"), "issuer": .string("https://login.corp.example"),
+                "client_id": .string("keyward"), "client_secret": .string("s3cret-value"), "scopes": .array([.string("openid"), .string("email")]),
+            ])
+            XCTAssertEqual(added.status, .created, "\(added.json)")
+            XCTAssertEqual(added.json["has_client_secret"], .bool(true))
+            XCTAssertNil(added.json["client_secret"], "a secret never comes back")
+            XCTAssertEqual(added.json["redirect_uri"]?.stringValue, TestServer.publicURL + "/realms/demo/v1/auth/corp/callback")
+            let listed = try await admin.call(.get, "/admin/realms/demo/providers")
+            XCTAssertEqual(listed.json["items"]?.arrayValue?.compactMap { $0.objectValue?["alias"]?.stringValue }, ["corp"])
+            let twice = try await admin.call(.post, "/admin/realms/demo/providers", json: [
+                "alias": .string("corp"), "type": .string("oidc"), "issuer": .string("https://login.corp.example"), "client_id": .string("x"),
+            ])
+            XCTAssertEqual(twice.status, .conflict)
+            let noIssuer = try await admin.call(.post, "/admin/realms/demo/providers", json: ["alias": .string("other"), "type": .string("oidc"), "client_id": .string("x")])
+            XCTAssertEqual(noIssuer.status, .badRequest)
+            XCTAssertEqual(noIssuer.json["field"]?.stringValue, "issuer")
+            let badType = try await admin.call(.post, "/admin/realms/demo/providers", json: ["alias": .string("x"), "type": .string("saml"), "client_id": .string("x")])
+            XCTAssertEqual(badType.json["field"]?.stringValue, "type")
+            let status1 = try await admin.call(.delete, "/admin/realms/demo/providers/corp").status
+            XCTAssertEqual(status1, .noContent)
+            let status2 = try await admin.call(.get, "/admin/realms/demo/providers/corp").status
+            XCTAssertEqual(status2, .notFound)
+        }
+    }
+
+    func testHostTokenIssuersAndEnrolment() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let admin = try await AdminClient.make(server, client, scopes: [.issuersRead, .issuersWrite, .usersWrite])
+            let added = try await admin.call(.post, "/admin/realms/demo/issuers", json: [
+                "issuer": .string("https://host.example/auth"), "jwks_url": .string("https://host.example/jwks.json"),
+                "algorithms": .array([.string("ES256")]), "max_lifetime": .number(600),
+            ])
+            XCTAssertEqual(added.status, .created, "\(added.json)")
+            let id = try XCTUnwrap(added.json["id"]?.stringValue)
+            XCTAssertEqual(added.headers[.location], "/admin/realms/demo/issuers/\(id)")
+            let changed = try await admin.call(.patch, "/admin/realms/demo/issuers/\(id)", json: ["leeway": .number(10), "clients": .array([.string("push-device-client")])])
+            XCTAssertEqual(changed.status, .ok, "\(changed.json)")
+            XCTAssertEqual(changed.json["leeway"]?.intValue, 10)
+            XCTAssertEqual(changed.json["max_lifetime"]?.intValue, 600, "what the PATCH did not name stays")
+            XCTAssertEqual(changed.json["jwks_url"]?.stringValue, "https://host.example/jwks.json")
+            let bad = try await admin.call(.patch, "/admin/realms/demo/issuers/\(id)", json: ["max_lifetime": .number(999_999)])
+            XCTAssertEqual(bad.status, .badRequest)
+            XCTAssertEqual(bad.json["field"]?.stringValue, "max_lifetime")
+
+            let enrolled = try await admin.call(.post, "/admin/realms/demo/issuers/\(id)/enrollments", json: ["subjects": .array([.string("E-1001"), .string("E-1002")])])
+            XCTAssertEqual(enrolled.status, .ok, "\(enrolled.json)")
+            XCTAssertEqual(enrolled.json["items"]?.arrayValue?.compactMap { $0.objectValue?["outcome"]?.stringValue }, ["enrolled", "enrolled"])
+            let again = try await admin.call(.post, "/admin/realms/demo/issuers/\(id)/enrollments", json: ["subjects": .array([.string("E-1001")])])
+            XCTAssertEqual(again.json["items"]?.arrayValue?.first?.objectValue?["outcome"]?.stringValue, "already_enrolled")
+
+            let status3 = try await admin.call(.get, "/admin/realms/demo/issuers/not-base64!").status
+            XCTAssertEqual(status3, .notFound)
+            let status4 = try await admin.call(.delete, "/admin/realms/demo/issuers/\(id)").status
+            XCTAssertEqual(status4, .noContent)
+            let status5 = try await admin.call(.get, "/admin/realms/demo/issuers/\(id)").status
+            XCTAssertEqual(status5, .notFound)
+        }
+    }
+
+    func testDeviceAppsAndTheirDevices() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let admin = try await AdminClient.make(server, client, scopes: [.appsRead, .appsWrite])
+            let ios: JSONObject = [
+                "app_id": .string("com.example.ios"), "platform": .string("ios"), "environment": .string("production"),
+                "team_id": .string("ABCDE12345"), "bundle_id": .string("com.example.app"), "missing_attestation": .string("pending"),
+            ]
+            let added = try await admin.call(.post, "/admin/realms/demo/apps", json: ios)
+            XCTAssertEqual(added.status, .created, "\(added.json)")
+            XCTAssertEqual(added.json["missing_attestation"]?.stringValue, "pending")
+            var changed = ios
+            changed["missing_attestation"] = .string("reject")
+            let put = try await admin.call(.put, "/admin/realms/demo/apps/com.example.ios", json: changed)
+            XCTAssertEqual(put.status, .ok, "\(put.json)")
+            XCTAssertEqual(put.json["missing_attestation"]?.stringValue, "reject")
+            changed["app_id"] = .string("com.example.other")
+            let mismatch = try await admin.call(.put, "/admin/realms/demo/apps/com.example.ios", json: changed)
+            XCTAssertEqual(mismatch.status, .badRequest)
+            let android = try await admin.call(.post, "/admin/realms/demo/apps", json: [
+                "app_id": .string("com.example.android"), "platform": .string("android"), "environment": .string("production"),
+                "packages": .array([.string("com.example.app")]),
+            ])
+            XCTAssertEqual(android.status, .badRequest, "a production Android app needs its signing certificate's digest: \(android.json)")
+
+            let devices = try await admin.call(.get, "/admin/realms/demo/apps/com.example.ios/devices")
+            XCTAssertEqual(devices.json["items"]?.arrayValue?.count, 0)
+            let unknownDevice = try await admin.call(.post, "/admin/realms/demo/apps/com.example.ios/devices/nope/approve")
+            XCTAssertEqual(unknownDevice.status, .notFound)
+            let status6 = try await admin.call(.delete, "/admin/realms/demo/apps/com.example.ios/devices/nope").status
+            XCTAssertEqual(status6, .notFound)
+            let status7 = try await admin.call(.delete, "/admin/realms/demo/apps/com.example.ios").status
+            XCTAssertEqual(status7, .noContent)
+            let status8 = try await admin.call(.get, "/admin/realms/demo/apps/com.example.ios").status
+            XCTAssertEqual(status8, .notFound)
+        }
+    }
+
+    func testSigningKeysAndAuditEvents() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let admin = try await AdminClient.make(server, client, scopes: [.keysRead, .keysWrite, .auditRead, .usersWrite])
+            let before = try await admin.call(.get, "/admin/realms/demo/keys")
+            XCTAssertEqual(before.json["items"]?.arrayValue?.count, 1)
+            let rotated = try await admin.call(.post, "/admin/realms/demo/keys/rotate")
+            XCTAssertEqual(rotated.status, .created)
+            XCTAssertEqual(rotated.json["status"]?.stringValue, "active")
+            let after = try await admin.call(.get, "/admin/realms/demo/keys")
+            XCTAssertEqual(after.json["items"]?.arrayValue?.compactMap { $0.objectValue?["status"]?.stringValue }.sorted(), ["active", "retired"])
+
+            for index in 0..<5 {
+                server.clock.advance(by: 1)
+                _ = try await admin.call(.post, "/admin/realms/demo/users", json: ["username": .string("audited-\(index)")])
+            }
+            var seen: [String] = []
+            var path = "/admin/realms/demo/audit-events?type=UserCreated&limit=2"
+            for _ in 0..<6 {
+                let page = try await admin.call(.get, path)
+                XCTAssertEqual(page.status, .ok, "\(page.json)")
+                seen += page.json["items"]?.arrayValue?.compactMap { $0.objectValue?["details"]?.objectValue?["username"]?.stringValue } ?? []
+                guard let next = page.json["next_cursor"]?.stringValue else { break }
+                path = "/admin/realms/demo/audit-events?type=UserCreated&limit=2&cursor=\(next)"
+            }
+            XCTAssertEqual(seen, (0..<5).reversed().map { "audited-\($0)" } + ["test"], "newest first, the demo seed's user last")
+            let window = try await admin.call(.get, "/admin/realms/demo/audit-events?type=UserCreated&since=\(server.clock.now().addingTimeInterval(-1).formatted(.iso8601))")
+            XCTAssertEqual(window.json["items"]?.arrayValue?.count, 2)
+            let changes = try await admin.call(.get, "/admin/realms/demo/audit-events?type=AdminChange&limit=200")
+            let first = try XCTUnwrap(changes.json["items"]?.arrayValue?.first?.objectValue)
+            XCTAssertEqual(first["client_id"]?.stringValue, "ops")
+            for bad in ["type=Nope", "since=yesterday", "user_id=", "cursor=" + Base64URL.encode(Array("c1:x".utf8))] {
+                let refused = try await admin.call(.get, "/admin/realms/demo/audit-events?" + bad)
+                XCTAssertEqual(refused.status, .badRequest, bad)
+            }
+        }
+    }
+}
