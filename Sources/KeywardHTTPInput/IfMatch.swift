@@ -10,6 +10,10 @@ public enum IfMatch: Sendable, Equatable {
         public var weak: Bool
         /// Between the quotes.
         public var opaque: String
+
+        public init(weak: Bool, opaque: String) {
+            (self.weak, self.opaque) = (weak, opaque)
+        }
     }
 
     /// The longest header read; a longer one is refused rather than scanned.
