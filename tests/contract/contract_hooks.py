@@ -363,15 +363,16 @@ def _device_challenge(case, valid: bool) -> None:
 
 
 class Installation:
-    """An app installation of DEVICE_APP: a P-256 key, registered through the API, that signs its requests."""
+    """An app installation of DEVICE_APP (or another realm's app): a P-256 key, registered through the API, that signs
+    its requests."""
 
-    def __init__(self):
+    def __init__(self, realm: str = REALM, app: str = DEVICE_APP):
         self.key = ec.generate_private_key(ec.SECP256R1())
         self.device_id: str | None = None
+        self.issuer, self.app = f"{BASE}/realms/{realm}", app
 
-    @staticmethod
-    def challenge() -> str:
-        answer = requests.post(f"{ISSUER}/v1/device/challenge", json={"app_id": DEVICE_APP}, timeout=TIMEOUT)
+    def challenge(self) -> str:
+        answer = requests.post(f"{self.issuer}/v1/device/challenge", json={"app_id": self.app}, timeout=TIMEOUT)
         answer.raise_for_status()
         return answer.json()["challenge"]
 
@@ -385,11 +386,11 @@ class Installation:
 
     def registration(self) -> dict[str, Any]:
         challenge = self.challenge()
-        return {"app_id": DEVICE_APP, "challenge": challenge, "platform": "ios", "public_key": self.point(self.key),
+        return {"app_id": self.app, "challenge": challenge, "platform": "ios", "public_key": self.point(self.key),
                 "proof": self.sign(self.key, challenge.encode())}
 
     def registered(self) -> "Installation":
-        answer = requests.post(f"{ISSUER}/v1/device/register", json=self.registration(), timeout=TIMEOUT)
+        answer = requests.post(f"{self.issuer}/v1/device/register", json=self.registration(), timeout=TIMEOUT)
         answer.raise_for_status()
         self.device_id = answer.json()["device_id"]
         return self
@@ -795,6 +796,10 @@ SETUP.update({"postRegisteredDevicePush": _registered_device_push})
 
 # ------------------------------------------------------------------------------------------------------ admin
 ADMIN_SECRET = os.environ["KEYWARD_CONTRACT_ADMIN_SECRET"]
+# Every admin call goes to a realm of its own: schemathesis follows the Location of what a call made to the calls that
+# delete it, and generated ids may name anything; the other operations' fixtures in the demo realm stay out of reach.
+ADMIN_REALM = f"c{RUN}-admin"
+_admin_fixtures: dict[str, str] = {}
 _admin_key = ProofMaker("ES256")
 _admin_token: dict[str, Any] = {}
 
@@ -820,13 +825,24 @@ def _admin_call(method: str, path: str, body: dict[str, Any] | None = None) -> r
     return answer
 
 
+def _admin_realm() -> None:
+    """ADMIN_REALM with a client, a provider and an app that accepts devices without attestation, made once."""
+    if _admin_fixtures:
+        return
+    _admin_call("POST", "/admin/realms", {"name": ADMIN_REALM})
+    base = f"/admin/realms/{ADMIN_REALM}"
+    _admin_fixtures["client"] = _admin_call("POST", f"{base}/clients", {"client_id": "fixture-client"}).json()["client_id"]
+    _admin_fixtures["provider"] = _admin_call("POST", f"{base}/providers", _admin_provider()).json()["alias"]
+    _admin_fixtures["app"] = _admin_call("POST", f"{base}/apps", {**_admin_app(_fresh("app")), "missing_attestation": "accept"}).json()["app_id"]
+
+
 def _admin_user() -> str:
     """A fresh user made over the admin API, for a call that reads, changes or deletes one."""
-    return _admin_call("POST", f"/admin/realms/{REALM}/users", {"username": f"c{RUN}-a-{uuid.uuid4().hex[:10]}"}).json()["id"]
+    return _admin_call("POST", f"/admin/realms/{ADMIN_REALM}/users", {"username": _fresh("user")}).json()["id"]
 
 
 def _fresh(kind: str) -> str:
-    return f"c{RUN}-{kind}-{uuid.uuid4().hex[:10]}"
+    return f"c{RUN}-{kind}-{uuid.uuid4().hex[:8]}"
 
 
 def _admin_provider() -> dict[str, Any]:
@@ -846,29 +862,33 @@ def _admin_paths(operation: str, parameters: dict[str, Any]) -> None:
     """Path parameters that name something that exists: made fresh where the call deletes or changes it."""
     if "id" in parameters:
         parameters["id"] = _admin_user()
+    base = f"/admin/realms/{ADMIN_REALM}"
     if "clientId" in parameters:
-        parameters["clientId"] = CLIENT_ID
+        parameters["clientId"] = _admin_fixtures["client"]
         if operation == "adminDeleteClient":
-            parameters["clientId"] = _admin_call("POST", f"/admin/realms/{REALM}/clients", {"client_id": _fresh("client")}).json()["client_id"]
+            parameters["clientId"] = _admin_call("POST", f"{base}/clients", {"client_id": _fresh("client")}).json()["client_id"]
     if "alias" in parameters:
-        parameters["alias"] = PROVIDER
+        parameters["alias"] = _admin_fixtures["provider"]
         if operation == "adminDeleteProvider":
-            parameters["alias"] = _admin_call("POST", f"/admin/realms/{REALM}/providers", _admin_provider()).json()["alias"]
+            parameters["alias"] = _admin_call("POST", f"{base}/providers", _admin_provider()).json()["alias"]
     if "issuerId" in parameters:
-        parameters["issuerId"] = _admin_call("POST", f"/admin/realms/{REALM}/issuers", _admin_issuer()).json()["id"]
+        parameters["issuerId"] = _admin_call("POST", f"{base}/issuers", _admin_issuer()).json()["id"]
     if "appId" in parameters:
-        parameters["appId"] = DEVICE_APP
+        parameters["appId"] = _admin_fixtures["app"]
         if operation in ("adminDeleteApp", "adminPutApp"):
             parameters["appId"] = _fresh("app")
             if operation == "adminDeleteApp":
-                _admin_call("POST", f"/admin/realms/{REALM}/apps", _admin_app(parameters["appId"]))
+                _admin_call("POST", f"{base}/apps", _admin_app(parameters["appId"]))
     if "deviceId" in parameters:
-        parameters["deviceId"] = Installation().registered().device_id
+        parameters["deviceId"] = Installation(ADMIN_REALM, _admin_fixtures["app"]).registered().device_id
 
 
 def _admin(case, valid: bool) -> None:
     """The admin token and a proof for this call; every other call also inputs that name what exists."""
     operation = case.operation.definition.raw.get("operationId")
+    _admin_realm()
+    if "realm" in (case.path_parameters or {}):
+        case.path_parameters["realm"] = ADMIN_REALM
     if valid:
         case.query = {}
         case.headers.pop("If-Match", None)
@@ -885,6 +905,8 @@ def _admin(case, valid: bool) -> None:
             "adminEnrollIssuerUsers": lambda: {"subjects": [_fresh("e")]},
             "adminCreateApp": lambda: _admin_app(_fresh("app")),
             "adminPutApp": _admin_app,
+            "adminUpdatePushMFASettings": lambda: {"maxDevicesPerUser": 5, "waitChallengeEnabled": True},
+            "adminUpdatePasskeySettings": lambda: {"mode": "optional", "secondStep": False},
         }
         if operation in bodies:
             case.body = bodies[operation]()
@@ -901,7 +923,7 @@ SETUP.update({
         "adminListProviders", "adminCreateProvider", "adminGetProvider", "adminDeleteProvider", "adminListIssuers", "adminCreateIssuer",
         "adminGetIssuer", "adminUpdateIssuer", "adminDeleteIssuer", "adminEnrollIssuerUsers", "adminListApps", "adminCreateApp", "adminGetApp",
         "adminPutApp", "adminDeleteApp", "adminListAppDevices", "adminApproveDevice", "adminRejectDevice", "adminRemoveDevice",
-        "adminListAuditEvents",
+        "adminListAuditEvents", "adminGetPushMFASettings", "adminUpdatePushMFASettings", "adminGetPasskeySettings", "adminUpdatePasskeySettings",
     )
 })
 

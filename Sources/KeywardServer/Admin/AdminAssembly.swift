@@ -11,10 +11,16 @@ public struct AdminAssembly: KeywardPart {
     private let accounts: AccountsAssembly
     private let hostTokens: HostTokensAssembly
     private let devices: DevicesAssembly
+    private let pushMFA: PushMFAAssembly
+    private let passkeys: PasskeysAssembly
     private let core: CoreServices
 
-    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, hostTokens: HostTokensAssembly, devices: DevicesAssembly) {
+    init(
+        _ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, hostTokens: HostTokensAssembly, devices: DevicesAssembly,
+        pushMFA: PushMFAAssembly, passkeys: PasskeysAssembly
+    ) {
         (self.core, self.oauth, self.accounts, self.hostTokens, self.devices) = (core, oauth, accounts, hostTokens, devices)
+        (self.pushMFA, self.passkeys) = (pushMFA, passkeys)
     }
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
@@ -35,5 +41,6 @@ public struct AdminAssembly: KeywardPart {
         AdminIssuerRoutes(issuers: hostTokens.issuers, maxBodySize: maxBodySize).register(on: realm)
         AdminAppRoutes(apps: devices.apps, maxBodySize: maxBodySize).register(on: realm)
         AdminAuditRoutes(audit: core.audit).register(on: realm)
+        AdminSettingsRoutes(pushMFA: pushMFA.service, passkeys: passkeys.settings, maxBodySize: maxBodySize).register(on: realm)
     }
 }

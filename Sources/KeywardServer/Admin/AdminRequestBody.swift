@@ -73,6 +73,13 @@ struct AdminRequestBody {
         return strings
     }
 
+    /// Every member, for a body whose members are settings by name (each then checked by the setting's own rules);
+    /// null members included.
+    mutating func all() -> [(String, JSONValue)] {
+        read.formUnion(object.keys)
+        return object.map { ($0.key, $0.value) }
+    }
+
     /// Refuses the members no one read.
     func finish() throws(AdminProblem) {
         if let unknown = object.keys.sorted().first(where: { !read.contains($0) }) {

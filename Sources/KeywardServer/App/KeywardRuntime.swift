@@ -94,7 +94,7 @@ public final class KeywardRuntime: Sendable {
         openID = OpenIDAssembly(core, oauth: oauth, accounts: accounts)
         broker = BrokerAssembly(core, oauth: oauth, accounts: accounts, openID: openID, relaysPerPersonPerMinute: configuration.relaysPerPersonPerMinute)
         passkeys = PasskeysAssembly(core, oauth: oauth, accounts: accounts, devices: devices)
-        admin = AdminAssembly(core, oauth: oauth, accounts: accounts, hostTokens: hostTokens, devices: devices)
+        admin = AdminAssembly(core, oauth: oauth, accounts: accounts, hostTokens: hostTokens, devices: devices, pushMFA: pushMFA, passkeys: passkeys)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).

@@ -143,3 +143,40 @@ final class AdminResourceAPITests: XCTestCase {
         }
     }
 }
+
+final class AdminSettingsAPITests: XCTestCase {
+    func testPushMFAAndPasskeySettings() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let admin = try await AdminClient.make(server, client, scopes: [.realmsRead, .realmsWrite])
+            let push = try await admin.call(.patch, "/admin/realms/demo/settings/push-mfa", json: [
+                "maxDevicesPerUser": .number(3), "waitChallengeEnabled": .bool(true), "userVerification": .string("number-match"),
+            ])
+            XCTAssertEqual(push.status, .ok, "\(push.json)")
+            XCTAssertEqual(push.json["maxDevicesPerUser"]?.intValue, 3)
+            let stored = try await server.runtime.pushMFA.service.settings(realm: "demo")
+            XCTAssertEqual(stored.maxDevicesPerUser, 3)
+            let refused = try await admin.call(.patch, "/admin/realms/demo/settings/push-mfa", json: ["maxDevicesPerUser": .number(2), "userVerification": .string("telepathy")])
+            XCTAssertEqual(refused.status, .badRequest)
+            XCTAssertEqual(refused.json["field"]?.stringValue, "userVerification")
+            let unchanged = try await server.runtime.pushMFA.service.settings(realm: "demo")
+            XCTAssertEqual(unchanged.maxDevicesPerUser, 3, "a refused member saves nothing")
+            let unknown = try await admin.call(.patch, "/admin/realms/demo/settings/push-mfa", json: ["colour": .string("blue")])
+            XCTAssertEqual(unknown.status, .badRequest)
+
+            let passkeys = try await admin.call(.patch, "/admin/realms/demo/settings/passkeys", json: [
+                "mode": .string("optional"), "origins": .array([.string("https://shop.example.com")]), "secondStep": .bool(true),
+            ])
+            XCTAssertEqual(passkeys.status, .ok, "\(passkeys.json)")
+            XCTAssertEqual(passkeys.json["mode"]?.stringValue, "optional")
+            XCTAssertEqual(passkeys.json["origins"], .array([.string("https://shop.example.com")]))
+            let read = try await admin.call(.get, "/admin/realms/demo/settings/passkeys")
+            XCTAssertEqual(read.json["secondStep"], .bool(true))
+            let badOrigin = try await admin.call(.patch, "/admin/realms/demo/settings/passkeys", json: ["origins": .array([.string("http://shop.example.com/path")])])
+            XCTAssertEqual(badOrigin.status, .badRequest)
+            XCTAssertEqual(badOrigin.json["field"]?.stringValue, "origins")
+            let reader = try await AdminClient.make(server, client, clientId: "reader", scopes: [.realmsRead])
+            let forbidden = try await reader.call(.patch, "/admin/realms/demo/settings/passkeys", json: ["mode": .string("off")])
+            XCTAssertEqual(forbidden.status, .forbidden)
+        }
+    }
+}
