@@ -420,7 +420,7 @@ def _device_rotation(case, valid: bool) -> None:
     if valid:
         installation = Installation().registered()
         new_key = ec.generate_private_key(ec.SECP256R1())
-        challenge = Installation.challenge()
+        challenge = installation.challenge()
         case.path_parameters["realm"] = REALM
         case.body = {"challenge": challenge, "new_public_key": Installation.point(new_key), "proof": Installation.sign(new_key, challenge.encode())}
         # The signature covers the body's bytes: signed as schemathesis serializes a JSON body (json.dumps defaults).
@@ -883,6 +883,27 @@ def _admin_paths(operation: str, parameters: dict[str, Any]) -> None:
         parameters["deviceId"] = Installation(ADMIN_REALM, _admin_fixtures["app"]).registered().device_id
 
 
+def _demo_user_id(username: str) -> str:
+    found = _admin_call("GET", f"/admin/realms/{REALM}/users?username_prefix={username}").json()["items"]
+    return next(item["id"] for item in found if item["username"] == username)
+
+
+def _admin_holdings(operation: str, parameters: dict[str, Any]) -> None:
+    """What a user holds in the demo realm's push MFA and passkeys, made fresh for the one call that removes it (only
+    the demo realm has the push and passkey set-up; these users are the call's own)."""
+    parameters["realm"] = REALM
+    if operation == "adminRemoveUserPushDevice":
+        username = user(f"held-{uuid.uuid4().hex[:10]}")
+        admin("users", "create", "--realm", REALM, username)
+        Phone(username).enrolled()
+        parameters["id"] = _demo_user_id(username)
+        parameters["credentialId"] = _admin_call("GET", f"/admin/realms/{REALM}/users/{parameters['id']}/push-devices").json()["items"][0]["id"]
+    else:
+        username, _, _ = _passkey_account()
+        parameters["id"] = _demo_user_id(username)
+        parameters["credentialId"] = _admin_call("GET", f"/admin/realms/{REALM}/users/{parameters['id']}/passkeys").json()["items"][0]["credential_id"]
+
+
 def _admin(case, valid: bool) -> None:
     """The admin token and a proof for this call; every other call also inputs that name what exists."""
     operation = case.operation.definition.raw.get("operationId")
@@ -892,7 +913,10 @@ def _admin(case, valid: bool) -> None:
     if valid:
         case.query = {}
         case.headers.pop("If-Match", None)
-        _admin_paths(operation, case.path_parameters or {})
+        if operation in ("adminRemoveUserPushDevice", "adminRemoveUserPasskey"):
+            _admin_holdings(operation, case.path_parameters)
+        else:
+            _admin_paths(operation, case.path_parameters or {})
         bodies = {
             "adminCreateRealm": lambda: {"name": _fresh("realm")},
             "adminCreateClient": lambda: {"client_id": _fresh("client"), "scope": "profile"},
@@ -923,6 +947,7 @@ SETUP.update({
         "adminListProviders", "adminCreateProvider", "adminGetProvider", "adminDeleteProvider", "adminListIssuers", "adminCreateIssuer",
         "adminGetIssuer", "adminUpdateIssuer", "adminDeleteIssuer", "adminEnrollIssuerUsers", "adminListApps", "adminCreateApp", "adminGetApp",
         "adminPutApp", "adminDeleteApp", "adminListAppDevices", "adminApproveDevice", "adminRejectDevice", "adminRemoveDevice",
+        "adminListUserPushDevices", "adminRemoveUserPushDevice", "adminListUserDevices", "adminListUserPasskeys", "adminRemoveUserPasskey",
         "adminListAuditEvents", "adminGetPushMFASettings", "adminUpdatePushMFASettings", "adminGetPasskeySettings", "adminUpdatePasskeySettings",
     )
 })

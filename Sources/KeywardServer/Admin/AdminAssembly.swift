@@ -42,5 +42,6 @@ public struct AdminAssembly: KeywardPart {
         AdminAppRoutes(apps: devices.apps, maxBodySize: maxBodySize).register(on: realm)
         AdminAuditRoutes(audit: core.audit).register(on: realm)
         AdminSettingsRoutes(pushMFA: pushMFA.service, passkeys: passkeys.settings, maxBodySize: maxBodySize).register(on: realm)
+        AdminUserHoldingsRoutes(users: accounts.users, pushMFA: pushMFA.service, apps: devices.apps, passkeys: passkeys.service).register(on: realm)
     }
 }

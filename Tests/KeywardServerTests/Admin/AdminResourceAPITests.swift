@@ -180,3 +180,37 @@ final class AdminSettingsAPITests: XCTestCase {
         }
     }
 }
+
+final class AdminUserHoldingsAPITests: XCTestCase {
+    func testPushDevicesAndPasskeysOfAUser() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let admin = try await AdminClient.make(server, client, scopes: [.usersRead, .usersWrite])
+            let user = try await server.demoUser()
+            _ = try await server.enrolledDevice(client)
+            let phones = try await admin.call(.get, "/admin/realms/demo/users/\(user.id)/push-devices")
+            XCTAssertEqual(phones.status, .ok, "\(phones.json)")
+            let phone = try XCTUnwrap(phones.json["items"]?.arrayValue?.first?.objectValue)
+            let credential = try XCTUnwrap(phone["id"]?.stringValue)
+            let removed = try await admin.call(.delete, "/admin/realms/demo/users/\(user.id)/push-devices/\(credential)")
+            XCTAssertEqual(removed.status, .noContent)
+            let after = try await server.runtime.pushMFA.service.devices(realm: "demo", userId: user.id)
+            XCTAssertTrue(after.isEmpty)
+            let again = try await admin.call(.delete, "/admin/realms/demo/users/\(user.id)/push-devices/\(credential)")
+            XCTAssertEqual(again.status, .notFound)
+
+            try await PasskeyFixture.enable(server)
+            let browser = TestBrowser(client)
+            _ = try await PasskeyFixture.register(browser, try PasskeyFixture.authenticator(), name: "Laptop")
+            let passkeys = try await admin.call(.get, "/admin/realms/demo/users/\(user.id)/passkeys")
+            let passkey = try XCTUnwrap(passkeys.json["items"]?.arrayValue?.first?.objectValue)
+            XCTAssertEqual(passkey["name"]?.stringValue, "Laptop")
+            let id = try XCTUnwrap(passkey["credential_id"]?.stringValue)
+            let gone = try await admin.call(.delete, "/admin/realms/demo/users/\(user.id)/passkeys/\(id)")
+            XCTAssertEqual(gone.status, .noContent, "the user still has a password: \(gone.json)")
+            let devices = try await admin.call(.get, "/admin/realms/demo/users/\(user.id)/devices")
+            XCTAssertEqual(devices.json["items"]?.arrayValue?.count, 0)
+            let nobody = try await admin.call(.get, "/admin/realms/demo/users/nobody/passkeys")
+            XCTAssertEqual(nobody.status, .notFound)
+        }
+    }
+}
