@@ -59,7 +59,7 @@ struct AdminIssuerRoutes {
             try input.finish()
             guard !subjects.isEmpty else { throw AdminProblem.invalid("subjects must name at least one enterprise id", field: "subjects") }
             let results = try await issuers.enroll(realm: try context.realm.name, issuer: issuer, subjects: subjects)
-            return AdminJSON.make(AdminList(items: results.map(AdminEnrollmentBody.init), nextCursor: nil), headers: [.cacheControl: "no-store"])
+            return AdminJSON.whole(results, AdminEnrollmentBody.init)
         }
     }
 

@@ -75,6 +75,11 @@ enum AdminJSON {
         return encoder
     }()
 
+    /// A short list answered whole, in the shape of a page without a next one: `{"items": [...]}`.
+    static func whole<Item, Value: Encodable>(_ items: [Item], _ render: (Item) -> Value) -> Response {
+        make(AdminList(items: items.map(render), nextCursor: nil), headers: [.cacheControl: "no-store"])
+    }
+
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
         return JSONResponse.make(bytes: data, status: status, headers: headers)

@@ -36,7 +36,7 @@ struct AdminRealmRoutes {
         realm.get("keys") { _, context in
             try context.admin.require(.keysRead)
             let listed = try await keys.listKeys(realm: try context.realm.name)
-            return AdminJSON.make(AdminList(items: listed.map(AdminSigningKeyBody.init), nextCursor: nil), headers: [.cacheControl: "no-store"])
+            return AdminJSON.whole(listed, AdminSigningKeyBody.init)
         }
         realm.post("keys/rotate") { _, context in
             try context.admin.require(.keysWrite)

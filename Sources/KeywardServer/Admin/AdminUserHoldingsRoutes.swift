@@ -16,7 +16,7 @@ struct AdminUserHoldingsRoutes {
             try context.admin.require(.usersRead)
             let user = try await existing(context)
             let devices = try await pushMFA.devices(realm: user.realm, userId: user.id)
-            return AdminJSON.make(AdminList(items: devices.map(AdminPushDeviceBody.init), nextCursor: nil), headers: [.cacheControl: "no-store"])
+            return AdminJSON.whole(devices, AdminPushDeviceBody.init)
         }
         realm.delete("users/:id/push-devices/:credentialId") { _, context in
             try context.admin.require(.usersWrite)
@@ -32,13 +32,13 @@ struct AdminUserHoldingsRoutes {
             try context.admin.require(.usersRead)
             let user = try await existing(context)
             let devices = try await apps.devices(realm: user.realm, userId: user.id)
-            return AdminJSON.make(AdminList(items: devices.map(AdminDeviceBody.init), nextCursor: nil), headers: [.cacheControl: "no-store"])
+            return AdminJSON.whole(devices, AdminDeviceBody.init)
         }
         realm.get("users/:id/passkeys") { _, context in
             try context.admin.require(.usersRead)
             let user = try await existing(context)
             let held = try await passkeys.passkeys(realm: user.realm, userId: user.id)
-            return AdminJSON.make(AdminList(items: held.map(AdminPasskeyBody.init), nextCursor: nil), headers: [.cacheControl: "no-store"])
+            return AdminJSON.whole(held, AdminPasskeyBody.init)
         }
         realm.delete("users/:id/passkeys/:credentialId") { _, context in
             try context.admin.require(.usersWrite)
@@ -53,13 +53,7 @@ struct AdminUserHoldingsRoutes {
         }
     }
 
-    private func existing(_ context: KeywardRequestContext) async throws -> User {
-        let id = context.parameters.get("id") ?? ""
-        guard (1...128).contains(id.utf8.count), let user = try await users.user(realm: try context.realm.name, id: id) else {
-            throw AdminProblem.notFound("user '\(id.prefix(64))' does not exist")
-        }
-        return user
-    }
+    private func existing(_ context: KeywardRequestContext) async throws -> User { try await users.pathUser(context) }
 }
 
 struct AdminPushDeviceBody: Encodable {

@@ -71,7 +71,7 @@ struct AdminUserRoutes {
             try context.admin.require(.usersRead)
             let user = try await existing(context)
             let live = try await sessions.sessions(realm: user.realm, userId: user.id).filter { $0.stage == .authenticated }
-            return AdminJSON.make(AdminList(items: live.map(AdminSessionBody.init), nextCursor: nil), headers: [.cacheControl: "no-store"])
+            return AdminJSON.whole(live, AdminSessionBody.init)
         }
         realm.delete("users/:id/sessions") { _, context in
             try context.admin.require(.usersWrite)
@@ -84,15 +84,11 @@ struct AdminUserRoutes {
             try context.admin.require(.usersRead)
             let user = try await existing(context)
             let linked = try await users.identities(realm: user.realm, userId: user.id)
-            return AdminJSON.make(AdminList(items: linked.map(AdminIdentityBody.init), nextCursor: nil), headers: [.cacheControl: "no-store"])
+            return AdminJSON.whole(linked, AdminIdentityBody.init)
         }
     }
 
-    private func existing(_ context: KeywardRequestContext) async throws -> User {
-        let id = try context.userId
-        guard let user = try await users.user(realm: try context.realm.name, id: id) else { throw AdminProblem.notFound("user '\(id.prefix(64))' does not exist") }
-        return user
-    }
+    private func existing(_ context: KeywardRequestContext) async throws -> User { try await users.pathUser(context) }
 
     private static func filter(_ request: Request) throws(AdminProblem) -> (prefix: String?, enabled: Bool?) {
         let query = request.uri.queryParameters
@@ -118,10 +114,19 @@ extension KeywardRequestContext {
     }
 
     /// The `:id` of a user's path.
-    fileprivate var userId: String {
+    var userId: String {
         get throws(AdminProblem) {
             guard let id = parameters.get("id"), (1...128).contains(id.utf8.count), !id.utf8.contains(0) else { throw AdminProblem.notFound("no such user") }
             return id
         }
+    }
+}
+
+extension UserService {
+    /// The user the path's `:id` names in the path's realm; 404 when there is none.
+    func pathUser(_ context: KeywardRequestContext) async throws -> User {
+        let id = try context.userId
+        guard let user = try await user(realm: try context.realm.name, id: id) else { throw AdminProblem.notFound("user '\(id.prefix(64))' does not exist") }
+        return user
     }
 }
