@@ -15,7 +15,9 @@ struct AdminAuditRoutes {
             query.limit = page.limit + 1
             if let after = page.after {
                 let parts = after.split(separator: ":", maxSplits: 1)
-                guard parts.count == 2, let milliseconds = Int64(parts[0]) else { throw AdminProblem.invalid("cursor is not one this API returned", field: "cursor") }
+                guard parts.count == 2, let milliseconds = Int64(parts[0]), Self.storable.contains(milliseconds) else {
+                    throw AdminProblem.invalid("cursor is not one this API returned", field: "cursor")
+                }
                 query.before = (Date(timeIntervalSince1970: Double(milliseconds) / 1000), String(parts[1]))
             }
             let events = try await audit.events(realm: try context.realm.name, query: query)
@@ -41,9 +43,16 @@ struct AdminAuditRoutes {
         return query
     }
 
+    /// The instants a time here may name, in milliseconds since 1970: up to the end of year 9999. A cursor or a time is
+    /// the client's to send, and one beyond any date must be refused before it is converted back to milliseconds,
+    /// where it would trap (security review of issue 33).
+    static let storable: ClosedRange<Int64> = 0...253_402_300_799_999
+
     private static func time(_ text: String?, field: String) throws(AdminProblem) -> Date? {
         guard let text else { return nil }
-        guard text.utf8.count <= 64, let date = try? Date(text, strategy: .iso8601) else {
+        guard text.utf8.count <= 64, let date = try? Date(text, strategy: .iso8601), date.timeIntervalSince1970 >= 0,
+            date.timeIntervalSince1970 * 1000 <= Double(storable.upperBound)
+        else {
             throw .invalid("\(field) must be an RFC 3339 time such as 2026-11-28T12:00:00Z", field: field)
         }
         return date

@@ -136,7 +136,10 @@ final class AdminResourceAPITests: XCTestCase {
             let changes = try await admin.call(.get, "/admin/realms/demo/audit-events?type=AdminChange&limit=200")
             let first = try XCTUnwrap(changes.json["items"]?.arrayValue?.first?.objectValue)
             XCTAssertEqual(first["client_id"]?.stringValue, "ops")
-            for bad in ["type=Nope", "since=yesterday", "user_id=", "cursor=" + Base64URL.encode(Array("c1:x".utf8))] {
+            // A cursor is the client's to send back: one forged with a time beyond any date is refused, not trusted (security
+            // review of issue 33: converting it back to milliseconds trapped and took the server down).
+            let forged = ["c1:9223372036854775807:x", "c1:-9223372036854775808:x", "c1:253402300800000:x"].map { "cursor=" + Base64URL.encode(Array($0.utf8)) }
+            for bad in ["type=Nope", "since=yesterday", "user_id=", "cursor=" + Base64URL.encode(Array("c1:x".utf8))] + forged {
                 let refused = try await admin.call(.get, "/admin/realms/demo/audit-events?" + bad)
                 XCTAssertEqual(refused.status, .badRequest, bad)
             }
