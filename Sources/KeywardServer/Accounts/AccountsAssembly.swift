@@ -51,7 +51,7 @@ public struct AccountsAssembly: KeywardPart {
     }
 
     /// Deleting a user with what the other parts hold for them (`keyward users delete`, the account page).
-    var removal: UserRemoval { UserRemoval(users: users, steps: plugins.removalSteps) }
+    var removal: UserRemoval { UserRemoval(users: users) { [plugins] in plugins.removalSteps } }
 
     /// The session JSON API, and the sign-in and account pages.
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {

@@ -374,7 +374,12 @@ public final class UserService: Sendable {
     /// Deletes the account and its browser sessions. The caller removes what other parts keep for the user
     /// (push devices) first.
     public func delete(realm: String, username: String) async throws -> User {
-        let user = try await existing(realm: realm, username: username)
+        try await delete(try await existing(realm: realm, username: username))
+    }
+
+    /// Deletes the account `user.id` names, whatever it is called by now.
+    func delete(_ user: User) async throws -> User {
+        let realm = user.realm
         // Disabled first: should the delete fail, the account is at least closed.
         try await store.setEnabled(false, realm: realm, id: user.id)
         let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)

@@ -60,11 +60,9 @@ struct AdminUserRoutes {
         }
         realm.delete("users/:id") { request, context in
             try context.admin.require(.usersWrite)
-            let user = try await existing(context)
-            if let expected = try await AdminRevision.expected(request, current: { user.revision }), expected != user.revision {
-                throw AdminRevision.stale
-            }
-            try await removal.delete(realm: user.realm, username: user.username)
+            let (realm, id) = (try context.realm.name, try context.userId)
+            let expected = try await AdminRevision.expected(request) { try await users.user(realm: realm, id: id)?.revision }
+            try await removal.delete(realm: realm, id: id, expectedRevision: expected)
             return Response(status: .noContent)
         }
         realm.get("users/:id/sessions") { _, context in

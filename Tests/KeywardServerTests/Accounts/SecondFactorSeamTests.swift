@@ -119,7 +119,7 @@ final class SecondFactorSeamTests: XCTestCase {
                 details: ExternalIdentity.ProviderDetails(alias: "corp", email: nil, emailVerified: false, name: nil), trustEmail: false
             )
             let steps = [ScriptedFactor(.skip, users: users), ScriptedFactor(.skip, users: users)]
-            try await UserRemoval(users: users, steps: steps).delete(realm: "demo", username: "leaving")
+            try await UserRemoval(users: users) { steps }.delete(realm: "demo", username: "leaving")
             for step in steps {
                 let seen = step.removing.withLock { $0 }
                 XCTAssertEqual(seen.map(\.userId), [user.id])
