@@ -1,6 +1,6 @@
 """The admin API driven by an independent OAuth client: requests-oauth2client gets DPoP-bound client_credentials
-tokens for clients granted admin scopes with the CLI, and its DPoP auth signs every call. Creates a client and a
-user, reads, updates with If-Match, loses an update (412), deletes; scopes and realms enforced; replayed proofs
+tokens for clients granted admin scopes with the CLI, and its DPoP auth signs every call. Creates a provider, a client
+and a user, reads, updates with If-Match, loses an update (412), deletes; scopes and realms enforced; replayed proofs
 refused. Both engines."""
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def realms(server, keyward_bin):
     names = ["adm-" + uuid.uuid4().hex[:8], "adm-" + uuid.uuid4().hex[:8]]
     for name in names:
         admin(server, keyward_bin, "realms", "create", name)
-    secrets = [admin_client(server, keyward_bin, name, "ops", "users:read,users:write,clients:read,clients:write") for name in names]
+    scopes = "users:read,users:write,clients:read,clients:write,providers:read,providers:write"
+    secrets = [admin_client(server, keyward_bin, name, "ops", scopes) for name in names]
     return list(zip(names, secrets))
 
 
@@ -75,6 +76,15 @@ def test_clients_and_users_end_to_end(server, realms):
     assert created.status_code == 201, created.text
     assert created.json()["admin_scopes"] == ["users:read"]
     reporting = token_for(server, realm, "reporting", created.json()["client_secret"])
+
+    provider = requests.post(f"{base}/providers", auth=token, timeout=TIMEOUT, json={
+        "alias": "corp", "type": "oidc", "issuer": "https://login.corp.example", "client_id": "keyward", "client_secret": "s3cret-value",
+    })
+    assert provider.status_code == 201, provider.text
+    assert provider.json()["has_client_secret"] is True and "client_secret" not in provider.json()
+    assert provider.json()["redirect_uri"] == f"{issuer(server, realm)}/v1/auth/corp/callback"
+    assert requests.get(f"{base}/providers/corp", auth=token, timeout=TIMEOUT).json()["issuer"] == "https://login.corp.example"
+    assert requests.delete(f"{base}/providers/corp", auth=token, timeout=TIMEOUT).status_code == 204
 
     user = requests.post(f"{base}/users", auth=token, timeout=TIMEOUT, json={"username": "grace", "password": "a long passphrase"})
     assert user.status_code == 201, user.text

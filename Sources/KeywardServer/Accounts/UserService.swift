@@ -38,13 +38,13 @@ public final class UserService: Sendable {
         self.decoyHash = hasher.hash(UUID().uuidString)
     }
 
-    public func createUser(realm: String, username: String, password: String?) async throws -> User {
+    public func createUser(realm: String, username: String, password: String?, enabled: Bool = true) async throws -> User {
         try Self.checkUsername(username)
         if let password { try Self.checkLength(password) }
         let now = clock.now()
         let user = User(
             id: SecureRandom.timeOrderedUUIDString(at: now), realm: realm, username: username,
-            passwordHash: password.map { hasher.hash($0) }, enabled: true, createdAt: now
+            passwordHash: password.map { hasher.hash($0) }, enabled: enabled, createdAt: now
         )
         do {
             try await store.createUser(user)

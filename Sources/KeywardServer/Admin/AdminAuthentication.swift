@@ -14,10 +14,13 @@ struct AdminCaller: RequestCaller {
 
     var isMaster: Bool { realm == Self.masterRealm }
 
-    /// Refuses the request unless the client holds `scope`.
-    func require(_ scope: AdminScope) throws(AdminProblem) {
+    /// Refuses the request unless the client holds `scope`. `vouching`: the request changes who an issuer or a provider
+    /// vouches for (its keys, its endpoints): whoever controls those signs in as the users linked to it, so it takes
+    /// `users:write` besides (security review of issue 33).
+    func require(_ scope: AdminScope, vouching: Bool = false) throws(AdminProblem) {
         guard scopes.contains(scope) else {
-            var problem = AdminProblem.forbidden("insufficient_scope", "this client's token does not grant \(scope.rawValue)")
+            let why = vouching ? "; changing what an issuer or a provider trusts decides who signs in as its users" : ""
+            var problem = AdminProblem.forbidden("insufficient_scope", "this client's token does not grant \(scope.rawValue)\(why)")
             problem.headers[.wwwAuthenticate] = "DPoP error=\"insufficient_scope\", scope=\"\(scope.tokenScope)\""
             throw problem
         }
@@ -56,6 +59,9 @@ struct AdminAuthentication: RouterMiddleware {
         let caller = try await adminCaller(proven, realm: tokenRealm.name)
         if let pathRealm, pathRealm.name != caller.realm, !caller.isMaster {
             throw AdminProblem.forbidden("realm_forbidden", "client '\(caller.clientId)' of realm '\(caller.realm)' cannot manage realm '\(pathRealm.name)'")
+        }
+        if request.method != .get, request.method != .head, !AdminRevision.routesWithRevisions.contains(context.endpointPath ?? "") {
+            try AdminRevision.refuseTags(request)
         }
         var context = context
         context.authenticatedCaller = caller
@@ -115,6 +121,13 @@ struct AdminAuthentication: RouterMiddleware {
         }
         guard let client, !client.isPublic else {
             throw OAuthFailure(status: 401, code: .invalidToken, description: "client '\(clientId)' no longer exists", challenge: "DPoP error=\"invalid_token\"")
+        }
+        // A client deleted and made again under the same id is a new client: tokens issued before it was made are not its
+        // (security review of issue 33).
+        guard let issuedAt = proven.claims["iat"]?.numberValue, issuedAt >= client.createdAt.timeIntervalSince1970.rounded(.down) else {
+            throw OAuthFailure(
+                status: 401, code: .invalidToken, description: "the token was issued before client '\(clientId)' was made", challenge: "DPoP error=\"invalid_token\""
+            )
         }
         let granted = AdminScope.inTokenScope(proven.claims["scope"]?.stringValue ?? "").intersection(client.adminScopes)
         guard !granted.isEmpty else {

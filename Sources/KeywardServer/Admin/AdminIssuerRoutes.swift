@@ -20,6 +20,7 @@ struct AdminIssuerRoutes {
         }
         realm.post("issuers") { request, context in
             try context.admin.require(.issuersWrite)
+            try context.admin.require(.usersWrite, vouching: true)
             var input = try await AdminRequestBody.read(request, maxSize: maxBodySize)
             var registration = HostIssuerService.Registration(realm: try context.realm.name, issuer: try input.requiredString("issuer", maxLength: 512))
             try Self.apply(&input, to: &registration)
@@ -35,6 +36,7 @@ struct AdminIssuerRoutes {
         }
         realm.patch("issuers/:issuerId") { request, context in
             try context.admin.require(.issuersWrite)
+            try context.admin.require(.usersWrite, vouching: true)
             let issuer = try await existing(context).issuer
             var input = try await AdminRequestBody.read(request, maxSize: maxBodySize)
             var changes = HostIssuerService.Registration(realm: "", issuer: issuer)

@@ -17,6 +17,7 @@ struct AdminProviderRoutes {
         }
         realm.post("providers") { request, context in
             try context.admin.require(.providersWrite)
+            try context.admin.require(.usersWrite, vouching: true)
             var input = try await AdminRequestBody.read(request, maxSize: maxBodySize)
             let alias = try input.requiredString("alias", maxLength: 64)
             let typeName = try input.requiredString("type", maxLength: 16)

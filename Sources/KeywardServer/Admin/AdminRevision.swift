@@ -9,6 +9,9 @@ import KeywardHTTPInput
 enum AdminRevision {
     static func etag(_ revision: Int64) -> String { "\"\(revision)\"" }
 
+    /// The route patterns whose writes compare `If-Match` with a revision; every other write refuses a tag.
+    static let routesWithRevisions: Set<String> = ["/admin/realms/{realm}/users/{id}"]
+
     static func headers(_ revision: Int64) -> HTTPFields { [.eTag: etag(revision), .cacheControl: "no-store"] }
 
     /// The revision the write must find, from `If-Match`: nil for none (or `*`). `current` reads the resource's
@@ -21,10 +24,25 @@ enum AdminRevision {
             throw AdminProblem.invalid(error.description, field: "If-Match")
         }
         guard case .tags(let tags) = condition else { return nil }
-        let revisions = Set(tags.filter { !$0.weak }.compactMap { Int64($0.opaque) })
+        // Compared as the tag is written, byte for byte (RFC 9110 §8.8.3.2): "03" is not "3".
+        let revisions = Set(tags.filter { !$0.weak }.compactMap { tag in Int64(tag.opaque).flatMap { String($0) == tag.opaque ? $0 : nil } })
         if revisions.count == 1, let only = revisions.first { return only }
         guard let now = try await current(), revisions.contains(now) else { throw stale }
         return now
+    }
+
+    /// For a write to a resource without revisions: `If-Match` naming a tag cannot hold (no current representation has
+    /// one, RFC 9110 §13.1.1), so the write is refused rather than made unconditionally; `*` asks only that it exist.
+    static func refuseTags(_ request: Request) throws(AdminProblem) {
+        let condition: IfMatch?
+        do throws(IfMatchError) {
+            condition = try IfMatch.parse(request.headers[values: .ifMatch])
+        } catch {
+            throw .invalid(error.description, field: "If-Match")
+        }
+        if case .tags = condition {
+            throw .stale("this resource has no ETag to compare: send the change without If-Match (or with If-Match: *)")
+        }
     }
 
     static let stale = AdminProblem.stale("the resource changed since it was read (If-Match does not name its current ETag); read it again")

@@ -29,8 +29,7 @@ struct AdminUserRoutes {
             let enabled = try body.bool("enabled")
             try body.finish()
             let realm = try context.realm.name
-            var user = try await users.createUser(realm: realm, username: username, password: password)
-            if enabled == false { user = try await users.update(realm: realm, id: user.id, change: UserChange(enabled: false), expectedRevision: nil) }
+            let user = try await users.createUser(realm: realm, username: username, password: password, enabled: enabled ?? true)
             var headers = AdminRevision.headers(user.revision)
             headers[.location] = request.uri.path + "/" + user.id
             return AdminJSON.make(AdminUserBody(user), status: .created, headers: headers)
@@ -45,6 +44,7 @@ struct AdminUserRoutes {
             var body = try await AdminRequestBody.read(request, maxSize: maxBodySize)
             let change = UserChange(username: try body.string("username", maxLength: 512), enabled: try body.bool("enabled"))
             try body.finish()
+            guard change != UserChange() else { throw AdminProblem.invalid("the body names nothing to change: give username or enabled") }
             let (realm, id) = (try context.realm.name, try context.userId)
             let expected = try await AdminRevision.expected(request) { try await users.user(realm: realm, id: id)?.revision }
             let user = try await users.update(realm: realm, id: id, change: change, expectedRevision: expected)

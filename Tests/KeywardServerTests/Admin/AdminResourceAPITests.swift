@@ -8,7 +8,7 @@ import XCTest
 final class AdminResourceAPITests: XCTestCase {
     func testIdentityProviders() async throws {
         try await TestServer.forEachEngine { server, client in
-            let admin = try await AdminClient.make(server, client, scopes: [.providersRead, .providersWrite])
+            let admin = try await AdminClient.make(server, client, scopes: [.providersRead, .providersWrite, .usersWrite])
             let added = try await admin.call(.post, "/admin/realms/demo/providers", json: [
                 "alias": .string("corp"), "type": .string("oidc"), "issuer": .string("https://login.corp.example"),
                 "client_id": .string("keyward"), "client_secret": .string("s3cret-value"), "scopes": .array([.string("openid"), .string("email")]),
