@@ -75,8 +75,11 @@ extension HostIssuerError: AdminProblemConvertible {
 
 extension DeviceAppError: AdminProblemConvertible {
     var adminProblem: AdminProblem {
-        if description.contains("not registered in realm") || description.hasPrefix("no device") { return .notFound(description) }
-        return description.contains("exists") ? .conflict(description) : .invalid(description)
+        switch kind {
+        case .invalid: .invalid(description)
+        case .notFound: .notFound(description)
+        case .conflict: .conflict(description)
+        }
     }
 }
 

@@ -65,8 +65,10 @@ public final class DeviceAppService: Sendable {
         app.sealedPlayIntegrityKeys = try registration.playIntegrityKeys.map { try $0.sealed(for: app, with: masterKey) }
         do {
             try await store.createApp(app)
-        } catch StoreError.conflict(let message), StoreError.notFound(let message) {
-            throw DeviceAppError(message)
+        } catch StoreError.conflict(let message) {
+            throw DeviceAppError(message, kind: .conflict)
+        } catch StoreError.notFound(let message) {
+            throw DeviceAppError(message, kind: .notFound)
         }
         await audit.record(.deviceAppAdded, realm: app.realm, userId: nil, details: [
             "app_id": app.appId, "platform": app.platform.rawValue, "environment": app.environment.rawValue,
@@ -95,7 +97,7 @@ public final class DeviceAppService: Sendable {
         comparable.sealedPlayIntegrityKeys = nil
         if comparable == app, storedKeys == registration.playIntegrityKeys { return .unchanged }
         app.sealedPlayIntegrityKeys = try registration.playIntegrityKeys.map { try $0.sealed(for: app, with: masterKey) }
-        guard try await store.updateApp(app) else { throw DeviceAppError("app '\(app.appId)' disappeared while it was updated") }
+        guard try await store.updateApp(app) else { throw DeviceAppError("app '\(app.appId)' disappeared while it was updated", kind: .conflict) }
         await audit.record(.deviceAppUpdated, realm: app.realm, userId: nil, details: [
             "app_id": app.appId, "environment": app.environment.rawValue, "missing_attestation": app.missingAttestation.rawValue,
             "failed_attestation": app.failedAttestation.rawValue, "dev_bypass": String(app.devBypass),
@@ -120,7 +122,7 @@ public final class DeviceAppService: Sendable {
     public func decide(realm: String, appId: String, deviceId: String, status: Device.Status) async throws {
         guard status != .pending else { throw DeviceAppError("a device can be approved (registered) or rejected") }
         guard try await store.setStatus(realm: realm, appId: appId, deviceId: deviceId, to: status) else {
-            throw DeviceAppError("no device '\(deviceId)' is registered for app '\(appId)' in realm '\(realm)'")
+            throw DeviceAppError("no device '\(deviceId)' is registered for app '\(appId)' in realm '\(realm)'", kind: .notFound)
         }
         await audit.record(status == .registered ? .deviceApproved : .deviceRejected, realm: realm, userId: nil, details: [
             "app_id": appId, "device_id": deviceId,
@@ -155,7 +157,7 @@ public final class DeviceAppService: Sendable {
     public func remove(realm: String, appId: String) async throws {
         let devices = try await store.listDevices(realm: realm, appId: appId)
         guard try await store.removeApp(realm: realm, appId: appId) else {
-            throw DeviceAppError("app '\(appId)' is not registered in realm '\(realm)'")
+            throw DeviceAppError("app '\(appId)' is not registered in realm '\(realm)'", kind: .notFound)
         }
         await audit.record(.deviceAppRemoved, realm: realm, userId: nil, details: ["app_id": appId])
         let now = clock.now()
@@ -229,6 +231,10 @@ public final class DeviceAppService: Sendable {
 
 /// A refused app setting, naming it.
 public struct DeviceAppError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of refusal: a setting at fault, an app or device that is not there, or one that is already.
+    public enum Kind: Sendable, Equatable { case invalid, notFound, conflict }
+
     public let description: String
-    init(_ description: String) { self.description = description }
+    public let kind: Kind
+    init(_ description: String, kind: Kind = .invalid) { (self.description, self.kind) = (description, kind) }
 }

@@ -79,6 +79,12 @@ final class AdminResourceAPITests: XCTestCase {
             let added = try await admin.call(.post, "/admin/realms/demo/apps", json: ios)
             XCTAssertEqual(added.status, .created, "\(added.json)")
             XCTAssertEqual(added.json["missing_attestation"]?.stringValue, "pending")
+            let twice = try await admin.call(.post, "/admin/realms/demo/apps", json: ios)
+            XCTAssertEqual(twice.status, .conflict, "\(twice.json)")
+            var misnamed = ios
+            misnamed["app_id"] = .string("exists!")
+            let invalid = try await admin.call(.post, "/admin/realms/demo/apps", json: misnamed)
+            XCTAssertEqual(invalid.status, .badRequest, "an invalid id is the caller's mistake, whatever its words: \(invalid.json)")
             var changed = ios
             changed["missing_attestation"] = .string("reject")
             let put = try await admin.call(.put, "/admin/realms/demo/apps/com.example.ios", json: changed)
