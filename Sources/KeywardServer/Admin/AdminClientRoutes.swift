@@ -31,15 +31,13 @@ struct AdminClientRoutes {
             let redirects = try ClientRedirects(
                 redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutRedirectURIs, firstParty: firstParty, requirePAR: requirePAR, broker: broker
             )
-            if let beyond = adminScopes.subtracting(admin.scopes).sorted().first {
-                throw AdminProblem.forbidden("insufficient_scope", "a client can grant only admin scopes it holds itself; it does not hold \(beyond.rawValue)")
-            }
             let realm = try context.realm.name
             var answer: AdminClientBody
             switch type {
             case "confidential":
                 let (client, secret) = try await clients.createClient(
-                    realm: realm, clientId: clientId, requireDPoP: requireDPoP, scope: scope, redirects: redirects, adminScopes: adminScopes
+                    realm: realm, clientId: clientId, requireDPoP: requireDPoP, scope: scope, redirects: redirects, adminScopes: adminScopes,
+                    grantor: admin.scopes
                 )
                 answer = AdminClientBody(client)
                 answer.clientSecret = secret

@@ -23,6 +23,7 @@ extension ClientError: AdminProblemConvertible {
         case .brokerWithoutReturnURL: .invalid(description, field: "redirect_uris")
         case .invalidScope, .reservedScope: .invalid(description, field: "scope")
         case .unknownAdminScope, .adminScopesNeedDPoP: .invalid(description, field: "admin_scopes")
+        case .adminScopeNotHeld: .forbidden("insufficient_scope", description)
         }
     }
 

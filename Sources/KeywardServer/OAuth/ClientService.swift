@@ -21,8 +21,10 @@ public final class ClientService: Sendable {
     /// Creates a client. Returns the client and its secret, which is shown once and not recoverable.
     public func createClient(
         realm: String, clientId: String, secret: String? = nil, requireDPoP: Bool = true, scope: String = "", redirects: ClientRedirects = ClientRedirects(),
-        adminScopes: Set<AdminScope> = []
+        adminScopes: Set<AdminScope> = [], grantor: Set<AdminScope>? = nil
     ) async throws -> (client: OAuthClient, secret: String) {
+        // A client that makes clients (the admin API; `grantor` is what it holds) can make none stronger than itself.
+        if let grantor, let beyond = adminScopes.subtracting(grantor).sorted().first { throw ClientError.adminScopeNotHeld(beyond.rawValue) }
         guard Self.isValidClientId(clientId) else { throw ClientError.invalidClientId(clientId) }
         try Self.checkScope(scope)
         // An admin token that leaks without its key must be worth nothing (RFC 9449 §1).
@@ -132,6 +134,7 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
     case reservedScope(String)
     case unknownAdminScope(String)
     case adminScopesNeedDPoP
+    case adminScopeNotHeld(String)
 
     public var description: String {
         switch self {
@@ -147,6 +150,7 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
         case .unknownAdminScope(let scope):
             "admin scope '\(scope)' is unknown; use all, read, or of: \(AdminScope.allCases.map(\.rawValue).joined(separator: ", "))"
         case .adminScopesNeedDPoP: "--admin-scope: a client holding admin scopes must require DPoP (drop --allow-bearer)"
+        case .adminScopeNotHeld(let scope): "a client can grant only admin scopes it holds itself; it does not hold \(scope)"
         }
     }
 }
