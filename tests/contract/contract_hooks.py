@@ -827,13 +827,17 @@ def _admin_call(method: str, path: str, body: dict[str, Any] | None = None) -> r
 
 def _admin_realm() -> None:
     """ADMIN_REALM with a client, a provider and an app that accepts devices without attestation, made once."""
-    if _admin_fixtures:
-        return
-    _admin_call("POST", "/admin/realms", {"name": ADMIN_REALM})
     base = f"/admin/realms/{ADMIN_REALM}"
-    _admin_fixtures["client"] = _admin_call("POST", f"{base}/clients", {"client_id": "fixture-client"}).json()["client_id"]
-    _admin_fixtures["provider"] = _admin_call("POST", f"{base}/providers", _admin_provider()).json()["alias"]
-    _admin_fixtures["app"] = _admin_call("POST", f"{base}/apps", {**_admin_app(_fresh("app")), "missing_attestation": "accept"}).json()["app_id"]
+    # Each made once; a step that failed is tried again at the next call.
+    if "realm" not in _admin_fixtures:
+        _admin_fixtures["realm"] = _admin_call("POST", "/admin/realms", {"name": ADMIN_REALM}).json()["name"]
+    if "client" not in _admin_fixtures:
+        _admin_fixtures["client"] = _admin_call("POST", f"{base}/clients", {"client_id": _fresh("client")}).json()["client_id"]
+    if "provider" not in _admin_fixtures:
+        _admin_fixtures["provider"] = _admin_call("POST", f"{base}/providers", _admin_provider()).json()["alias"]
+    if "app" not in _admin_fixtures:
+        app = {**_admin_app(_fresh("app")), "missing_attestation": "accept"}
+        _admin_fixtures["app"] = _admin_call("POST", f"{base}/apps", app).json()["app_id"]
 
 
 def _admin_user() -> str:
@@ -846,7 +850,11 @@ def _fresh(kind: str) -> str:
 
 
 def _admin_provider() -> dict[str, Any]:
-    return {"alias": _fresh("p"), "type": "oidc", "issuer": "https://login.contract.test", "client_id": "keyward"}
+    """A provider at the run's own OpenID provider (tests/idp): schemathesis finds its sign-in route from the alias, and
+    a provider that cannot be reached would answer that route 503."""
+    if "issuer" not in _admin_fixtures:
+        _admin_fixtures["issuer"] = _admin_call("GET", f"/admin/realms/{REALM}/providers/{PROVIDER}").json()["issuer"]
+    return {"alias": _fresh("p"), "type": "oidc", "issuer": _admin_fixtures["issuer"], "client_id": "keyward"}
 
 
 def _admin_issuer() -> dict[str, Any]:
