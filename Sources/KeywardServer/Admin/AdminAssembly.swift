@@ -25,7 +25,8 @@ public struct AdminAssembly: KeywardPart {
 
     func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         let authentication = AdminAuthentication(
-            gate: oauth.resourceGuard, realms: oauth.realms, clients: oauth.clients, audit: core.audit, publicURL: core.settings.publicURL
+            gate: oauth.resourceGuard, realms: oauth.realms, clients: oauth.clients, audit: core.audit, publicURL: core.settings.publicURL,
+            clock: core.clock, refusals: RefusalAuditSampler()
         )
         let maxBodySize = core.settings.maxBodySize
         let realmRoutes = AdminRealmRoutes(realms: oauth.realms, keys: oauth.keys, maxBodySize: maxBodySize)

@@ -41,9 +41,41 @@ struct AdminAuthentication: RouterMiddleware {
     let clients: ClientService
     let audit: AuditLog
     let publicURL: String
+    let clock: any KeywardClock
+    /// Refused admin calls are audited at most once per realm and reason a minute: a refusal costs its sender nothing.
+    let refusals: RefusalAuditSampler
 
     func handle(
         _ request: Request, context: KeywardRequestContext, next: (Request, KeywardRequestContext) async throws -> Response
+    ) async throws -> Response {
+        var caller: AdminCaller?
+        do {
+            return try await authenticated(request, context: context, next: next, caller: &caller)
+        } catch {
+            await recordRefusal(error, request: request, context: context, caller: caller)
+            throw error
+        }
+    }
+
+    /// An `AdminRefused` event for a call refused its credentials (401) or its reach (403): which rule (`reason`), the
+    /// route, and the client when it was known by then.
+    private func recordRefusal(_ error: any Error, request: Request, context: KeywardRequestContext, caller: AdminCaller?) async {
+        let reason: String
+        switch error {
+        case let failure as OAuthFailure where failure.status == 401: reason = failure.code.rawValue
+        case let problem as AdminProblem where problem.status == .forbidden || problem.status == .unauthorized: reason = problem.code
+        default: return
+        }
+        let realm = context.resolvedRealm?.name ?? AdminCaller.masterRealm
+        guard let suppressed = refusals.admit(.init(realm: realm, reason: reason), now: clock.now()) else { return }
+        var details = ["reason": reason, "method": request.method.rawValue, "route": context.endpointPath ?? ""]
+        if suppressed > 0 { details["suppressed"] = String(suppressed) }
+        if let caller, caller.realm != realm { details["clientRealm"] = caller.realm }
+        await audit.record(.adminRefused, realm: realm, userId: nil, clientId: caller?.clientId, details: details)
+    }
+
+    private func authenticated(
+        _ request: Request, context: KeywardRequestContext, next: (Request, KeywardRequestContext) async throws -> Response, caller provenCaller: inout AdminCaller?
     ) async throws -> Response {
         let pathRealm = context.resolvedRealm
         let tokenRealm = try await realmOfToken(request, pathRealm: pathRealm)
@@ -57,6 +89,7 @@ struct AdminAuthentication: RouterMiddleware {
             throw error.oauthFailure(algorithms: gate.policy.proof.allowedAlgorithms)
         }
         let caller = try await adminCaller(proven, realm: tokenRealm.name)
+        provenCaller = caller
         if let pathRealm, pathRealm.name != caller.realm, !caller.isMaster {
             throw AdminProblem.forbidden("realm_forbidden", "client '\(caller.clientId)' of realm '\(caller.realm)' cannot manage realm '\(pathRealm.name)'")
         }

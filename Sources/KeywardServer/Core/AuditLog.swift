@@ -27,6 +27,9 @@ public struct AuditEvent: Sendable, Equatable {
         case userUpdated = "UserUpdated"
         /// A write over the admin API succeeded (`method`, `route`: its pattern, `path`); the client is the event's.
         case adminChange = "AdminChange"
+        /// An admin API call was refused its credentials or its reach (`reason`: `invalid_token`, `insufficient_scope`,
+        /// `realm_forbidden`, …); at most one row per realm and reason a minute, the next carrying how many were folded.
+        case adminRefused = "AdminRefused"
         case passwordChanged = "PasswordChanged"
         case externalIdentityLinked = "ExternalIdentityLinked"
         /// The user unlinked one of their provider identities from the account page.

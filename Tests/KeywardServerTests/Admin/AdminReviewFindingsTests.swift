@@ -81,3 +81,29 @@ final class AdminReviewFindingsTests: XCTestCase {
         }
     }
 }
+
+final class AdminRefusalAuditTests: XCTestCase {
+    /// Refused admin calls are audited (review of issue 33, left from its first slice): the rule and the client when it
+    /// was known, at most one row per realm and reason a minute.
+    func testRefusalsAreAuditedOncePerReasonAMinute() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let reader = try await AdminClient.make(server, client, clientId: "reader", scopes: [.usersRead])
+            for _ in 0..<3 {
+                let refused = try await reader.call(.post, "/admin/realms/demo/users", json: ["username": .string("nope")])
+                XCTAssertEqual(refused.status, .forbidden)
+            }
+            for _ in 0..<3 {
+                let bare = try await client.execute(uri: "/admin/realms/demo/users", method: .get) { $0.status }
+                XCTAssertEqual(bare, .unauthorized)
+            }
+            server.clock.advance(by: 61)
+            _ = try await reader.call(.post, "/admin/realms/demo/users", json: ["username": .string("nope")])
+            let refusals = try await server.runtime.audit.events(realm: "demo", query: AuditQuery(type: .adminRefused, limit: 20))
+            let scope = refusals.filter { $0.detailsJSON.contains("insufficient_scope") }
+            XCTAssertEqual(scope.count, 2, "one row a minute: \(refusals.map(\.detailsJSON))")
+            XCTAssertEqual(scope.first?.clientId, "reader")
+            XCTAssertTrue(scope.first?.detailsJSON.contains("\"suppressed\":\"2\"") == true, "\(scope.first?.detailsJSON ?? "")")
+            XCTAssertEqual(refusals.filter { $0.detailsJSON.contains("invalid_token") }.count, 1)
+        }
+    }
+}
