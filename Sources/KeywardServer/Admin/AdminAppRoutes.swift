@@ -20,7 +20,7 @@ struct AdminAppRoutes {
             let registration = try Self.registration(&input, realm: try context.realm.name, appId: try input.requiredString("app_id", maxLength: 255))
             try input.finish()
             let added = try await apps.add(registration)
-            return AdminJSON.make(AdminAppBody(added), status: .created, headers: [.location: request.uri.path + "/" + added.appId, .cacheControl: "no-store"])
+            return AdminJSON.make(AdminAppBody(added), status: .created, headers: [.location: request.uri.path + "/" + pathSegment(added.appId), .cacheControl: "no-store"])
         }
         realm.get("apps/:appId") { _, context in
             try context.admin.require(.appsRead)
@@ -28,7 +28,7 @@ struct AdminAppRoutes {
         }
         realm.put("apps/:appId") { request, context in
             try context.admin.require(.appsWrite)
-            let appId = context.parameters.get("appId") ?? ""
+            let appId = context.decodedParameter("appId")
             var input = try await AdminRequestBody.read(request, maxSize: maxBodySize)
             if let named = try input.string("app_id", maxLength: 255), named != appId {
                 throw AdminProblem.invalid("app_id in the body must be the path's app id", field: "app_id")
@@ -54,14 +54,14 @@ struct AdminAppRoutes {
             realm.post("apps/:appId/devices/:deviceId/\(action)") { _, context in
                 try context.admin.require(.appsWrite)
                 let app = try await existing(context)
-                try await apps.decide(realm: app.realm, appId: app.appId, deviceId: context.parameters.get("deviceId") ?? "", status: status)
+                try await apps.decide(realm: app.realm, appId: app.appId, deviceId: context.decodedParameter("deviceId"), status: status)
                 return Response(status: .noContent)
             }
         }
         realm.delete("apps/:appId/devices/:deviceId") { _, context in
             try context.admin.require(.appsWrite)
             let app = try await existing(context)
-            let deviceId = context.parameters.get("deviceId") ?? ""
+            let deviceId = context.decodedParameter("deviceId")
             guard try await apps.removeDevice(realm: app.realm, appId: app.appId, deviceId: deviceId) != nil else {
                 throw AdminProblem.notFound("no device '\(deviceId.prefix(64))' of app '\(app.appId)'")
             }
@@ -70,7 +70,7 @@ struct AdminAppRoutes {
     }
 
     private func existing(_ context: KeywardRequestContext) async throws -> DeviceApp {
-        let appId = context.parameters.get("appId") ?? ""
+        let appId = context.decodedParameter("appId")
         guard let app = try await apps.app(realm: try context.realm.name, appId: appId) else {
             throw AdminProblem.notFound("app '\(appId.prefix(64))' is not registered in this realm")
         }

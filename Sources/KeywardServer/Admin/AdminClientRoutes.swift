@@ -47,17 +47,17 @@ struct AdminClientRoutes {
             default:
                 throw AdminProblem.invalid("type must be confidential or public", field: "type")
             }
-            return AdminJSON.make(answer, status: .created, headers: [.location: request.uri.path + "/" + clientId, .cacheControl: "no-store"])
+            return AdminJSON.make(answer, status: .created, headers: [.location: request.uri.path + "/" + pathSegment(clientId), .cacheControl: "no-store"])
         }
         realm.get("clients/:clientId") { _, context in
             try context.admin.require(.clientsRead)
-            let clientId = context.parameters.get("clientId") ?? ""
+            let clientId = context.decodedParameter("clientId")
             guard let client = try await clients.client(realm: try context.realm.name, clientId: clientId) else { throw ClientError.notFound(clientId) }
             return AdminJSON.make(AdminClientBody(client), headers: [.cacheControl: "no-store"])
         }
         realm.delete("clients/:clientId") { _, context in
             try context.admin.require(.clientsWrite)
-            try await clients.deleteClient(realm: try context.realm.name, clientId: context.parameters.get("clientId") ?? "")
+            try await clients.deleteClient(realm: try context.realm.name, clientId: context.decodedParameter("clientId"))
             return Response(status: .noContent)
         }
     }

@@ -85,3 +85,16 @@ enum AdminJSON {
         return JSONResponse.make(bytes: data, status: status, headers: headers)
     }
 }
+
+extension KeywardRequestContext {
+    /// A path parameter percent-decoded (RFC 3986 §2.1; the router hands segments as sent): a client id may hold a `/`
+    /// and arrives as `%2F`. Empty when absent, not valid percent-encoded UTF-8, or holding a NUL (PostgreSQL text
+    /// cannot hold one, and no name here does): it names nothing.
+    func decodedParameter(_ name: String) -> String {
+        guard let decoded = parameters.get(name)?.removingPercentEncoding, !decoded.utf8.contains(0), decoded.utf8.count <= 1024 else { return "" }
+        return decoded
+    }
+}
+
+/// A path segment for a `Location`: the name percent-encoded but for unreserved characters.
+func pathSegment(_ name: String) -> String { FormBody.encodeComponent(name) }

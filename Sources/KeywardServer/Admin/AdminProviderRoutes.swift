@@ -37,11 +37,11 @@ struct AdminProviderRoutes {
             )
             try input.finish()
             let added = try await providers.add(registration)
-            return AdminJSON.make(body(added), status: .created, headers: [.location: request.uri.path + "/" + added.alias, .cacheControl: "no-store"])
+            return AdminJSON.make(body(added), status: .created, headers: [.location: request.uri.path + "/" + pathSegment(added.alias), .cacheControl: "no-store"])
         }
         realm.get("providers/:alias") { _, context in
             try context.admin.require(.providersRead)
-            let alias = context.parameters.get("alias") ?? ""
+            let alias = context.decodedParameter("alias")
             guard let provider = try await providers.provider(realm: try context.realm.name, alias: alias) else {
                 throw IdentityProviderError.notFound(String(alias.prefix(64)))
             }
@@ -49,7 +49,7 @@ struct AdminProviderRoutes {
         }
         realm.delete("providers/:alias") { _, context in
             try context.admin.require(.providersWrite)
-            try await providers.remove(realm: try context.realm.name, alias: String((context.parameters.get("alias") ?? "").prefix(64)))
+            try await providers.remove(realm: try context.realm.name, alias: String((context.decodedParameter("alias")).prefix(64)))
             return Response(status: .noContent)
         }
     }

@@ -21,7 +21,7 @@ struct AdminUserHoldingsRoutes {
         realm.delete("users/:id/push-devices/:credentialId") { _, context in
             try context.admin.require(.usersWrite)
             let user = try await existing(context)
-            let credential = context.parameters.get("credentialId") ?? ""
+            let credential = context.decodedParameter("credentialId")
             guard try await pushMFA.devices(realm: user.realm, userId: user.id).contains(where: { $0.id == credential }) else {
                 throw AdminProblem.notFound("user '\(user.username)' has no push device '\(credential.prefix(64))'")
             }
@@ -43,7 +43,7 @@ struct AdminUserHoldingsRoutes {
         realm.delete("users/:id/passkeys/:credentialId") { _, context in
             try context.admin.require(.usersWrite)
             let user = try await existing(context)
-            let credential = context.parameters.get("credentialId") ?? ""
+            let credential = context.decodedParameter("credentialId")
             switch try await passkeys.removeUnlessLastWayIn(realm: user.realm, userId: user.id, credentialId: credential) {
             case .removed: return Response(status: .noContent)
             case .notFound: throw AdminProblem.notFound("user '\(user.username)' has no passkey '\(credential.prefix(64))'")

@@ -107,3 +107,27 @@ final class AdminRefusalAuditTests: XCTestCase {
         }
     }
 }
+
+final class AdminPathParameterTests: XCTestCase {
+    /// Review of issue 33 (low): path parameters are percent-decoded, so a client id holding '/' can be read and
+    /// deleted, and its Location is escaped; a NUL names nothing on either engine (404, never a storage error).
+    func testPathParametersArePercentDecoded() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let admin = try await AdminClient.make(server, client, scopes: [.clientsRead, .clientsWrite])
+            let made = try await admin.call(.post, "/admin/realms/demo/clients", json: ["client_id": .string("team/ci-bot")])
+            XCTAssertEqual(made.status, .created, "\(made.json)")
+            XCTAssertEqual(made.headers[.location], "/admin/realms/demo/clients/team%2Fci-bot")
+            let read = try await admin.call(.get, "/admin/realms/demo/clients/team%2Fci-bot")
+            XCTAssertEqual(read.json["client_id"]?.stringValue, "team/ci-bot", "\(read.json)")
+            for odd in ["a%00b", "%E2%28"] {
+                let answer = try await admin.call(.get, "/admin/realms/demo/clients/\(odd)")
+                XCTAssertEqual(answer.status, .notFound, odd)
+            }
+            // Not a URL at all: its proof's htu cannot be normalized, a 401 before any lookup.
+            let malformed = try await admin.call(.get, "/admin/realms/demo/clients/%ZZ")
+            XCTAssertTrue((400..<500).contains(malformed.status.code), "\(malformed.status)")
+            let deleted = try await admin.call(.delete, "/admin/realms/demo/clients/team%2Fci-bot")
+            XCTAssertEqual(deleted.status, .noContent)
+        }
+    }
+}
