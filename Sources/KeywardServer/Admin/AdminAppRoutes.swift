@@ -48,7 +48,8 @@ struct AdminAppRoutes {
             try context.admin.require(.appsRead)
             let app = try await existing(context)
             let page = try AdminPage(request)
-            return page.response(all: try await apps.devices(realm: app.realm, appId: app.appId), key: \.deviceId, render: AdminDeviceBody.init, request: request)
+            let devices = try await apps.devices(realm: app.realm, appId: app.appId, after: page.after, limit: page.limit + 1)
+            return page.response(devices, key: \.deviceId, render: AdminDeviceBody.init, request: request)
         }
         for (action, status) in [("approve", Device.Status.registered), ("reject", .rejected)] {
             realm.post("apps/:appId/devices/:deviceId/\(action)") { _, context in

@@ -113,6 +113,11 @@ public final class DeviceAppService: Sendable {
         try await store.app(realm: realm, appId: appId)
     }
 
+    /// One page of the app's devices by id (the admin API), read in the statement's own limit.
+    public func devices(realm: String, appId: String, after: String?, limit: Int) async throws -> [Device] {
+        try await store.devices(realm: realm, appId: appId, after: after, limit: limit)
+    }
+
     public func devices(realm: String, appId: String) async throws -> [Device] {
         try await store.listDevices(realm: realm, appId: appId)
     }

@@ -16,6 +16,8 @@ public protocol DeviceStore: Sendable {
     func device(realm: String, appId: String, deviceId: String) async throws -> Device?
     func device(realm: String, appId: String, keyThumbprint: String) async throws -> Device?
     func listDevices(realm: String, appId: String) async throws -> [Device]
+    /// One page of an app's devices in device id order, after the device `after` names.
+    func devices(realm: String, appId: String, after: String?, limit: Int) async throws -> [Device]
     /// What the realm knows of a key, read in one statement (the token endpoint asks for every person's token): the
     /// devices registered with it, in app order (one key registers once per app), and the device that rotated away
     /// from it, if it is a retired key.

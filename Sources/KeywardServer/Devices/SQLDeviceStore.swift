@@ -171,6 +171,15 @@ public struct SQLDeviceStore: DeviceStore {
         }
     }
 
+    public func devices(realm: String, appId: String, after: String?, limit: Int) async throws -> [Device] {
+        var filter: SQLQueryString = "realm = \(bind: realm) AND app_id = \(bind: appId)"
+        if let after { filter = filter + " AND device_id > \(bind: after)" }
+        let statement: SQLQueryString = "SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE " + filter + " ORDER BY device_id LIMIT \(bind: limit)"
+        return try await StoreErrorMapping.mapping("devices(realm:appId:after:limit:)") {
+            try await database.sql.raw(statement).all().map(Self.device(from:))
+        }
+    }
+
     public func setStatus(realm: String, appId: String, deviceId: String, to status: Device.Status) async throws -> Bool {
         try await StoreErrorMapping.mapping("setStatus") {
             try await database.sql.countingRows("""

@@ -101,6 +101,24 @@ final class AdminResourceAPITests: XCTestCase {
 
             let devices = try await admin.call(.get, "/admin/realms/demo/apps/com.example.ios/devices")
             XCTAssertEqual(devices.json["items"]?.arrayValue?.count, 0)
+
+            // An app's devices are paged in the statement, by device id.
+            _ = try await DeviceFixture.addApp(server, "com.example.paged", missing: .accept)
+            var registered: [String] = []
+            for _ in 0..<5 { registered.append(try await client.registeredDevice(TestInstallation(), appId: "com.example.paged")) }
+            var listed: [String] = []
+            var path = "/admin/realms/demo/apps/com.example.paged/devices?limit=2"
+            for _ in 0..<5 {
+                let page = try await admin.call(.get, path)
+                listed += page.json["items"]?.arrayValue?.compactMap { $0.objectValue?["device_id"]?.stringValue } ?? []
+                guard let next = page.json["next_cursor"]?.stringValue else { break }
+                path = "/admin/realms/demo/apps/com.example.paged/devices?limit=2&cursor=\(next)"
+            }
+            XCTAssertEqual(listed, registered.sorted())
+            let approved = try await admin.call(.post, "/admin/realms/demo/apps/com.example.paged/devices/\(registered[0])/reject")
+            XCTAssertEqual(approved.status, .noContent)
+            let removedDevice = try await admin.call(.delete, "/admin/realms/demo/apps/com.example.paged/devices/\(registered[1])")
+            XCTAssertEqual(removedDevice.status, .noContent)
             let unknownDevice = try await admin.call(.post, "/admin/realms/demo/apps/com.example.ios/devices/nope/approve")
             XCTAssertEqual(unknownDevice.status, .notFound)
             let status6 = try await admin.call(.delete, "/admin/realms/demo/apps/com.example.ios/devices/nope").status
