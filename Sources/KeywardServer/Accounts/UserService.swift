@@ -306,11 +306,23 @@ public final class UserService: Sendable {
     // MARK: - Administration (the `keyward users` commands); each is an audit event.
 
     public func disable(realm: String, username: String) async throws -> User {
-        let user = try await changeEndingSessions(.userDisabled, try await existing(realm: realm, username: username)) { user in
-            try await store.setEnabled(false, realm: realm, id: user.id)
-        }
-        try await runDisableSteps(realm: realm, userId: user.id)
+        let user = try await existing(realm: realm, username: username)
+        try await store.setEnabled(false, realm: realm, id: user.id)
+        try await endEverything(realm: realm, userId: user.id)
         return user
+    }
+
+    /// What closing an account ends once its row says disabled: every browser and app session (the `UserDisabled`
+    /// event), then what the other parts end with it.
+    private func endEverything(realm: String, userId: String) async throws {
+        await endSessions(.userDisabled, realm: realm, userId: userId, ended: try await sessions.deleteSessions(realm: realm, userId: userId))
+        try await runDisableSteps(realm: realm, userId: userId)
+    }
+
+    /// The app sessions that came from the browser sessions just deleted (`ended` of them) end too; `event` records it.
+    private func endSessions(_ event: AuditEvent.EventType, realm: String, userId: String, ended: Int) async {
+        await plugins.appSessions?.allSessionsEnded(realm: realm, userId: userId)
+        await audit.record(event, realm: realm, userId: userId, details: ["sessionsEnded": String(ended)])
     }
 
     public func enable(realm: String, username: String) async throws -> User {
@@ -355,11 +367,7 @@ public final class UserService: Sendable {
         case .updated(let user):
             if let username = change.username { await audit.record(.userUpdated, realm: realm, userId: id, details: ["username": username]) }
             if change.enabled == true { await audit.record(.userEnabled, realm: realm, userId: id) }
-            guard change.enabled == false else { return user }
-            let ended = try await sessions.deleteSessions(realm: realm, userId: id)
-            await plugins.appSessions?.allSessionsEnded(realm: realm, userId: id)
-            await audit.record(.userDisabled, realm: realm, userId: id, details: ["sessionsEnded": String(ended)])
-            try await runDisableSteps(realm: realm, userId: id)
+            if change.enabled == false { try await endEverything(realm: realm, userId: id) }
             return user
         }
     }
@@ -390,11 +398,8 @@ public final class UserService: Sendable {
 
     /// Applies `change` to an existing user, then ends their browser sessions and records `event`.
     private func changeEndingSessions(_ event: AuditEvent.EventType, _ user: User, _ change: (User) async throws -> Void) async throws -> User {
-        let realm = user.realm
         try await change(user)
-        let ended = try await sessions.deleteSessions(realm: realm, userId: user.id)
-        await plugins.appSessions?.allSessionsEnded(realm: realm, userId: user.id)
-        await audit.record(event, realm: realm, userId: user.id, details: ["sessionsEnded": String(ended)])
+        await endSessions(event, realm: user.realm, userId: user.id, ended: try await sessions.deleteSessions(realm: user.realm, userId: user.id))
         return user
     }
 

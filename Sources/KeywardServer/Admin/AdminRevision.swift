@@ -17,13 +17,7 @@ enum AdminRevision {
     /// The revision the write must find, from `If-Match`: nil for none (or `*`). `current` reads the resource's
     /// revision, asked only when the header names several tags.
     static func expected(_ request: Request, current: () async throws -> Int64?) async throws -> Int64? {
-        let condition: IfMatch?
-        do throws(IfMatchError) {
-            condition = try IfMatch.parse(request.headers[values: .ifMatch])
-        } catch {
-            throw AdminProblem.invalid(error.description, field: "If-Match")
-        }
-        guard case .tags(let tags) = condition else { return nil }
+        guard case .tags(let tags) = try condition(request) else { return nil }
         // Compared as the tag is written, byte for byte (RFC 9110 §8.8.3.2): "03" is not "3".
         let revisions = Set(tags.filter { !$0.weak }.compactMap { tag in Int64(tag.opaque).flatMap { String($0) == tag.opaque ? $0 : nil } })
         if revisions.count == 1, let only = revisions.first { return only }
@@ -34,14 +28,17 @@ enum AdminRevision {
     /// For a write to a resource without revisions: `If-Match` naming a tag cannot hold (no current representation has
     /// one, RFC 9110 §13.1.1), so the write is refused rather than made unconditionally; `*` asks only that it exist.
     static func refuseTags(_ request: Request) throws(AdminProblem) {
-        let condition: IfMatch?
+        if case .tags = try condition(request) {
+            throw .stale("this resource has no ETag to compare: send the change without If-Match (or with If-Match: *)")
+        }
+    }
+
+    /// The request's `If-Match`, a malformed one answered as a bad request naming the header.
+    private static func condition(_ request: Request) throws(AdminProblem) -> IfMatch? {
         do throws(IfMatchError) {
-            condition = try IfMatch.parse(request.headers[values: .ifMatch])
+            return try IfMatch.parse(request.headers[values: .ifMatch])
         } catch {
             throw .invalid(error.description, field: "If-Match")
-        }
-        if case .tags = condition {
-            throw .stale("this resource has no ETag to compare: send the change without If-Match (or with If-Match: *)")
         }
     }
 
