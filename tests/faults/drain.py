@@ -8,9 +8,12 @@ On PostgreSQL the last stop comes while the database is gone (stopped `immediate
 again only after the server has exited): requests may then be answered 503, but the server must still exit 0 within
 `shutdown.grace`, as a supervisor stopping a node during a database outage expects.
 
-A request counts as had by the server when it was sent at least 100 ms before the signal: one sent later may still
-sit in the listen queue when the listener closes, and its client sees a refused or reset connection, as with any
-server that stops accepting. The last line is `N passed, M failed`.
+Every answer given after the signal must be a non-5xx. A request must be answered at all when it was sent at least
+500 ms before the signal: one sent later may not have been read yet when the server closes its idle connections (a
+request still in the listen queue or in a kept-alive connection's socket buffer), and its client sees a refused or
+reset connection, as with any HTTP/1.1 server that stops; clients retry. On an unloaded machine the server reads a
+request within a few milliseconds, but on a shared two-core CI machine running a debug build it has been seen to take
+140 ms. The last line is `N passed, M failed`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import faultlib
 from faultlib import FaultServer, Ledger, Load, PostgresCluster, Verdict, log
 
 GRACE_SECONDS = 10
-SENT_BEFORE_MARGIN = 0.1
+SENT_BEFORE_MARGIN = 0.5
 
 
 class Exchanges:
@@ -56,9 +59,10 @@ class Exchanges:
         with self.lock:
             self.records.append((sent, time.monotonic(), outcome, what))
 
-    def sent_before(self, moment: float) -> list[tuple[float, float, str, str]]:
+    def open_at(self, moment: float) -> list[tuple[float, float, str, str]]:
+        """The exchanges sent before `moment` that had not ended by then."""
         with self.lock:
-            return [record for record in self.records if record[0] <= moment - SENT_BEFORE_MARGIN]
+            return [record for record in self.records if record[0] <= moment <= record[1]]
 
 
 def main() -> int:
@@ -102,14 +106,16 @@ def main() -> int:
                 else:
                     server._close()
                 time.sleep(0.5)  # answers still on their way back to the clients
-                in_flight = [record for record in exchanges.sent_before(signalled) if record[1] >= signalled - SENT_BEFORE_MARGIN]
+                in_flight = exchanges.open_at(signalled)
                 for sent, _, outcome, what in in_flight:
+                    if not outcome.isdigit() and signalled - sent < SENT_BEFORE_MARGIN:
+                        continue  # perhaps not read yet when the connections closed: the client retries
                     # With the database gone an answer is all that can be asked: 503 says "try again".
                     allowed = outcome.isdigit() and (int(outcome) < 500 or (database_gone and int(outcome) == 503))
                     verdict.check(allowed, f"stop {number}: {what} sent {signalled - sent:.2f} s before SIGTERM was answered {outcome}")
-                drained.append(len(in_flight))
+                drained.append(sum(1 for record in in_flight if record[2].isdigit()))
                 log(f"stop {number}{' (PostgreSQL gone)' if database_gone else ''}: exit {code} {took:.2f} s after SIGTERM, "
-                    f"{len(in_flight)} requests under way at the signal answered; {ledger.size} acknowledged writes so far")
+                    f"{drained[-1]} of {len(in_flight)} requests under way at the signal answered; {ledger.size} acknowledged writes so far")
                 if database_gone:
                     cluster.start()
                 server.restart()
@@ -118,7 +124,7 @@ def main() -> int:
     finally:
         server.terminate()
     log(f"graceful drain {args.engine}: {len(exits)} stops, exit within {max(exits):.2f} s of SIGTERM (grace {GRACE_SECONDS} s), "
-        f"{sum(drained)} requests under way at the signals, acknowledged writes checked {ledger.size}, lost or wrong {len(verdict.failed)}")
+        f"{sum(drained)} requests under way at the signals answered, acknowledged writes checked {ledger.size}, lost or wrong {len(verdict.failed)}")
     return faultlib.finish(verdict, workdir)
 
 

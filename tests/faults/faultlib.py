@@ -87,7 +87,7 @@ def fault_settings() -> dict[str, str]:
     is refused by the replay memory that survived the kill, not merely by its age; every sign-in of the load comes
     from one address."""
     return {"KEYWARD_DPOP_TOKEN_ENDPOINT_MAX_AGE": "600", "KEYWARD_ACCOUNTS_LOGIN_ATTEMPTS_PER_ADDRESS": "100000",
-            "KEYWARD_LOG_LEVEL": "warning"}
+            "KEYWARD_LOG_LEVEL": os.environ.get("KEYWARD_FAULTS_LOG_LEVEL", "warning")}
 
 
 def prepare_realm(server: FaultServer, device_bin: str) -> None:
