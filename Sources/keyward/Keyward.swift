@@ -10,6 +10,6 @@ struct Keyward: AsyncParsableCommand {
             Settings come from flags, then KEYWARD_* environment variables, then the JSON file named by \
             --config / KEYWARD_CONFIG. Run `keyward serve --help` for every setting.
             """,
-        subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Realms.self, Clients.self, Users.self, Keys.self, EnrollmentLink.self, PushMFA.self, Broker.self, Issuers.self, Providers.self, Apps.self, Devices.self, Attestation.self, Assertion.self]
+        subcommands: [Serve.self, Migrate.self, Backup.self, Restore.self, Realms.self, Clients.self, Users.self, Keys.self, EnrollmentLink.self, PushMFA.self, Broker.self, Issuers.self, Providers.self, Apps.self, Devices.self, Attestation.self, Assertion.self, SCIMTokens.self]
     )
 }

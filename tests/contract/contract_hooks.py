@@ -961,6 +961,23 @@ SETUP.update({
 })
 
 
+# ------------------------------------------------------------------------------------------------------- scim
+_scim_token: dict[str, str] = {}
+
+
+def _scim(case, valid: bool) -> None:
+    """A SCIM token of the realm, made once with `keyward scim-tokens create` (the line it prints once)."""
+    if "token" not in _scim_token:
+        created = admin("scim-tokens", "create", "--realm", REALM, "--name", f"contract-{RUN}")
+        _scim_token["token"] = next(line for line in created.splitlines() if line.startswith("kwscim_"))
+    if valid:
+        case.query = {}
+    case.headers["Authorization"] = f"Bearer {_scim_token['token']}"
+
+
+SETUP.update({name: _scim for name in ("scimServiceProviderConfig",)})
+
+
 # ------------------------------------------------------------------------------------------------------ hooks
 @schemathesis.hook
 def before_call(context, case, kwargs) -> None:

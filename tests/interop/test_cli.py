@@ -183,3 +183,31 @@ def test_backup_and_restore_through_the_cli(keyward_bin, tmp_path):
                    "--database", "postgres://keyward:hunter2-secret@127.0.0.1:1/keyward")
     assert postgres.returncode != 0 and "pg_dump" in postgres.stderr
     assert "hunter2-secret" not in postgres.stdout + postgres.stderr
+
+
+def test_scim_tokens_are_printed_once_listed_without_the_secret_and_revoked(keyward_bin, tmp_path, spawn_server):
+    data = tmp_path / "scim" / "data"
+    assert run(keyward_bin, data, "realms", "create", "acme").returncode == 0
+    created = run(keyward_bin, data, "scim-tokens", "create", "--realm", "acme", "--name", "entra")
+    assert created.returncode == 0, created.stderr
+    token = next(line for line in created.stdout.splitlines() if line.startswith("kwscim_"))
+    assert "/scim/v2/realms/acme" in created.stdout
+    listed = run(keyward_bin, data, "scim-tokens", "list", "--realm", "acme")
+    assert "\tentra\t" in listed.stdout and token not in listed.stdout and token.split(".")[1] not in listed.stdout
+    again = run(keyward_bin, data, "scim-tokens", "create", "--realm", "acme", "--name", "entra")
+    assert again.returncode != 0 and "named 'entra' already" in again.stderr
+    assert "does not exist" in run(keyward_bin, data, "scim-tokens", "list", "--realm", "ghost").stderr
+
+    srv = spawn_server(Backend("sqlite", None, None), "scim")
+    config = f"{srv.base}/scim/v2/realms/acme/ServiceProviderConfig"
+    answer = requests.get(config, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert answer.status_code == 200 and answer.headers["Content-Type"] == "application/scim+json", answer.text
+    assert answer.json()["authenticationSchemes"][0]["type"] == "oauthbearertoken"
+
+    revoked = run(keyward_bin, data, "scim-tokens", "revoke", "--realm", "acme", "entra")
+    assert revoked.returncode == 0, revoked.stderr
+    refused = requests.get(config, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert refused.status_code == 401 and refused.json()["schemas"] == ["urn:ietf:params:scim:api:messages:2.0:Error"]
+    assert refused.headers["WWW-Authenticate"].startswith("Bearer ")
+    twice = run(keyward_bin, data, "scim-tokens", "revoke", "--realm", "acme", "entra")
+    assert twice.returncode != 0 and "no SCIM token" in twice.stderr

@@ -14,6 +14,8 @@ public struct AdminAssembly: KeywardPart {
     private let pushMFA: PushMFAAssembly
     private let passkeys: PasskeysAssembly
     private let core: CoreServices
+    /// The gate of every admin route, and of SCIM's routes for callers with a DPoP-bound token.
+    let authentication: AdminAuthentication
 
     init(
         _ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, hostTokens: HostTokensAssembly, devices: DevicesAssembly,
@@ -21,13 +23,13 @@ public struct AdminAssembly: KeywardPart {
     ) {
         (self.core, self.oauth, self.accounts, self.hostTokens, self.devices) = (core, oauth, accounts, hostTokens, devices)
         (self.pushMFA, self.passkeys) = (pushMFA, passkeys)
-    }
-
-    func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
-        let authentication = AdminAuthentication(
+        authentication = AdminAuthentication(
             gate: oauth.resourceGuard, realms: oauth.realms, clients: oauth.clients, audit: core.audit, publicURL: core.settings.publicURL,
             clock: core.clock, refusals: RefusalAuditSampler()
         )
+    }
+
+    func registerRoutes(on router: Router<KeywardRequestContext>, web: PageSurface) {
         let maxBodySize = core.settings.maxBodySize
         let realmRoutes = AdminRealmRoutes(realms: oauth.realms, keys: oauth.keys, maxBodySize: maxBodySize)
         let top = router.group("/admin").add(middleware: AdminProblemMiddleware())

@@ -13,14 +13,14 @@ public final class KeywardRuntime: Sendable {
     /// construction in `init`.
     static let partTypes: [any KeywardPart.Type] = [
         OAuthAssembly.self, AccountsAssembly.self, PushMFAAssembly.self, HostTokensAssembly.self, IdentityProvidersAssembly.self,
-        DevicesAssembly.self, OpenIDAssembly.self, BrokerAssembly.self, PasskeysAssembly.self, AdminAssembly.self,
+        DevicesAssembly.self, OpenIDAssembly.self, BrokerAssembly.self, PasskeysAssembly.self, AdminAssembly.self, SCIMAssembly.self,
     ]
 
     /// Every migration, assembled from Core's pieces and the parts'.
     static let schemaMigrations = SchemaMigration.assemble(CoreServices.migrations + partTypes.flatMap { $0.migrations })
 
     /// The parts as built, in the same order.
-    var parts: [any KeywardPart] { [oauth, accounts, pushMFA, hostTokens, identityProviders, devices, openID, broker, passkeys, admin] }
+    var parts: [any KeywardPart] { [oauth, accounts, pushMFA, hostTokens, identityProviders, devices, openID, broker, passkeys, admin, scim] }
 
     public let configuration: KeywardConfiguration
     public let database: KeywardDatabase
@@ -39,6 +39,7 @@ public final class KeywardRuntime: Sendable {
     public let broker: BrokerAssembly
     public let passkeys: PasskeysAssembly
     let admin: AdminAssembly
+    public let scim: SCIMAssembly
     let pageRenderer: PageRenderer
     private let core: CoreServices
     let pushSenders: [any PushSender]
@@ -95,6 +96,7 @@ public final class KeywardRuntime: Sendable {
         broker = BrokerAssembly(core, oauth: oauth, accounts: accounts, openID: openID, relaysPerPersonPerMinute: configuration.relaysPerPersonPerMinute)
         passkeys = PasskeysAssembly(core, oauth: oauth, accounts: accounts, devices: devices)
         admin = AdminAssembly(core, oauth: oauth, accounts: accounts, hostTokens: hostTokens, devices: devices, pushMFA: pushMFA, passkeys: passkeys)
+        scim = SCIMAssembly(core, oauth: oauth, admin: admin)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).

@@ -83,6 +83,9 @@ public struct AuditEvent: Sendable, Equatable {
         case passkeyRemoved = "PasskeyRemoved"
         case passkeyPossiblyCloned = "PasskeyPossiblyCloned"
         case passkeyRefused = "PasskeyRefused"
+        /// A directory token for the realm's SCIM API made (`details`: tokenId, name) or revoked (`details`: token).
+        case scimTokenCreated = "ScimTokenCreated"
+        case scimTokenRevoked = "ScimTokenRevoked"
         case unknown = "Unknown"
     }
 

@@ -11,7 +11,7 @@ final class PartBoundaryTests: XCTestCase {
         .deletingLastPathComponent().appendingPathComponent("Sources/KeywardServer")
 
     /// The parts, by folder; IdentityProviders is a part of its own inside Accounts' folder.
-    static let parts = ["OAuth", "Accounts", "IdentityProviders", "PushMFA", "HostTokens", "Devices"]
+    static let parts = ["OAuth", "Accounts", "IdentityProviders", "PushMFA", "HostTokens", "Devices", "Admin", "SCIM"]
 
     static func folder(of file: URL) -> String {
         let components = file.path.dropFirst(root.path.count + 1).split(separator: "/").map(String.init)

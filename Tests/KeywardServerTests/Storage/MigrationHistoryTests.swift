@@ -30,6 +30,7 @@ final class MigrationHistoryTests: XCTestCase {
         19: ("passkeys: settings and credentials", "9331d36ef09ecf477b542b73d729d8f86d6774837516ad5dc2e6859af11e5250", "9331d36ef09ecf477b542b73d729d8f86d6774837516ad5dc2e6859af11e5250"),
         20: ("one device, one key: devices' people, removal, push on a registered device", "f806979d101d6d726741b99b2580c97612ebf6297a4c77058cabf709ae1d5c75", "f806979d101d6d726741b99b2580c97612ebf6297a4c77058cabf709ae1d5c75"),
         21: ("administration over HTTP: admin scopes, user revisions", "f59423b456af7c6a0f50810a988832d7d1a099883b2e0940ba20c23f9e11f846", "f59423b456af7c6a0f50810a988832d7d1a099883b2e0940ba20c23f9e11f846"),
+        22: ("SCIM directory tokens", "976193d6a6b71494d1f57eaed6ca0287b0cd4a5ce55798b7521c714226fbd5de", "976193d6a6b71494d1f57eaed6ca0287b0cd4a5ce55798b7521c714226fbd5de"),
     ]
 
     static func digest(_ migration: SchemaMigration, _ engine: DatabaseEngine) -> String {
