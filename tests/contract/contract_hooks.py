@@ -965,17 +965,53 @@ SETUP.update({
 _scim_token: dict[str, str] = {}
 
 
-def _scim(case, valid: bool) -> None:
+SCIM_CORE = "urn:ietf:params:scim:schemas:core:2.0:User"
+
+
+def _scim_bearer() -> str:
     """A SCIM token of the realm, made once with `keyward scim-tokens create` (the line it prints once)."""
     if "token" not in _scim_token:
         created = admin("scim-tokens", "create", "--realm", REALM, "--name", f"contract-{RUN}")
         _scim_token["token"] = next(line for line in created.splitlines() if line.startswith("kwscim_"))
+    return _scim_token["token"]
+
+
+def _scim_user(user_name: str | None = None) -> dict[str, Any]:
+    """A user made through SCIM itself: (id, userName)."""
+    user_name = user_name or _fresh("scim")
+    answer = requests.post(f"{BASE}/scim/v2/realms/{REALM}/Users", timeout=TIMEOUT, json={"schemas": [SCIM_CORE], "userName": user_name},
+                           headers={"Authorization": f"Bearer {_scim_bearer()}", "Content-Type": "application/scim+json"})
+    answer.raise_for_status()
+    return {"id": answer.json()["id"], "userName": user_name}
+
+
+def _scim(case, valid: bool) -> None:
+    """The directory's token; every other call also a request that names what exists."""
+    operation = case.operation.definition.raw.get("operationId")
     if valid:
         case.query = {}
-    case.headers["Authorization"] = f"Bearer {_scim_token['token']}"
+        case.headers.pop("If-Match", None)
+        if operation == "scimResourceType":
+            case.path_parameters["id"] = "User"
+        elif operation == "scimSchema":
+            case.path_parameters["id"] = SCIM_CORE
+        elif operation == "scimCreateUser":
+            case.body = {"schemas": [SCIM_CORE], "userName": _fresh("scim")}
+        elif operation in ("scimGetUser", "scimReplaceUser", "scimPatchUser", "scimDeleteUser"):
+            user = _scim_user()
+            case.path_parameters["id"] = user["id"]
+            if operation == "scimReplaceUser":
+                case.body = {"schemas": [SCIM_CORE], "userName": user["userName"], "displayName": "Replaced"}
+            elif operation == "scimPatchUser":
+                case.body = {"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+                             "Operations": [{"op": "Replace", "path": "displayName", "value": "Patched"}]}
+    case.headers["Authorization"] = f"Bearer {_scim_bearer()}"
 
 
-SETUP.update({name: _scim for name in ("scimServiceProviderConfig",)})
+SETUP.update({name: _scim for name in (
+    "scimServiceProviderConfig", "scimResourceTypes", "scimResourceType", "scimSchemas", "scimSchema", "scimListUsers", "scimCreateUser",
+    "scimGetUser", "scimReplaceUser", "scimPatchUser", "scimDeleteUser",
+)})
 
 
 # ------------------------------------------------------------------------------------------------------ hooks

@@ -217,8 +217,8 @@ public struct SCIMFilterError: Error, Sendable, Equatable, CustomStringConvertib
 }
 
 /// ASCII case-insensitive comparison of names and schema URNs (RFC 7643 §2.1), without allocating for the usual case.
-enum SCIMName {
-    static func equal(_ left: String?, _ right: String?) -> Bool {
+public enum SCIMName {
+    public static func equal(_ left: String?, _ right: String?) -> Bool {
         switch (left, right) {
         case (nil, nil): true
         case (let left?, let right?): equal(left, right)
@@ -226,11 +226,11 @@ enum SCIMName {
         }
     }
 
-    static func equal(_ left: String, _ right: String) -> Bool {
+    public static func equal(_ left: String, _ right: String) -> Bool {
         left.utf8.count == right.utf8.count && zip(left.utf8, right.utf8).allSatisfy { lower($0) == lower($1) }
     }
 
-    static func folded(_ name: String) -> String {
+    public static func folded(_ name: String) -> String {
         String(decoding: name.utf8.map(lower), as: UTF8.self)
     }
 

@@ -80,6 +80,7 @@ extension AccountsAssembly {
         UsersSchemaMigration.piece, BrowserSessionSchemaMigration.piece, LoginThrottleSchemaMigration.piece,
         ExternalIdentitySchemaMigration.piece, IdentityProviderSchemaMigration.piece, AppleRevocationSchemaMigration.piece,
         NewAccountSchemaMigration.piece, SessionSignInTimeSchemaMigration.piece, UserRevisionSchemaMigration.piece,
+        UserProfileSchemaMigration.piece,
     ]
 
     var sweeps: [ExpiredRowSweep] { [.browserSessions(sessionStore), .loginAttempts(loginAttemptStore)] }

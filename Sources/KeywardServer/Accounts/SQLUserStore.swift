@@ -9,22 +9,26 @@ public struct SQLUserStore: UserStore {
         self.database = database
     }
 
-    public func createUser(_ user: User) async throws {
+    public func createUser(_ user: User, profile: UserProfile) async throws {
         try await StoreErrorMapping.mapping(
             "createUser",
             conflict: "a user named '\(user.username)' or with id '\(user.id)' exists already in realm '\(user.realm)'",
             missingParent: "realm '\(user.realm)' does not exist"
         ) {
-            try await Self.insert(user, on: database.sql)
+            guard !profile.isEmpty else { return try await Self.insert(user, on: database.sql) }
+            try await database.transaction { session in
+                try await Self.insert(user, on: session)
+                try await Self.writeProfile(profile, realm: user.realm, userId: user.id, on: session)
+            }
         }
     }
 
     /// The insert, on a connection or inside a transaction of another store.
     static func insert(_ user: User, on sql: any SQLDatabase) async throws {
         try await sql.raw("""
-            INSERT INTO users (realm, id, username, password_hash, enabled, created_at)
-            VALUES (\(bind: user.realm), \(bind: user.id), \(bind: user.username), \(bind: user.passwordHash),
-                    \(bind: user.enabled), \(bind: StorageTime.milliseconds(user.createdAt)))
+            INSERT INTO users (realm, id, username, username_folded, password_hash, enabled, created_at)
+            VALUES (\(bind: user.realm), \(bind: user.id), \(bind: user.username), \(bind: UserNameFolding.folded(user.username)),
+                    \(bind: user.passwordHash), \(bind: user.enabled), \(bind: StorageTime.milliseconds(user.createdAt)))
             """).run()
     }
 
@@ -66,7 +70,9 @@ public struct SQLUserStore: UserStore {
 
     public func updateUser(realm: String, id: String, change: UserChange, expectedRevision: Int64?) async throws -> UserUpdateOutcome {
         var statement: SQLQueryString = "UPDATE users SET revision = revision + 1"
-        if let username = change.username { statement = statement + ", username = \(bind: username)" }
+        if let username = change.username {
+            statement = statement + ", username = \(bind: username), username_folded = \(bind: UserNameFolding.folded(username))"
+        }
         if let enabled = change.enabled { statement = statement + ", enabled = \(bind: enabled)" }
         statement = statement + " WHERE realm = \(bind: realm) AND id = \(bind: id)"
         if let expectedRevision { statement = statement + " AND revision = \(bind: expectedRevision)" }
@@ -74,7 +80,12 @@ public struct SQLUserStore: UserStore {
         let updated = try await StoreErrorMapping.mapping(
             "updateUser", conflict: "a user named '\(change.username ?? "")' exists already in realm '\(realm)'"
         ) {
-            try await database.sql.raw(statement).first().map(Self.user(from:))
+            guard let profile = change.profile else { return try await database.sql.raw(statement).first().map(Self.user(from:)) }
+            return try await database.transaction { [statement] session in
+                guard let updated = try await session.raw(statement).first().map(Self.user(from:)) else { return nil }
+                try await Self.writeProfile(profile, realm: realm, userId: id, on: session)
+                return updated
+            }
         }
         if let updated { return .updated(updated) }
         guard let current = try await user(realm: realm, id: id) else { return .notFound }

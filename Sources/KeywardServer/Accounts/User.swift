@@ -25,8 +25,8 @@ public struct User: Sendable, Equatable {
 }
 
 public protocol UserStore: Sendable {
-    /// Inserts a user; throws `.conflict` when (realm, username) exists.
-    func createUser(_ user: User) async throws
+    /// Inserts a user with its profile, in one transaction; throws `.conflict` when (realm, username) exists.
+    func createUser(_ user: User, profile: UserProfile) async throws
     func user(realm: String, username: String) async throws -> User?
     func user(realm: String, id: String) async throws -> User?
     func listUsers(realm: String) async throws -> [User]
@@ -41,6 +41,16 @@ public protocol UserStore: Sendable {
     func deleteUser(realm: String, id: String) async throws
     /// Throws `.notFound` when the user does not exist.
     func setPasswordHash(_ hash: String?, realm: String, id: String) async throws
+    /// The profiles of these users of the realm; a user no directory described has none in the answer.
+    func profiles(realm: String, userIds: [String]) async throws -> [String: UserProfile]
+    /// The users `match` finds, by id (time-ordered: oldest first), from `offset`, at most `limit`; and how many it finds in all.
+    func search(realm: String, match: UserMatch?, offset: Int, limit: Int) async throws -> UserSearchPage
+}
+
+extension UserStore {
+    func createUser(_ user: User) async throws {
+        try await createUser(user, profile: UserProfile())
+    }
 }
 
 /// Which users a page lists (the admin API's `GET …/users`).
@@ -61,9 +71,11 @@ public struct UserQuery: Sendable, Equatable {
 public struct UserChange: Sendable, Equatable {
     public var username: String?
     public var enabled: Bool?
+    /// Replaces the whole profile (its e-mail addresses too) in the same transaction as the rest.
+    public var profile: UserProfile?
 
-    public init(username: String? = nil, enabled: Bool? = nil) {
-        (self.username, self.enabled) = (username, enabled)
+    public init(username: String? = nil, enabled: Bool? = nil, profile: UserProfile? = nil) {
+        (self.username, self.enabled, self.profile) = (username, enabled, profile)
     }
 }
 

@@ -38,16 +38,16 @@ public final class UserService: Sendable {
         self.decoyHash = hasher.hash(UUID().uuidString)
     }
 
-    public func createUser(realm: String, username: String, password: String?, enabled: Bool = true) async throws -> User {
+    public func createUser(realm: String, username: String, password: String?, enabled: Bool = true, profile: UserProfile = UserProfile()) async throws -> User {
         try Self.checkUsername(username)
         if let password { try Self.checkLength(password) }
         let now = clock.now()
         let user = User(
             id: SecureRandom.timeOrderedUUIDString(at: now), realm: realm, username: username,
-            passwordHash: password.map { hasher.hash($0) }, enabled: enabled, createdAt: now
+            passwordHash: password.map { hasher.hash($0) }, enabled: enabled, createdAt: StorageTime.asStored(now)
         )
         do {
-            try await store.createUser(user)
+            try await store.createUser(user, profile: profile)
         } catch StoreError.conflict {
             throw UserError.exists(username)
         }
@@ -349,6 +349,16 @@ public final class UserService: Sendable {
 
     public func users(realm: String, query: UserQuery) async throws -> [User] { try await store.users(realm: realm, query: query) }
 
+    /// The users `match` finds (all when nil), oldest first, from `offset`, at most `limit`, with how many it finds in all.
+    public func search(realm: String, match: UserMatch?, offset: Int, limit: Int) async throws -> UserSearchPage {
+        try await store.search(realm: realm, match: match, offset: offset, limit: limit)
+    }
+
+    /// The profiles of these users; a user without one is missing from the answer.
+    public func profiles(realm: String, userIds: [String]) async throws -> [String: UserProfile] {
+        try await store.profiles(realm: realm, userIds: userIds)
+    }
+
     /// Renames, disables or enables a user in one statement, only while it is at `expectedRevision` when one is
     /// given. Disabling ends what `disable` ends: every browser and app session and what the other parts end with it.
     public func update(realm: String, id: String, change: UserChange, expectedRevision: Int64?) async throws -> User {
@@ -365,7 +375,10 @@ public final class UserService: Sendable {
         case .stale(let current):
             throw UserError.stale(current: current)
         case .updated(let user):
-            if let username = change.username { await audit.record(.userUpdated, realm: realm, userId: id, details: ["username": username]) }
+            var changed: [String: String] = [:]
+            if let username = change.username { changed["username"] = username }
+            if change.profile != nil { changed["profile"] = "replaced" }
+            if !changed.isEmpty { await audit.record(.userUpdated, realm: realm, userId: id, details: changed) }
             if change.enabled == true { await audit.record(.userEnabled, realm: realm, userId: id) }
             if change.enabled == false { try await endEverything(realm: realm, userId: id) }
             return user

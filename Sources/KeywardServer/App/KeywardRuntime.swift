@@ -96,7 +96,7 @@ public final class KeywardRuntime: Sendable {
         broker = BrokerAssembly(core, oauth: oauth, accounts: accounts, openID: openID, relaysPerPersonPerMinute: configuration.relaysPerPersonPerMinute)
         passkeys = PasskeysAssembly(core, oauth: oauth, accounts: accounts, devices: devices)
         admin = AdminAssembly(core, oauth: oauth, accounts: accounts, hostTokens: hostTokens, devices: devices, pushMFA: pushMFA, passkeys: passkeys)
-        scim = SCIMAssembly(core, oauth: oauth, admin: admin)
+        scim = SCIMAssembly(core, oauth: oauth, accounts: accounts, admin: admin)
     }
 
     /// Deletes a user and what is theirs (`keyward users delete`).

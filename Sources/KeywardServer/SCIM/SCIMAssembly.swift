@@ -12,8 +12,10 @@ public struct SCIMAssembly: KeywardPart {
     private let admin: AdminAssembly
     private let core: CoreServices
 
-    init(_ core: CoreServices, oauth: OAuthAssembly, admin: AdminAssembly) {
-        (self.core, self.oauth, self.admin) = (core, oauth, admin)
+    private let accounts: AccountsAssembly
+
+    init(_ core: CoreServices, oauth: OAuthAssembly, accounts: AccountsAssembly, admin: AdminAssembly) {
+        (self.core, self.oauth, self.accounts, self.admin) = (core, oauth, accounts, admin)
         tokens = SCIMTokenService(store: SQLSCIMTokenStore(database: core.database), audit: core.audit, clock: core.clock)
     }
 
@@ -22,5 +24,7 @@ public struct SCIMAssembly: KeywardPart {
         let realm = router.group("/scim/v2/realms/:realm").add(middleware: SCIMErrorMiddleware()).add(middleware: oauth.realmResolution)
             .add(middleware: authentication)
         SCIMDiscoveryRoutes(publicURL: core.settings.publicURL).register(on: realm)
+        let users = SCIMUserService(users: accounts.users, removal: accounts.removal, publicURL: core.settings.publicURL)
+        SCIMUserRoutes(service: users, maxBodySize: core.settings.maxBodySize).register(on: realm)
     }
 }

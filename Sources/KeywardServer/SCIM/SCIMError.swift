@@ -28,7 +28,7 @@ struct SCIMError: Error, Sendable {
     init(_ problem: AdminProblem) {
         let scimType: SCIMType? = switch problem.status {
         case .conflict: .uniqueness
-        case .contentTooLarge: .tooMany
+        case .badRequest: .invalidValue
         default: nil
         }
         self.init(problem.status, scimType, problem.detail)

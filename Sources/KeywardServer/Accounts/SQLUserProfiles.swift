@@ -1,0 +1,84 @@
+// The user_profiles and user_emails tables, and searching users with a `UserMatch`.
+import Foundation
+import SQLKit
+
+extension SQLUserStore {
+    /// Writes `profile` as the user's whole profile (an empty one removes it), on a transaction's session.
+    static func writeProfile(_ profile: UserProfile, realm: String, userId: String, on sql: any SQLDatabase) async throws {
+        try await sql.raw("DELETE FROM user_emails WHERE realm = \(bind: realm) AND user_id = \(bind: userId)").run()
+        guard !profile.isEmpty else {
+            try await sql.raw("DELETE FROM user_profiles WHERE realm = \(bind: realm) AND user_id = \(bind: userId)").run()
+            return
+        }
+        let attributes = String(decoding: try profileEncoder.encode(profile), as: UTF8.self)
+        try await sql.raw("""
+            INSERT INTO user_profiles (realm, user_id, external_id, display_name, given_name, family_name, attributes)
+            VALUES (\(bind: realm), \(bind: userId), \(bind: profile.externalId), \(bind: profile.displayName),
+                \(bind: profile.name?.givenName), \(bind: profile.name?.familyName), \(bind: attributes))
+            ON CONFLICT (realm, user_id) DO UPDATE SET external_id = excluded.external_id, display_name = excluded.display_name,
+                given_name = excluded.given_name, family_name = excluded.family_name, attributes = excluded.attributes
+            """).run()
+        for (position, email) in profile.emails.enumerated() {
+            try await sql.raw("""
+                INSERT INTO user_emails (realm, user_id, position, value, value_folded, type, is_primary)
+                VALUES (\(bind: realm), \(bind: userId), \(bind: position), \(bind: email.value), \(bind: UserNameFolding.folded(email.value)),
+                    \(bind: email.type), \(bind: email.primary))
+                """).run()
+        }
+    }
+
+    public func profiles(realm: String, userIds: [String]) async throws -> [String: UserProfile] {
+        guard !userIds.isEmpty else { return [:] }
+        let rows = try await StoreErrorMapping.mapping("profiles(realm:userIds:)") {
+            try await database.sql.raw("""
+                SELECT user_id, attributes FROM user_profiles WHERE realm = \(bind: realm) AND user_id IN (\(binds: userIds))
+                """).all()
+        }
+        var profiles: [String: UserProfile] = [:]
+        for row in rows {
+            let attributes = try row.decode(column: "attributes", as: String.self)
+            profiles[try row.decode(column: "user_id", as: String.self)] = try Self.profileDecoder.decode(UserProfile.self, from: Data(attributes.utf8))
+        }
+        return profiles
+    }
+
+    public func search(realm: String, match: UserMatch?, offset: Int, limit: Int) async throws -> UserSearchPage {
+        var condition: SQLQueryString = "users.realm = \(bind: realm)"
+        if let match {
+            do {
+                condition = condition + " AND " + (try SQLUserMatch(engine: database.engine).condition(match))
+            } catch {
+                throw UserSearchError.unsupported(error.description)
+            }
+        }
+        let from: SQLQueryString = "FROM users LEFT JOIN user_profiles p ON p.realm = users.realm AND p.user_id = users.id WHERE " + condition
+        return try await StoreErrorMapping.mapping("search(realm:match:)") {
+            let total = try await database.sql.raw("SELECT count(*) AS n " + from).first()?.decode(column: "n", as: Int.self) ?? 0
+            guard limit > 0, offset < total else { return UserSearchPage(total: total, users: []) }
+            let users = try await database.sql.raw(
+                "SELECT \(unsafeRaw: Self.columns(prefixed: "", from: "users")) " + from
+                    + " ORDER BY users.id LIMIT \(bind: limit) OFFSET \(bind: offset)"
+            ).all().map(Self.user(from:))
+            return UserSearchPage(total: total, users: users)
+        }
+    }
+
+    private static let profileEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    private static let profileDecoder = JSONDecoder()
+}
+
+/// A `UserMatch` the store cannot search with (an attribute compared with a value of another kind).
+public enum UserSearchError: Error, Equatable, CustomStringConvertible {
+    case unsupported(String)
+
+    public var description: String {
+        switch self {
+        case .unsupported(let why): "unsupported search: \(why)"
+        }
+    }
+}

@@ -1,0 +1,239 @@
+// A SCIM PATCH (RFC 7644 §3.5.2) applied to a resource's JSON, in the shapes Entra ID and Okta send.
+import KeywardHTTPInput
+import KeywardJOSE
+
+/// Applies a PatchOp body's operations, in order, to the resource as it is rendered; the result is then read as a
+/// `PUT` body would be, so a PATCH is held to every rule a `PUT` is. What directories send, besides RFC 7644:
+/// - Entra ID: `op` capitalised (`Replace`), booleans as strings (`"False"`), `emails[type eq "work"].value` replaced
+///   when the user has no work address (taken as an add: a value with `type` `work` is created), the manager's id as
+///   a bare string, and no-path values naming attributes by path (`{"name.givenName": "…"}`).
+/// - Okta: no-path `replace` with a value object (`{"active": false}`), each member applied as its own path.
+enum SCIMPatch {
+    static let schema = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+    static let maxOperations = 100
+
+    enum Operation: String { case add, remove, replace }
+
+    static func apply(_ body: JSONObject, to resource: JSONObject) throws(SCIMError) -> JSONObject {
+        let members = try Members(body, at: nil)
+        try members.refuseUnknown(["schemas", "Operations"])
+        guard case .array(let schemas)? = members["schemas"], schemas.contains(where: { $0.stringValue.map { SCIMName.equal($0, schema) } ?? false }) else {
+            throw SCIMError(.badRequest, .invalidSyntax, "'schemas' must list \(schema)")
+        }
+        guard case .array(let operations)? = members["Operations"], !operations.isEmpty else {
+            throw SCIMError(.badRequest, .invalidSyntax, "'Operations' must hold at least one operation")
+        }
+        guard operations.count <= maxOperations else {
+            throw SCIMError(.badRequest, .invalidValue, "a PATCH takes at most \(maxOperations) operations")
+        }
+        var resource = resource
+        for (index, value) in operations.enumerated() {
+            guard case .object(let object) = value else { throw SCIMError(.badRequest, .invalidSyntax, "operation \(index) is not an object") }
+            let operation = try Members(object, at: "Operations[\(index)]")
+            try operation.refuseUnknown(["op", "path", "value"])
+            guard let name = try operation.text("op"), let op = Operation(rawValue: SCIMName.folded(name)) else {
+                throw SCIMError(.badRequest, .invalidSyntax, "operation \(index): 'op' is add, remove or replace")
+            }
+            let value = operation["value"]
+            if let pathText = try operation.text("path") {
+                let path: SCIMPatchPath
+                do {
+                    path = try SCIMPatchPath.parse(pathText)
+                } catch {
+                    throw SCIMError(.badRequest, .invalidPath, "operation \(index): \(error.message) (at byte \(error.offset) of the path)")
+                }
+                try apply(op, path, value, to: &resource)
+            } else {
+                guard op != .remove else { throw SCIMError(.badRequest, .noTarget, "operation \(index): remove needs a 'path'") }
+                guard case .object(let values)? = value else {
+                    throw SCIMError(.badRequest, .invalidValue, "operation \(index): without a 'path', 'value' is an object of attributes")
+                }
+                for (key, member) in values.sorted(by: { $0.key < $1.key }) {
+                    if SCIMName.equal(key, SCIMUserSchema.enterprise), case .object(let extensionMembers) = member {
+                        for (subKey, subValue) in extensionMembers.sorted(by: { $0.key < $1.key }) {
+                            try apply(op, SCIMPatchPath(attribute: .init(schema: SCIMUserSchema.enterprise, attribute: subKey)), subValue, to: &resource)
+                        }
+                        continue
+                    }
+                    let path: SCIMPatchPath
+                    do {
+                        path = try SCIMPatchPath.parse(key)
+                    } catch {
+                        throw SCIMError(.badRequest, .invalidPath, "operation \(index): '\(key)' names no attribute: \(error.message)")
+                    }
+                    try apply(op, path, member, to: &resource)
+                }
+            }
+        }
+        return resource
+    }
+
+    private static let readOnly = ["id", "meta", "schemas", "groups"]
+
+    private static func apply(_ op: Operation, _ path: SCIMPatchPath, _ rawValue: JSONValue?, to resource: inout JSONObject) throws(SCIMError) {
+        let sub = path.valueFilter == nil ? path.attribute.subAttribute : path.subAttribute
+        let attribute = path.attribute.attribute
+        let inExtension = path.attribute.schema.map { SCIMName.equal($0, SCIMUserSchema.enterprise) } ?? false
+        if let schema = path.attribute.schema, !inExtension, !SCIMName.equal(schema, SCIMUserSchema.core) {
+            throw SCIMError(.badRequest, .invalidPath, "'\(path)' names an unknown schema")
+        }
+        if !inExtension, readOnly.contains(where: { SCIMName.equal($0, attribute) }) {
+            throw SCIMError(.badRequest, .mutability, "'\(attribute)' is read-only")
+        }
+        guard op == .remove || rawValue != nil else { throw SCIMError(.badRequest, .invalidValue, "\(op.rawValue) '\(path)' needs a 'value'") }
+        let value = rawValue.map { normalized($0, attribute: sub ?? attribute) }
+
+        if inExtension {
+            var container = object(resource, SCIMUserSchema.enterprise) ?? [:]
+            try change(&container, attribute: attribute, sub: sub, filter: path.valueFilter, op, value, path: path)
+            resource[key(in: resource, SCIMUserSchema.enterprise)] = .object(container)
+            if !hasSchema(resource, SCIMUserSchema.enterprise), case .array(let schemas)? = resource["schemas"] {
+                resource["schemas"] = .array(schemas + [.string(SCIMUserSchema.enterprise)])
+            }
+        } else {
+            try change(&resource, attribute: attribute, sub: sub, filter: path.valueFilter, op, value, path: path)
+        }
+    }
+
+    private static func change(
+        _ container: inout JSONObject, attribute: String, sub: String?, filter: SCIMFilter?, _ op: Operation, _ value: JSONValue?, path: SCIMPatchPath
+    ) throws(SCIMError) {
+        let name = key(in: container, attribute)
+        let current = container[name]
+        if let filter {
+            var values: [JSONValue]
+            switch current {
+            case nil, .null?: values = []
+            case .array(let existing)?: values = existing
+            default: throw SCIMError(.badRequest, .invalidPath, "'\(attribute)' is not multi-valued; '\(path)' filters its values")
+            }
+            let matched = filter.matchingIndices(in: values, of: SCIMAttributePath(attribute: attribute))
+            if matched.isEmpty {
+                guard op != .remove else { return }
+                // Nothing matched: a value is made from the filter's equalities (Entra ID replaces emails[type eq "work"].value
+                // on users without one).
+                guard var made = equalities(filter) else {
+                    throw SCIMError(.badRequest, .noTarget, "no value of '\(attribute)' matches '\(path)'")
+                }
+                try set(&made, sub: sub, value!, path: path)
+                values.append(.object(made))
+            } else {
+                for index in matched.reversed() {
+                    switch (op, sub) {
+                    case (.remove, nil): values.remove(at: index)
+                    case (.remove, let sub?):
+                        guard case .object(var element) = values[index] else { continue }
+                        element.removeValue(forKey: key(in: element, sub))
+                        values[index] = .object(element)
+                    case (_, let sub):
+                        guard case .object(var element) = values[index] else { continue }
+                        try set(&element, sub: sub, value!, path: path)
+                        values[index] = .object(element)
+                    }
+                }
+            }
+            container[name] = values.isEmpty ? nil : .array(values)
+            return
+        }
+        switch op {
+        case .remove:
+            if let sub {
+                guard case .object(var object)? = current else { return }
+                object.removeValue(forKey: key(in: object, sub))
+                container[name] = object.isEmpty ? nil : .object(object)
+            } else {
+                container.removeValue(forKey: name)
+            }
+        case .add, .replace:
+            if let sub {
+                var object: JSONObject
+                switch current {
+                case nil, .null?: object = [:]
+                case .object(let existing)?: object = existing
+                default: throw SCIMError(.badRequest, .invalidPath, "'\(attribute)' has no sub-attributes; '\(path)' names one")
+                }
+                object[key(in: object, sub)] = value!
+                container[name] = .object(object)
+            } else if case .array(let existing)? = current, op == .add {
+                // Adding to a multi-valued attribute adds the values (RFC 7644 §3.5.2.1).
+                guard case .array(let added) = value! else { container[name] = .array(existing + [value!]); return }
+                container[name] = .array(existing + added)
+            } else if case .object(let existing)? = current, case .object(let given) = value! {
+                // A complex attribute keeps the sub-attributes the value does not name (RFC 7644 §3.5.2.1, §3.5.2.3).
+                var merged = existing
+                for (subName, subValue) in given { merged[key(in: merged, subName)] = subValue }
+                container[name] = .object(merged)
+            } else {
+                container[name] = value!
+            }
+        }
+    }
+
+    /// Sets `sub` of a value to `value`, or, without `sub`, merges the value's members into it.
+    private static func set(_ element: inout JSONObject, sub: String?, _ value: JSONValue, path: SCIMPatchPath) throws(SCIMError) {
+        if let sub {
+            element[key(in: element, sub)] = value
+            return
+        }
+        guard case .object(let members) = value else {
+            throw SCIMError(.badRequest, .invalidValue, "'\(path)' selects values of a complex attribute: 'value' is an object")
+        }
+        for (subName, subValue) in members { element[key(in: element, subName)] = subValue }
+    }
+
+    /// The members a filter made only of `eq` comparisons joined by `and` says a matching value has; nil otherwise.
+    private static func equalities(_ filter: SCIMFilter) -> JSONObject? {
+        switch filter {
+        case .compare(let path, .eq, let operand) where path.schema == nil && path.subAttribute == nil:
+            let value: JSONValue = switch operand {
+            case .string(let text): .string(text)
+            case .boolean(let flag): .bool(flag)
+            case .number(let text): .number(Double(text) ?? 0)
+            case .null: .null
+            }
+            return [path.attribute: value]
+        case .and(let left, let right):
+            guard let left = equalities(left), let right = equalities(right) else { return nil }
+            return left.merging(right) { first, _ in first }
+        default:
+            return nil
+        }
+    }
+
+    /// Entra ID sends `"True"` / `"False"` for booleans in PATCH values.
+    private static func normalized(_ value: JSONValue, attribute: String) -> JSONValue {
+        let booleans = ["active", "primary"]
+        if booleans.contains(where: { SCIMName.equal($0, attribute) }), case .string(let text) = value {
+            switch SCIMName.folded(text) {
+            case "true": return .bool(true)
+            case "false": return .bool(false)
+            default: return value
+            }
+        }
+        if case .object(var members) = value {
+            for (name, member) in members where booleans.contains(where: { SCIMName.equal($0, name) }) {
+                members[name] = normalized(member, attribute: name)
+            }
+            return .object(members)
+        }
+        if case .array(let values) = value, SCIMName.equal(attribute, "emails") || SCIMName.equal(attribute, "phoneNumbers") || SCIMName.equal(attribute, "addresses") {
+            return .array(values.map { normalized($0, attribute: "") })
+        }
+        return value
+    }
+
+    /// The member name `name` is stored under in `object` (names are case-insensitive), or `name` when there is none.
+    private static func key(in object: JSONObject, _ name: String) -> String {
+        object.keys.first { SCIMName.equal($0, name) } ?? name
+    }
+
+    private static func object(_ resource: JSONObject, _ name: String) -> JSONObject? {
+        if case .object(let object)? = resource[key(in: resource, name)] { return object }
+        return nil
+    }
+
+    private static func hasSchema(_ resource: JSONObject, _ urn: String) -> Bool {
+        guard case .array(let schemas)? = resource["schemas"] else { return false }
+        return schemas.contains { $0.stringValue.map { SCIMName.equal($0, urn) } ?? false }
+    }
+}
