@@ -995,6 +995,8 @@ def _scim(case, valid: bool) -> None:
             case.path_parameters["id"] = "User"
         elif operation == "scimSchema":
             case.path_parameters["id"] = SCIM_CORE
+        elif operation in ("scimSearchUsers", "scimSearch"):
+            case.body = {"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"], "filter": 'userName sw "c"', "count": 5}
         elif operation == "scimCreateUser":
             case.body = {"schemas": [SCIM_CORE], "userName": _fresh("scim")}
         elif operation in ("scimGetUser", "scimReplaceUser", "scimPatchUser", "scimDeleteUser"):
@@ -1010,7 +1012,7 @@ def _scim(case, valid: bool) -> None:
 
 SETUP.update({name: _scim for name in (
     "scimServiceProviderConfig", "scimResourceTypes", "scimResourceType", "scimSchemas", "scimSchema", "scimListUsers", "scimCreateUser",
-    "scimGetUser", "scimReplaceUser", "scimPatchUser", "scimDeleteUser",
+    "scimGetUser", "scimReplaceUser", "scimPatchUser", "scimDeleteUser", "scimSearchUsers", "scimSearch",
 )})
 
 

@@ -26,5 +26,6 @@ public struct SCIMAssembly: KeywardPart {
         SCIMDiscoveryRoutes(publicURL: core.settings.publicURL).register(on: realm)
         let users = SCIMUserService(users: accounts.users, removal: accounts.removal, publicURL: core.settings.publicURL)
         SCIMUserRoutes(service: users, maxBodySize: core.settings.maxBodySize).register(on: realm)
+        router.add(middleware: SCIMUnmatchedPathMiddleware())
     }
 }

@@ -64,3 +64,19 @@ struct SCIMErrorMiddleware: RouterMiddleware {
         }
     }
 }
+
+/// Added to the router after the SCIM routes, so it wraps only the router's not-found answer: a path under
+/// `/scim/v2/` that names no endpoint is a SCIM error too (a 405 for a served path stays `MethodNotAllowedMiddleware`'s).
+struct SCIMUnmatchedPathMiddleware: RouterMiddleware {
+    func handle(
+        _ request: Request, context: KeywardRequestContext, next: (Request, KeywardRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard request.uri.path.hasPrefix("/scim/v2/") else { return try await next(request, context) }
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            return SCIMError(.notFound, nil, "no SCIM endpoint at \(request.uri.path.prefix(200)): a realm's are under /scim/v2/realms/{realm}/ (Users, Schemas, ResourceTypes, ServiceProviderConfig)")
+                .response(requestId: context.id)
+        }
+    }
+}

@@ -71,6 +71,9 @@ enum SCIMPatch {
     private static let readOnly = ["id", "meta", "schemas", "groups"]
 
     private static func apply(_ op: Operation, _ path: SCIMPatchPath, _ rawValue: JSONValue?, to resource: inout JSONObject) throws(SCIMError) {
+        if let schema = path.attribute.schema, SCIMName.equal(schema + ":" + path.attribute.attribute, SCIMUserSchema.enterprise) {
+            return try applyToExtension(op, path, rawValue, to: &resource)
+        }
         let sub = path.valueFilter == nil ? path.attribute.subAttribute : path.subAttribute
         let attribute = path.attribute.attribute
         let inExtension = path.attribute.schema.map { SCIMName.equal($0, SCIMUserSchema.enterprise) } ?? false
@@ -79,6 +82,9 @@ enum SCIMPatch {
         }
         if !inExtension, readOnly.contains(where: { SCIMName.equal($0, attribute) }) {
             throw SCIMError(.badRequest, .mutability, "'\(attribute)' is read-only")
+        }
+        if op == .remove, !inExtension, SCIMName.equal(attribute, "active") {
+            throw SCIMError(.badRequest, .invalidValue, "'active' cannot be removed: a user is enabled or disabled; replace it with true or false")
         }
         guard op == .remove || rawValue != nil else { throw SCIMError(.badRequest, .invalidValue, "\(op.rawValue) '\(path)' needs a 'value'") }
         let value = rawValue.map { normalized($0, attribute: sub ?? attribute) }
@@ -92,6 +98,21 @@ enum SCIMPatch {
             }
         } else {
             try change(&resource, attribute: attribute, sub: sub, filter: path.valueFilter, op, value, path: path)
+        }
+    }
+
+    /// A path naming the enterprise extension itself: its members are added or replaced one by one, or all removed.
+    private static func applyToExtension(_ op: Operation, _ path: SCIMPatchPath, _ value: JSONValue?, to resource: inout JSONObject) throws(SCIMError) {
+        guard path.valueFilter == nil, path.attribute.subAttribute == nil else { throw SCIMError(.badRequest, .invalidPath, "'\(path)' names no attribute") }
+        guard op != .remove else {
+            resource.removeValue(forKey: key(in: resource, SCIMUserSchema.enterprise))
+            return
+        }
+        guard case .object(let members)? = value else {
+            throw SCIMError(.badRequest, .invalidValue, "\(op.rawValue) '\(path)' takes an object of the extension's attributes")
+        }
+        for (name, member) in members.sorted(by: { $0.key < $1.key }) where !SCIMName.equal(name, "schemas") {
+            try apply(op, SCIMPatchPath(attribute: .init(schema: SCIMUserSchema.enterprise, attribute: name)), member, to: &resource)
         }
     }
 

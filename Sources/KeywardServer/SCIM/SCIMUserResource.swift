@@ -57,7 +57,8 @@ enum SCIMUserResource {
                 ("division", enterprise.division), ("department", enterprise.department),
             ] { members[key] = .string(value) }
             if let manager = enterprise.managerId {
-                members["manager"] = .object(["value": .string(manager), "$ref": .string(base + "/Users/" + manager)])
+                // `$ref` is not rendered: directories send the id alone and compare what they read back with it.
+                members["manager"] = .object(["value": .string(manager)])
             }
             resource[SCIMUserSchema.enterprise] = .object(members)
         }
@@ -129,7 +130,8 @@ enum SCIMUserResource {
         }
         try onePrimary(profile.addresses.map(\.primary), "addresses")
         if let enterprise = try members.object(SCIMUserSchema.enterprise) {
-            try enterprise.refuseUnknown(["employeeNumber", "costCenter", "organization", "division", "department", "manager"])
+            // A client may repeat the extension's URN as `schemas` inside it (scim2-models does): nothing to keep.
+            try enterprise.refuseUnknown(["employeeNumber", "costCenter", "organization", "division", "department", "manager", "schemas"])
             let read = UserProfile.Enterprise(
                 employeeNumber: try enterprise.text("employeeNumber"), costCenter: try enterprise.text("costCenter"),
                 organization: try enterprise.text("organization"), division: try enterprise.text("division"),

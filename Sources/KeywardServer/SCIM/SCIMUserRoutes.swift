@@ -2,6 +2,7 @@
 import Foundation
 import Hummingbird
 import KeywardJOSE
+import KeywardHTTPInput
 import KeywardWire
 
 struct SCIMUserRoutes {
@@ -12,40 +13,42 @@ struct SCIMUserRoutes {
 
     func register(on realm: RouterGroup<KeywardRequestContext>) {
         realm.get("Users") { request, context in
-            let query = request.uri.queryParameters
-            let startIndex = try Self.integer(query, "startIndex").map { max($0, 1) } ?? 1
-            let count = try Self.integer(query, "count").map { min(max($0, 0), SCIMDiscoveryRoutes.maxResults) } ?? SCIMDiscoveryRoutes.maxResults
-            let filter = query["filter"].map(String.init)
-            let listing = try await service.list(realm: try context.realm.name, filter: filter, startIndex: startIndex, count: count)
-            let body: JSONObject = [
-                "schemas": .array([.string(Self.listSchema)]), "totalResults": .number(Double(listing.total)),
-                "startIndex": .number(Double(listing.startIndex)), "itemsPerPage": .number(Double(listing.resources.count)),
-                "Resources": .array(listing.resources.map(JSONValue.object)),
-            ]
-            return Self.answer(body)
+            let query = try Self.query(request)
+            let search = SCIMSearch(
+                filter: query["filter"], startIndex: try Self.integer(query, "startIndex"), count: try Self.integer(query, "count"),
+                projection: try Self.projection(request)
+            )
+            return try await list(search, realm: try context.realm.name)
+        }
+        // POST …/Users/.search and …/.search (RFC 7644 §3.4.3): the query in a body, kept out of URLs and logs.
+        for path in ["Users/.search", ".search"] {
+            realm.post(RouterPath(path)) { request, context in
+                let search = try SCIMSearch(body: try await SCIMRequestBody.read(request, maxSize: maxBodySize))
+                return try await list(search, realm: try context.realm.name)
+            }
         }
         realm.post("Users") { request, context in
             let body = try await SCIMRequestBody.read(request, maxSize: maxBodySize)
             let (user, resource) = try await service.create(realm: try context.realm.name, body: body)
-            return Self.answer(resource, user: user, status: .created, location: true)
+            return Self.answer(try Self.projection(request).apply(resource), user: user, status: .created, location: resource)
         }
-        realm.get("Users/:id") { _, context in
+        realm.get("Users/:id") { request, context in
             let (user, resource) = try await service.user(realm: try context.realm.name, id: context.decodedParameter("id"))
-            return Self.answer(resource, user: user)
+            return Self.answer(try Self.projection(request).apply(resource), user: user)
         }
         realm.put("Users/:id") { request, context in
             let body = try await SCIMRequestBody.read(request, maxSize: maxBodySize)
             let (user, resource) = try await service.replace(
                 realm: try context.realm.name, id: context.decodedParameter("id"), body: body, ifMatch: request.headers.values(.ifMatch)
             )
-            return Self.answer(resource, user: user)
+            return Self.answer(try Self.projection(request).apply(resource), user: user)
         }
         realm.patch("Users/:id") { request, context in
             let body = try await SCIMRequestBody.read(request, maxSize: maxBodySize)
             let (user, resource) = try await service.patch(
                 realm: try context.realm.name, id: context.decodedParameter("id"), body: body, ifMatch: request.headers.values(.ifMatch)
             )
-            return Self.answer(resource, user: user)
+            return Self.answer(try Self.projection(request).apply(resource), user: user)
         }
         realm.delete("Users/:id") { request, context in
             try await service.delete(realm: try context.realm.name, id: context.decodedParameter("id"), ifMatch: request.headers.values(.ifMatch))
@@ -53,16 +56,45 @@ struct SCIMUserRoutes {
         }
     }
 
-    static func answer(_ body: JSONObject, user: User? = nil, status: HTTPResponse.Status = .ok, location: Bool = false) -> Response {
+    private func list(_ search: SCIMSearch, realm: String) async throws -> Response {
+        let startIndex = max(search.startIndex ?? 1, 1)
+        let count = min(max(search.count ?? SCIMDiscoveryRoutes.maxResults, 0), SCIMDiscoveryRoutes.maxResults)
+        let listing = try await service.list(realm: realm, filter: search.filter, startIndex: startIndex, count: count)
+        let body: JSONObject = [
+            "schemas": .array([.string(Self.listSchema)]), "totalResults": .number(Double(listing.total)),
+            "startIndex": .number(Double(listing.startIndex)), "itemsPerPage": .number(Double(listing.resources.count)),
+            "Resources": .array(listing.resources.map { .object(search.projection.apply($0)) }),
+        ]
+        return Self.answer(body)
+    }
+
+    static func projection(_ request: Request) throws(SCIMError) -> SCIMProjection {
+        let query = try query(request)
+        return try SCIMProjection(query: query["attributes"], excluded: query["excludedAttributes"])
+    }
+
+    /// The query as a form (`+` is a space, as the HTTP libraries directories use write it); a parameter twice is refused.
+    static func query(_ request: Request) throws(SCIMError) -> [String: String] {
+        do throws(FormBody.Failure) {
+            return try FormBody.parse(Array((request.uri.query ?? "").utf8))
+        } catch .duplicate(let name) {
+            throw SCIMError(.badRequest, .invalidValue, "the query gives '\(name.prefix(64))' twice")
+        } catch {
+            throw SCIMError(.badRequest, .invalidValue, "the query is not percent-encoded form data, or holds a NUL")
+        }
+    }
+
+    /// `location`: the resource as stored, whose `meta.location` becomes the `Location` header.
+    static func answer(_ body: JSONObject, user: User? = nil, status: HTTPResponse.Status = .ok, location resource: JSONObject? = nil) -> Response {
         var headers: HTTPFields = [.cacheControl: "no-store"]
         if let user { headers[.eTag] = SCIMVersion.tag(user.revision) }
-        if location, case .object(let meta)? = body["meta"], let url = meta["location"]?.stringValue { headers[.location] = url }
+        if case .object(let meta)? = resource?["meta"], let url = meta["location"]?.stringValue { headers[.location] = url }
         return JSONResponse.make(bytes: StrictJSON.serialize(.object(body)), status: status, headers: headers, contentType: SCIMMedia.type)
     }
 
     /// An integer query parameter; nil when absent.
-    static func integer(_ query: Hummingbird.Parameters, _ name: String) throws(SCIMError) -> Int? {
-        guard let text = query[Substring(name)] else { return nil }
+    static func integer(_ query: [String: String], _ name: String) throws(SCIMError) -> Int? {
+        guard let text = query[name] else { return nil }
         guard text.utf8.count <= 10, let value = Int(text) else { throw SCIMError(.badRequest, .invalidValue, "'\(name)' is an integer") }
         return value
     }
@@ -89,5 +121,55 @@ enum SCIMRequestBody {
         } catch {
             throw SCIMError(.badRequest, .invalidSyntax, "the body's strings must not contain NUL (\\u0000)")
         }
+    }
+}
+
+/// A search, from the query (`GET /Users`) or from a SearchRequest body (`POST /.search`, RFC 7644 §3.4.3).
+struct SCIMSearch {
+    static let schema = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
+
+    var filter: String?
+    var startIndex: Int?
+    var count: Int?
+    var projection: SCIMProjection
+
+    init(filter: String?, startIndex: Int?, count: Int?, projection: SCIMProjection) {
+        (self.filter, self.startIndex, self.count, self.projection) = (filter, startIndex, count, projection)
+    }
+
+    init(body: JSONObject) throws(SCIMError) {
+        let members = try Members(body, at: nil)
+        try members.refuseUnknown(["schemas", "attributes", "excludedAttributes", "filter", "startIndex", "count", "sortBy", "sortOrder"])
+        guard case .array(let schemas)? = members["schemas"], schemas.contains(where: { $0.stringValue.map { SCIMName.equal($0, Self.schema) } ?? false }) else {
+            throw SCIMError(.badRequest, .invalidSyntax, "'schemas' must list \(Self.schema)")
+        }
+        if members["sortBy"] != nil && members["sortBy"] != .null {
+            throw SCIMError(.badRequest, .invalidValue, "sorting is not supported (ServiceProviderConfig: sort.supported false)")
+        }
+        func strings(_ name: String) throws(SCIMError) -> [String] {
+            switch members[name] {
+            case nil, .null?: return []
+            case .array(let values)?:
+                return try values.map { value throws(SCIMError) in
+                    guard let text = value.stringValue else { throw SCIMError(.badRequest, .invalidValue, "'\(name)' lists attribute paths (strings)") }
+                    return text
+                }
+            default: throw SCIMError(.badRequest, .invalidValue, "'\(name)' is an array of attribute paths")
+            }
+        }
+        func integer(_ name: String) throws(SCIMError) -> Int? {
+            switch members[name] {
+            case nil, .null?: return nil
+            case let value?:
+                guard let number = value.intValue, let int = Int(exactly: number), abs(int) < 1_000_000_000 else {
+                    throw SCIMError(.badRequest, .invalidValue, "'\(name)' is an integer")
+                }
+                return int
+            }
+        }
+        self.init(
+            filter: try members.text("filter"), startIndex: try integer("startIndex"), count: try integer("count"),
+            projection: try SCIMProjection(attributes: try strings("attributes"), excludedAttributes: try strings("excludedAttributes"))
+        )
     }
 }

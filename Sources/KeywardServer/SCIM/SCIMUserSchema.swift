@@ -80,6 +80,7 @@ enum SCIMUserSchema {
         text("department", "The department."),
         SCIMAttribute(name: "manager", type: .complex, subAttributes: [
             SCIMAttribute(name: "value", caseExact: true, description: "The manager's id (another user of the realm)."),
+            SCIMAttribute(name: "$ref", type: .reference, caseExact: true, mutability: .readOnly, description: "The manager's URI, made from value."),
         ], description: "The user's manager."),
     ]
 }

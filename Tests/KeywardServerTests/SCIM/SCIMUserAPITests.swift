@@ -303,6 +303,41 @@ final class SCIMUserAPITests: XCTestCase {
         }
     }
 
+    func testSearchBodiesProjectionsAndUnknownPaths() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let directory = try await SCIMDirectory.make(server, client)
+            _ = try await directory.call(.post, "/Users", json: Self.entraUser("kim@example.com", externalId: "k-1", email: "kim@example.com"))
+            let search: JSONObject = [
+                "schemas": .array([.string("urn:ietf:params:scim:api:messages:2.0:SearchRequest")]),
+                "filter": .string("userName eq \"KIM@example.com\""), "attributes": .array([.string("userName"), .string("name.givenName")]),
+            ]
+            for path in ["/Users/.search", "/.search"] {
+                let found = try await directory.call(.post, path, json: search)
+                XCTAssertEqual(found.status, .ok, "\(path): \(found.json)")
+                let user = try XCTUnwrap(found.json["Resources"]?.arrayValue?.first?.objectValue)
+                XCTAssertEqual(Set(user.keys), ["id", "schemas", "userName", "name"], path)
+                XCTAssertEqual(user["name"], .object(["givenName": .string("Barbara")]))
+            }
+            let sorted = try await directory.call(.post, "/.search", json: search.merging(["sortBy": .string("userName")]) { $1 })
+            XCTAssertEqual(sorted.json["scimType"]?.stringValue, "invalidValue", "sorting is not offered")
+
+            // `+` is a space in a query, as form-encoding clients write it; excludedAttributes leaves out what it names.
+            let plus = try await directory.call(.get, "/Users?filter=userName+eq+%22kim%40example.com%22&excludedAttributes=emails,\(Self.enterprise):department")
+            XCTAssertEqual(plus.json["totalResults"]?.intValue, 1, "\(plus.json)")
+            let user = try XCTUnwrap(plus.json["Resources"]?.arrayValue?.first?.objectValue)
+            XCTAssertNil(user["emails"])
+            XCTAssertEqual(user[Self.enterprise], .object(["employeeNumber": .string("701984")]))
+            XCTAssertNotNil(user["userName"])
+            let twice = try await directory.call(.get, "/Users?count=1&count=2")
+            SCIMTokenTests.assertSCIMError(twice, .badRequest, "a parameter twice")
+
+            let nowhere = try await directory.call(.get, "/Groups")
+            SCIMTokenTests.assertSCIMError(nowhere, .notFound, "an endpoint that is not served")
+            let wrongMethod = try await directory.call(.delete, "/Schemas")
+            XCTAssertEqual(wrongMethod.status, .methodNotAllowed)
+        }
+    }
+
     func testSchemasAndResourceTypesDescribeWhatIsKept() async throws {
         try await TestServer.forEachEngine { server, client in
             let directory = try await SCIMDirectory.make(server, client)
