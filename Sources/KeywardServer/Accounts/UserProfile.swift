@@ -91,6 +91,50 @@ public struct UserProfile: Sendable, Equatable, Codable {
     public var isEmpty: Bool { self == UserProfile() }
 }
 
+// Stored profiles are JSON: a member a later version adds, or one an earlier left out, reads as its default, never as
+// an undecodable row. (The synthesized decoders require every non-optional member.)
+extension UserProfile {
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        externalId = try values.decodeIfPresent(String.self, forKey: .externalId)
+        displayName = try values.decodeIfPresent(String.self, forKey: .displayName)
+        nickName = try values.decodeIfPresent(String.self, forKey: .nickName)
+        title = try values.decodeIfPresent(String.self, forKey: .title)
+        userType = try values.decodeIfPresent(String.self, forKey: .userType)
+        preferredLanguage = try values.decodeIfPresent(String.self, forKey: .preferredLanguage)
+        locale = try values.decodeIfPresent(String.self, forKey: .locale)
+        timezone = try values.decodeIfPresent(String.self, forKey: .timezone)
+        name = try values.decodeIfPresent(Name.self, forKey: .name)
+        emails = try values.decodeIfPresent([Contact].self, forKey: .emails) ?? []
+        phoneNumbers = try values.decodeIfPresent([Contact].self, forKey: .phoneNumbers) ?? []
+        addresses = try values.decodeIfPresent([Address].self, forKey: .addresses) ?? []
+        enterprise = try values.decodeIfPresent(Enterprise.self, forKey: .enterprise)
+    }
+}
+
+extension UserProfile.Contact {
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            value: try values.decode(String.self, forKey: .value), type: try values.decodeIfPresent(String.self, forKey: .type),
+            primary: try values.decodeIfPresent(Bool.self, forKey: .primary) ?? false
+        )
+    }
+}
+
+extension UserProfile.Address {
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            formatted: try values.decodeIfPresent(String.self, forKey: .formatted),
+            streetAddress: try values.decodeIfPresent(String.self, forKey: .streetAddress),
+            locality: try values.decodeIfPresent(String.self, forKey: .locality), region: try values.decodeIfPresent(String.self, forKey: .region),
+            postalCode: try values.decodeIfPresent(String.self, forKey: .postalCode), country: try values.decodeIfPresent(String.self, forKey: .country),
+            type: try values.decodeIfPresent(String.self, forKey: .type), primary: try values.decodeIfPresent(Bool.self, forKey: .primary) ?? false
+        )
+    }
+}
+
 /// SCIM compares user names and e-mail addresses without regard to case; Keyward folds ASCII letters only, alike in
 /// Swift and on both engines (`UserProfileSchemaMigration`), so `Bjensen` finds `bjensen` but `Ö` does not find `ö`.
 enum UserNameFolding {

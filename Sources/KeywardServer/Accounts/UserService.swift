@@ -431,6 +431,9 @@ public final class UserService: Sendable {
         guard (1...1024).contains(password.utf8.count) else { throw UserError.invalidPassword }
     }
 
+    /// Refuses a password `setPassword` would refuse, so a caller that writes other things first can check it before.
+    static func checkPassword(_ password: String) throws { try checkLength(password) }
+
     /// Checks a password. bcrypt runs even for unknown users so response time does not reveal which usernames
     /// exist. A hash stored the old way is replaced on a successful check.
     public func authenticate(realm: String, username: String, password: String) async throws -> PasswordCheck {

@@ -25,7 +25,7 @@ struct SCIMAuthentication: RouterMiddleware {
             if authorization.isEmpty { throw Self.challenge(realm: realm.name, error: nil, "a SCIM token (Authorization: Bearer) is required") }
             return try await admin.handle(request, context: context) { request, context in
                 guard let caller = context.authenticatedCaller as? AdminCaller else { throw UnwiredRoute(missing: "an admin caller") }
-                try caller.require(request.method == .get || request.method == .head ? .usersRead : .usersWrite)
+                try caller.require(Self.reads(request) ? .usersRead : .usersWrite)
                 return try await next(request, context)
             }
         }
@@ -43,6 +43,11 @@ struct SCIMAuthentication: RouterMiddleware {
         return try await AuditLog.$actor.withValue(AuditActor(realm: realm.name, clientId: "scim-token:" + token.id, via: "scim")) {
             try await next(request, context)
         }
+    }
+
+    /// A request that changes nothing: a GET, or a search sent as a POST body (RFC 7644 §3.4.3).
+    static func reads(_ request: Request) -> Bool {
+        request.method == .get || request.method == .head || (request.method == .post && request.uri.path.hasSuffix("/.search"))
     }
 
     /// The credential of `Bearer <credential>` (the scheme's case does not matter, RFC 7235 §2.1); nil for any other scheme.

@@ -121,40 +121,14 @@ enum SCIMPatch {
     ) throws(SCIMError) {
         let name = key(in: container, attribute)
         let current = container[name]
-        if let filter {
-            var values: [JSONValue]
-            switch current {
-            case nil, .null?: values = []
-            case .array(let existing)?: values = existing
-            default: throw SCIMError(.badRequest, .invalidPath, "'\(attribute)' is not multi-valued; '\(path)' filters its values")
+        if case .array(let existing)? = current, filter != nil || sub != nil {
+            return try changeValues(existing, in: &container, name: name, sub: sub, filter: filter, op, value, path: path)
+        }
+        if filter != nil {
+            guard current == nil || current == .null else {
+                throw SCIMError(.badRequest, .invalidPath, "'\(attribute)' is not multi-valued; '\(path)' filters its values")
             }
-            let matched = filter.matchingIndices(in: values, of: SCIMAttributePath(attribute: attribute))
-            if matched.isEmpty {
-                guard op != .remove else { return }
-                // Nothing matched: a value is made from the filter's equalities (Entra ID replaces emails[type eq "work"].value
-                // on users without one).
-                guard var made = equalities(filter) else {
-                    throw SCIMError(.badRequest, .noTarget, "no value of '\(attribute)' matches '\(path)'")
-                }
-                try set(&made, sub: sub, value!, path: path)
-                values.append(.object(made))
-            } else {
-                for index in matched.reversed() {
-                    switch (op, sub) {
-                    case (.remove, nil): values.remove(at: index)
-                    case (.remove, let sub?):
-                        guard case .object(var element) = values[index] else { continue }
-                        element.removeValue(forKey: key(in: element, sub))
-                        values[index] = .object(element)
-                    case (_, let sub):
-                        guard case .object(var element) = values[index] else { continue }
-                        try set(&element, sub: sub, value!, path: path)
-                        values[index] = .object(element)
-                    }
-                }
-            }
-            container[name] = values.isEmpty ? nil : .array(values)
-            return
+            return try changeValues([], in: &container, name: name, sub: sub, filter: filter, op, value, path: path)
         }
         switch op {
         case .remove:
@@ -176,18 +150,82 @@ enum SCIMPatch {
                 object[key(in: object, sub)] = value!
                 container[name] = .object(object)
             } else if case .array(let existing)? = current, op == .add {
-                // Adding to a multi-valued attribute adds the values (RFC 7644 §3.5.2.1).
-                guard case .array(let added) = value! else { container[name] = .array(existing + [value!]); return }
-                container[name] = .array(existing + added)
+                // Adding to a multi-valued attribute adds the values (RFC 7644 §3.5.2.1); a new primary demotes the old.
+                let added: [JSONValue] = if case .array(let values) = value! { values } else { [value!] }
+                var values = existing + added
+                demotePrimaries(&values, keeping: Set(existing.count..<values.count))
+                container[name] = try capped(values, attribute)
             } else if case .object(let existing)? = current, case .object(let given) = value! {
                 // A complex attribute keeps the sub-attributes the value does not name (RFC 7644 §3.5.2.1, §3.5.2.3).
                 var merged = existing
                 for (subName, subValue) in given { merged[key(in: merged, subName)] = subValue }
                 container[name] = .object(merged)
+            } else if case .array(let values) = value! {
+                container[name] = try capped(values, attribute)
             } else {
                 container[name] = value!
             }
         }
+    }
+
+    /// An operation on the values of a multi-valued attribute: those `filter` selects (every value without one), or
+    /// their sub-attribute `sub`. Removing a value's `value` removes the value (it means nothing without it).
+    private static func changeValues(
+        _ existing: [JSONValue], in container: inout JSONObject, name: String, sub: String?, filter: SCIMFilter?, _ op: Operation,
+        _ value: JSONValue?, path: SCIMPatchPath
+    ) throws(SCIMError) {
+        var values = existing
+        let selected = filter.map { Set($0.matchingIndices(in: values, of: SCIMAttributePath(attribute: name))) } ?? Set(values.indices)
+        var touched: Set<Int> = []
+        if selected.isEmpty {
+            guard op != .remove else { return }
+            // Nothing matched: a value is made from the filter's equalities (Entra ID replaces emails[type eq "work"].value
+            // on users without one).
+            guard let filter, var made = equalities(filter) else {
+                throw SCIMError(.badRequest, .noTarget, "no value of '\(name)' matches '\(path)'")
+            }
+            try set(&made, sub: sub, value!, path: path)
+            values.append(.object(made))
+            touched.insert(values.count - 1)
+        } else if op == .remove {
+            values = values.indices.compactMap { index in
+                guard selected.contains(index) else { return values[index] }
+                guard let sub, !SCIMName.equal(sub, "value"), case .object(var element) = values[index] else { return nil }
+                element.removeValue(forKey: key(in: element, sub))
+                return .object(element)
+            }
+        } else {
+            for index in selected.sorted() {
+                guard case .object(var element) = values[index] else { continue }
+                try set(&element, sub: sub, value!, path: path)
+                values[index] = .object(element)
+                touched.insert(index)
+            }
+        }
+        demotePrimaries(&values, keeping: touched)
+        container[name] = values.isEmpty ? nil : try capped(values, name)
+    }
+
+    /// RFC 7644 §3.5.2: a value made primary by an operation makes every other value of the attribute not primary.
+    private static func demotePrimaries(_ values: inout [JSONValue], keeping touched: Set<Int>) {
+        let madePrimary = touched.filter { index in
+            guard case .object(let element) = values[index], let flag = element[key(in: element, "primary")] else { return false }
+            return flag == .bool(true) || flag == .string("true") || flag == .string("True")
+        }
+        guard madePrimary.count == 1 else { return }
+        for index in values.indices where !madePrimary.contains(index) {
+            guard case .object(var element) = values[index], let primaryKey = element.keys.first(where: { SCIMName.equal($0, "primary") }) else { continue }
+            element[primaryKey] = .bool(false)
+            values[index] = .object(element)
+        }
+    }
+
+    /// Multi-valued attributes are bounded after every operation, not only when the result is read.
+    private static func capped(_ values: [JSONValue], _ attribute: String) throws(SCIMError) -> JSONValue {
+        guard values.count <= SCIMUserResource.maxValues else {
+            throw SCIMError(.badRequest, .invalidValue, "'\(attribute)' would hold more than \(SCIMUserResource.maxValues) values")
+        }
+        return .array(values)
     }
 
     /// Sets `sub` of a value to `value`, or, without `sub`, merges the value's members into it.

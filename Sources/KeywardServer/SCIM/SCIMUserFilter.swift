@@ -15,8 +15,17 @@ enum SCIMUserFilter {
             return try target(path) { attribute, email in email ? .anyEmail(.present(attribute)) : .present(attribute) }
         case .compare(let path, let op, let value):
             return try target(path) { attribute, email throws(SCIMError) in
-                let compared = UserMatch.compare(attribute, comparison(op), try matchValue(value, for: attribute, path: path))
-                return email ? .anyEmail(compared) : compared
+                let operand = try matchValue(value, for: attribute, path: path)
+                let compared = UserMatch.compare(attribute, comparison(op), operand)
+                guard email else { return compared }
+                // A user without e-mails has the attribute unassigned, which is null (RFC 7643 §2.5): it matches `eq null`
+                // and `ne` anything else, as `SCIMFilter.matches` reads Table 3.
+                switch (op, operand) {
+                case (.eq, .null): return .not(.anyEmail(.present(attribute)))
+                case (.ne, .null): return .anyEmail(.present(attribute))
+                case (.ne, _): return .or(.not(.anyEmail(.present(attribute))), .anyEmail(compared))
+                default: return .anyEmail(compared)
+                }
             }
         case .valuePath(let path, let inner):
             guard isCore(path), SCIMName.equal(path.attribute, "emails"), path.subAttribute == nil else {

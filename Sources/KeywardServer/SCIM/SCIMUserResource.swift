@@ -215,7 +215,7 @@ struct Members {
     }
 
     static func checked(_ text: String, _ name: String) throws(SCIMError) -> String {
-        guard text.count <= SCIMUserResource.maxText else {
+        guard text.unicodeScalars.count <= SCIMUserResource.maxText else {
             throw SCIMError(.badRequest, .invalidValue, "'\(name)' is longer than \(SCIMUserResource.maxText) characters")
         }
         guard !text.unicodeScalars.contains(where: { $0.value == 0 }) else { throw SCIMError(.badRequest, .invalidValue, "'\(name)' holds a NUL character") }

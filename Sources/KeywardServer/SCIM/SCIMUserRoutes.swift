@@ -28,27 +28,30 @@ struct SCIMUserRoutes {
             }
         }
         realm.post("Users") { request, context in
+            let projection = try Self.projection(request)
             let body = try await SCIMRequestBody.read(request, maxSize: maxBodySize)
             let (user, resource) = try await service.create(realm: try context.realm.name, body: body)
-            return Self.answer(try Self.projection(request).apply(resource), user: user, status: .created, location: resource)
+            return Self.answer(projection.apply(resource), user: user, status: .created, location: resource)
         }
         realm.get("Users/:id") { request, context in
             let (user, resource) = try await service.user(realm: try context.realm.name, id: context.decodedParameter("id"))
             return Self.answer(try Self.projection(request).apply(resource), user: user)
         }
         realm.put("Users/:id") { request, context in
+            let projection = try Self.projection(request)
             let body = try await SCIMRequestBody.read(request, maxSize: maxBodySize)
             let (user, resource) = try await service.replace(
                 realm: try context.realm.name, id: context.decodedParameter("id"), body: body, ifMatch: request.headers.values(.ifMatch)
             )
-            return Self.answer(try Self.projection(request).apply(resource), user: user)
+            return Self.answer(projection.apply(resource), user: user)
         }
         realm.patch("Users/:id") { request, context in
+            let projection = try Self.projection(request)
             let body = try await SCIMRequestBody.read(request, maxSize: maxBodySize)
             let (user, resource) = try await service.patch(
                 realm: try context.realm.name, id: context.decodedParameter("id"), body: body, ifMatch: request.headers.values(.ifMatch)
             )
-            return Self.answer(try Self.projection(request).apply(resource), user: user)
+            return Self.answer(projection.apply(resource), user: user)
         }
         realm.delete("Users/:id") { request, context in
             try await service.delete(realm: try context.realm.name, id: context.decodedParameter("id"), ifMatch: request.headers.values(.ifMatch))

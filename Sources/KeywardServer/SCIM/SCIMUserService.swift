@@ -74,6 +74,8 @@ struct SCIMUserService: Sendable {
 
     private func write(_ input: SCIMUserInput, over current: User, expectedRevision: Int64) async throws -> (User, JSONObject) {
         let realm = current.realm
+        // Checked before anything is written: a refused password must not leave the rest of the change applied.
+        if let password = input.password { try UserService.checkPassword(password) }
         if input.userName != current.username { try await refuseTakenName(input.userName, realm: realm, except: current.id) }
         let change = UserChange(
             username: input.userName == current.username ? nil : input.userName,
