@@ -966,6 +966,7 @@ _scim_token: dict[str, str] = {}
 
 
 SCIM_CORE = "urn:ietf:params:scim:schemas:core:2.0:User"
+SCIM_GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group"
 
 
 def _scim_bearer() -> str:
@@ -985,6 +986,15 @@ def _scim_user(user_name: str | None = None) -> dict[str, Any]:
     return {"id": answer.json()["id"], "userName": user_name}
 
 
+def _scim_group() -> dict[str, Any]:
+    """A group made through SCIM itself: (id, displayName)."""
+    name = _fresh("group")
+    answer = requests.post(f"{BASE}/scim/v2/realms/{REALM}/Groups", timeout=TIMEOUT, json={"schemas": [SCIM_GROUP], "displayName": name},
+                           headers={"Authorization": f"Bearer {_scim_bearer()}", "Content-Type": "application/scim+json"})
+    answer.raise_for_status()
+    return {"id": answer.json()["id"], "displayName": name}
+
+
 def _scim(case, valid: bool) -> None:
     """The directory's token; every other call also a request that names what exists."""
     operation = case.operation.definition.raw.get("operationId")
@@ -999,6 +1009,18 @@ def _scim(case, valid: bool) -> None:
             case.body = {"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"], "filter": 'userName sw "c"', "count": 5}
         elif operation == "scimCreateUser":
             case.body = {"schemas": [SCIM_CORE], "userName": _fresh("scim")}
+        elif operation in ("scimSearchGroups",):
+            case.body = {"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"], "filter": 'displayName sw "c"', "count": 5}
+        elif operation == "scimCreateGroup":
+            case.body = {"schemas": [SCIM_GROUP], "displayName": _fresh("group"), "members": [{"value": _scim_user()["id"]}]}
+        elif operation in ("scimGetGroup", "scimReplaceGroup", "scimPatchGroup", "scimDeleteGroup"):
+            group = _scim_group()
+            case.path_parameters["id"] = group["id"]
+            if operation == "scimReplaceGroup":
+                case.body = {"schemas": [SCIM_GROUP], "displayName": group["displayName"] + "-renamed"}
+            elif operation == "scimPatchGroup":
+                case.body = {"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+                             "Operations": [{"op": "Add", "path": "members", "value": [{"value": _scim_user()["id"]}]}]}
         elif operation in ("scimGetUser", "scimReplaceUser", "scimPatchUser", "scimDeleteUser"):
             user = _scim_user()
             case.path_parameters["id"] = user["id"]
@@ -1013,6 +1035,7 @@ def _scim(case, valid: bool) -> None:
 SETUP.update({name: _scim for name in (
     "scimServiceProviderConfig", "scimResourceTypes", "scimResourceType", "scimSchemas", "scimSchema", "scimListUsers", "scimCreateUser",
     "scimGetUser", "scimReplaceUser", "scimPatchUser", "scimDeleteUser", "scimSearchUsers", "scimSearch",
+    "scimListGroups", "scimCreateGroup", "scimSearchGroups", "scimGetGroup", "scimReplaceGroup", "scimPatchGroup", "scimDeleteGroup",
 )})
 
 

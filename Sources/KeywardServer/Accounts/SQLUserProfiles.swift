@@ -42,6 +42,14 @@ extension SQLUserStore {
         return profiles
     }
 
+    public func existingIds(realm: String, ids: [String]) async throws -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        return try await StoreErrorMapping.mapping("existingIds(realm:ids:)") {
+            Set(try await database.sql.raw("SELECT id FROM users WHERE realm = \(bind: realm) AND id IN (\(binds: ids))").all()
+                .map { try $0.decode(column: "id", as: String.self) })
+        }
+    }
+
     public func search(realm: String, match: UserMatch?, offset: Int, limit: Int) async throws -> UserSearchPage {
         var condition: SQLQueryString = "users.realm = \(bind: realm)"
         if let match {

@@ -43,6 +43,8 @@ public protocol UserStore: Sendable {
     func setPasswordHash(_ hash: String?, realm: String, id: String) async throws
     /// The profiles of these users of the realm; a user no directory described has none in the answer.
     func profiles(realm: String, userIds: [String]) async throws -> [String: UserProfile]
+    /// Which of these ids are users of the realm.
+    func existingIds(realm: String, ids: [String]) async throws -> Set<String>
     /// The users `match` finds, by id (time-ordered: oldest first), from `offset`, at most `limit`; and how many it finds in all.
     func search(realm: String, match: UserMatch?, offset: Int, limit: Int) async throws -> UserSearchPage
 }

@@ -354,6 +354,11 @@ public final class UserService: Sendable {
         try await store.search(realm: realm, match: match, offset: offset, limit: limit)
     }
 
+    /// Which of these ids (at most a thousand) are users of the realm.
+    public func existingIds(realm: String, ids: [String]) async throws -> Set<String> {
+        try await store.existingIds(realm: realm, ids: ids)
+    }
+
     /// The profiles of these users; a user without one is missing from the answer.
     public func profiles(realm: String, userIds: [String]) async throws -> [String: UserProfile] {
         try await store.profiles(realm: realm, userIds: userIds)

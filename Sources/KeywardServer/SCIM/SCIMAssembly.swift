@@ -5,7 +5,7 @@ import Hummingbird
 /// `SCIMErrorMiddleware` (RFC 7644 §3.12 bodies) and `SCIMAuthentication`. Users are Accounts' users, changed
 /// through `UserService` as the CLI and the admin API change them.
 public struct SCIMAssembly: KeywardPart {
-    static let migrations = [SCIMTokenSchemaMigration.piece]
+    static let migrations = [SCIMTokenSchemaMigration.piece, SCIMGroupSchemaMigration.piece]
 
     public let tokens: SCIMTokenService
     private let oauth: OAuthAssembly
@@ -26,6 +26,11 @@ public struct SCIMAssembly: KeywardPart {
         SCIMDiscoveryRoutes(publicURL: core.settings.publicURL).register(on: realm)
         let users = SCIMUserService(users: accounts.users, removal: accounts.removal, publicURL: core.settings.publicURL)
         SCIMUserRoutes(service: users, maxBodySize: core.settings.maxBodySize).register(on: realm)
+        let groups = SCIMGroupService(
+            store: SQLSCIMGroupStore(database: core.database), users: accounts.users, clock: core.clock, publicURL: core.settings.publicURL
+        )
+        SCIMGroupRoutes(service: groups, maxBodySize: core.settings.maxBodySize).register(on: realm)
+        SCIMSearchRoutes(users: users, groups: groups, maxBodySize: core.settings.maxBodySize).register(on: realm)
         router.add(middleware: SCIMUnmatchedPathMiddleware())
     }
 }

@@ -15,11 +15,15 @@ struct SCIMDiscoveryRoutes {
             serviceProviderConfig(realm: try context.realm.name)
         }
         group.get("ResourceTypes") { _, context in
-            SCIMUserRoutes.answer(Self.list([resourceType(realm: try context.realm.name)]))
+            let realm = try context.realm.name
+            return SCIMUserRoutes.answer(Self.list(Self.resourceTypes.map { resourceType(realm: realm, $0) }))
         }
         group.get("ResourceTypes/:id") { _, context in
-            guard context.decodedParameter("id") == "User" else { throw SCIMError(.notFound, nil, "no resource type '\(context.decodedParameter("id"))': Keyward serves User") }
-            return SCIMUserRoutes.answer(resourceType(realm: try context.realm.name))
+            let id = context.decodedParameter("id")
+            guard let found = Self.resourceTypes.first(where: { $0.id == id }) else {
+                throw SCIMError(.notFound, nil, "no resource type '\(id.prefix(100))': Keyward serves User and Group")
+            }
+            return SCIMUserRoutes.answer(resourceType(realm: try context.realm.name, found))
         }
         group.get("Schemas") { _, context in
             let realm = try context.realm.name
@@ -35,6 +39,12 @@ struct SCIMDiscoveryRoutes {
     private static let schemas: [(id: String, name: String, description: String, attributes: [SCIMAttribute])] = [
         (SCIMUserSchema.core, "User", "A person who signs in to the realm", SCIMUserSchema.coreAttributes),
         (SCIMUserSchema.enterprise, "EnterpriseUser", "What an organization keeps about a person", SCIMUserSchema.enterpriseAttributes),
+        (SCIMGroupResource.schema, "Group", "A group of the realm's users", SCIMUserSchema.groupAttributes),
+    ]
+
+    private static let resourceTypes: [(id: String, endpoint: String, description: String, schema: String, extensions: [String])] = [
+        ("User", "/Users", "The realm's users", SCIMUserSchema.core, [SCIMUserSchema.enterprise]),
+        ("Group", "/Groups", "Groups of the realm's users", SCIMGroupResource.schema, []),
     ]
 
     private static func list(_ resources: [JSONObject]) -> JSONObject {
@@ -52,12 +62,14 @@ struct SCIMDiscoveryRoutes {
         ]
     }
 
-    private func resourceType(realm: String) -> JSONObject {
+    private func resourceType(realm: String, _ type: (id: String, endpoint: String, description: String, schema: String, extensions: [String])) -> JSONObject {
         [
-            "schemas": .array([.string("urn:ietf:params:scim:schemas:core:2.0:ResourceType")]), "id": .string("User"), "name": .string("User"),
-            "endpoint": .string("/Users"), "description": .string("The realm's users"), "schema": .string(SCIMUserSchema.core),
-            "schemaExtensions": .array([.object(["schema": .string(SCIMUserSchema.enterprise), "required": .bool(false)])]),
-            "meta": .object(["resourceType": .string("ResourceType"), "location": .string(SCIMPaths.base(publicURL: publicURL, realm: realm) + "/ResourceTypes/User")]),
+            "schemas": .array([.string("urn:ietf:params:scim:schemas:core:2.0:ResourceType")]), "id": .string(type.id), "name": .string(type.id),
+            "endpoint": .string(type.endpoint), "description": .string(type.description), "schema": .string(type.schema),
+            "schemaExtensions": .array(type.extensions.map { .object(["schema": .string($0), "required": .bool(false)]) }),
+            "meta": .object([
+                "resourceType": .string("ResourceType"), "location": .string(SCIMPaths.base(publicURL: publicURL, realm: realm) + "/ResourceTypes/" + type.id),
+            ]),
         ]
     }
 

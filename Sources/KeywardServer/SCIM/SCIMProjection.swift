@@ -51,6 +51,12 @@ struct SCIMProjection: Sendable {
         return path
     }
 
+    /// Whether an answer carries the top-level attribute `name` (a group's members are read only when it does).
+    func returns(_ name: String) -> Bool {
+        if !included.isEmpty, !included.contains(where: { $0.schema == nil && SCIMName.equal($0.attribute, name) }) { return false }
+        return !excluded.contains { $0.schema == nil && $0.subAttribute == nil && SCIMName.equal($0.attribute, name) }
+    }
+
     func apply(_ resource: JSONObject) -> JSONObject {
         var result = resource
         if !included.isEmpty {

@@ -16,7 +16,7 @@ enum SCIMUserFilter {
         case .compare(let path, let op, let value):
             return try target(path) { attribute, email throws(SCIMError) in
                 let operand = try matchValue(value, for: attribute, path: path)
-                let compared = UserMatch.compare(attribute, comparison(op), operand)
+                let compared = UserMatch.compare(attribute, op.comparison, operand)
                 guard email else { return compared }
                 // A user without e-mails has the attribute unassigned, which is null (RFC 7643 §2.5): it matches `eq null`
                 // and `ne` anything else, as `SCIMFilter.matches` reads Table 3.
@@ -44,7 +44,7 @@ enum SCIMUserFilter {
         case .present(let path): return .present(try emailAttribute(path))
         case .compare(let path, let op, let value):
             let attribute = try emailAttribute(path)
-            return .compare(attribute, comparison(op), try matchValue(value, for: attribute, path: path))
+            return .compare(attribute, op.comparison, try matchValue(value, for: attribute, path: path))
         case .valuePath(let path, _): throw unsupported(path.description + "[…] inside emails[…]")
         }
     }
@@ -85,20 +85,6 @@ enum SCIMUserFilter {
         path.schema.map { SCIMName.equal($0, SCIMUserSchema.core) } ?? true
     }
 
-    private static func comparison(_ op: SCIMCompareOperator) -> UserComparison {
-        switch op {
-        case .eq: .equal
-        case .ne: .notEqual
-        case .co: .contains
-        case .sw: .startsWith
-        case .ew: .endsWith
-        case .gt: .greater
-        case .ge: .greaterOrEqual
-        case .lt: .less
-        case .le: .lessOrEqual
-        }
-    }
-
     private static func matchValue(_ value: SCIMFilterValue, for attribute: UserAttribute, path: SCIMAttributePath) throws(SCIMError) -> UserMatchValue {
         switch value {
         case .null: return .null
@@ -122,5 +108,22 @@ enum SCIMUserFilter {
 
     private static func invalid(_ detail: String) -> SCIMError {
         SCIMError(.badRequest, .invalidFilter, detail)
+    }
+}
+
+extension SCIMCompareOperator {
+    /// The comparison a search runs for this operator.
+    var comparison: UserComparison {
+        switch self {
+        case .eq: .equal
+        case .ne: .notEqual
+        case .co: .contains
+        case .sw: .startsWith
+        case .ew: .endsWith
+        case .gt: .greater
+        case .ge: .greaterOrEqual
+        case .lt: .less
+        case .le: .lessOrEqual
+        }
     }
 }

@@ -20,13 +20,6 @@ struct SCIMUserRoutes {
             )
             return try await list(search, realm: try context.realm.name)
         }
-        // POST …/Users/.search and …/.search (RFC 7644 §3.4.3): the query in a body, kept out of URLs and logs.
-        for path in ["Users/.search", ".search"] {
-            realm.post(RouterPath(path)) { request, context in
-                let search = try SCIMSearch(body: try await SCIMRequestBody.read(request, maxSize: maxBodySize))
-                return try await list(search, realm: try context.realm.name)
-            }
-        }
         realm.post("Users") { request, context in
             let projection = try Self.projection(request)
             let body = try await SCIMRequestBody.read(request, maxSize: maxBodySize)
@@ -60,15 +53,16 @@ struct SCIMUserRoutes {
     }
 
     private func list(_ search: SCIMSearch, realm: String) async throws -> Response {
-        let startIndex = max(search.startIndex ?? 1, 1)
-        let count = min(max(search.count ?? SCIMDiscoveryRoutes.maxResults, 0), SCIMDiscoveryRoutes.maxResults)
-        let listing = try await service.list(realm: realm, filter: search.filter, startIndex: startIndex, count: count)
-        let body: JSONObject = [
-            "schemas": .array([.string(Self.listSchema)]), "totalResults": .number(Double(listing.total)),
-            "startIndex": .number(Double(listing.startIndex)), "itemsPerPage": .number(Double(listing.resources.count)),
-            "Resources": .array(listing.resources.map { .object(search.projection.apply($0)) }),
-        ]
-        return Self.answer(body)
+        let listing = try await service.list(realm: realm, filter: search.filter, startIndex: search.firstIndex, count: search.pageSize)
+        return Self.listResponse(total: listing.total, startIndex: search.firstIndex, resources: listing.resources, projection: search.projection)
+    }
+
+    /// A ListResponse (RFC 7644 §3.4.2) of `resources`, each as `projection` asks.
+    static func listResponse(total: Int, startIndex: Int, resources: [JSONObject], projection: SCIMProjection) -> Response {
+        answer([
+            "schemas": .array([.string(listSchema)]), "totalResults": .number(Double(total)), "startIndex": .number(Double(startIndex)),
+            "itemsPerPage": .number(Double(resources.count)), "Resources": .array(resources.map { .object(projection.apply($0)) }),
+        ])
     }
 
     static func projection(_ request: Request) throws(SCIMError) -> SCIMProjection {
@@ -89,8 +83,13 @@ struct SCIMUserRoutes {
 
     /// `location`: the resource as stored, whose `meta.location` becomes the `Location` header.
     static func answer(_ body: JSONObject, user: User? = nil, status: HTTPResponse.Status = .ok, location resource: JSONObject? = nil) -> Response {
+        answer(body, version: user?.revision, status: status, location: resource)
+    }
+
+    /// `version`: the resource's revision, answered as its `ETag`.
+    static func answer(_ body: JSONObject, version: Int64?, status: HTTPResponse.Status = .ok, location resource: JSONObject? = nil) -> Response {
         var headers: HTTPFields = [.cacheControl: "no-store"]
-        if let user { headers[.eTag] = SCIMVersion.tag(user.revision) }
+        if let version { headers[.eTag] = SCIMVersion.tag(version) }
         if case .object(let meta)? = resource?["meta"], let url = meta["location"]?.stringValue { headers[.location] = url }
         return JSONResponse.make(bytes: StrictJSON.serialize(.object(body)), status: status, headers: headers, contentType: SCIMMedia.type)
     }
@@ -139,6 +138,11 @@ struct SCIMSearch {
     init(filter: String?, startIndex: Int?, count: Int?, projection: SCIMProjection) {
         (self.filter, self.startIndex, self.count, self.projection) = (filter, startIndex, count, projection)
     }
+
+    /// `startIndex` as a 1-based index (RFC 7644 §3.4.2.4: below 1 is 1).
+    var firstIndex: Int { max(startIndex ?? 1, 1) }
+    /// `count` within 0…`SCIMDiscoveryRoutes.maxResults`, that when absent.
+    var pageSize: Int { min(max(count ?? SCIMDiscoveryRoutes.maxResults, 0), SCIMDiscoveryRoutes.maxResults) }
 
     init(body: JSONObject) throws(SCIMError) {
         let members = try Members(body, at: nil)

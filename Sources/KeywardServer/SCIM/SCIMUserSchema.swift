@@ -16,6 +16,7 @@ struct SCIMAttribute: Sendable {
     var returned: Returned = .default
     var uniqueness = "none"
     var subAttributes: [SCIMAttribute] = []
+    var canonicalValues: [String] = []
     var description = ""
 
     var json: JSONValue {
@@ -25,6 +26,7 @@ struct SCIMAttribute: Sendable {
             "uniqueness": .string(uniqueness), "description": .string(description),
         ]
         if !subAttributes.isEmpty { object["subAttributes"] = .array(subAttributes.map(\.json)) }
+        if !canonicalValues.isEmpty { object["canonicalValues"] = .array(canonicalValues.map(JSONValue.string)) }
         if type == .reference { object["referenceTypes"] = .array([.string("User")]) }
         return .object(object)
     }
@@ -82,5 +84,15 @@ enum SCIMUserSchema {
             SCIMAttribute(name: "value", caseExact: true, description: "The manager's id (another user of the realm)."),
             SCIMAttribute(name: "$ref", type: .reference, caseExact: true, mutability: .readOnly, description: "The manager's URI, made from value."),
         ], description: "The user's manager."),
+    ]
+
+    /// The Group schema's attributes (RFC 7643 §4.2): members are users of the realm, by id.
+    static let groupAttributes: [SCIMAttribute] = [
+        SCIMAttribute(name: "displayName", required: true, description: "The group's name."),
+        SCIMAttribute(name: "members", type: .complex, multiValued: true, subAttributes: [
+            SCIMAttribute(name: "value", caseExact: true, mutability: .immutable, description: "A member's id (a user of the realm)."),
+            SCIMAttribute(name: "type", mutability: .immutable, canonicalValues: ["User"], description: "User: groups do not nest."),
+            SCIMAttribute(name: "$ref", type: .reference, caseExact: true, mutability: .immutable, description: "The member's URI."),
+        ], description: "The group's members."),
     ]
 }

@@ -331,7 +331,7 @@ final class SCIMUserAPITests: XCTestCase {
             let twice = try await directory.call(.get, "/Users?count=1&count=2")
             SCIMTokenTests.assertSCIMError(twice, .badRequest, "a parameter twice")
 
-            let nowhere = try await directory.call(.get, "/Groups")
+            let nowhere = try await directory.call(.get, "/Roles")
             SCIMTokenTests.assertSCIMError(nowhere, .notFound, "an endpoint that is not served")
             let wrongMethod = try await directory.call(.delete, "/Schemas")
             XCTAssertEqual(wrongMethod.status, .methodNotAllowed)
@@ -344,7 +344,7 @@ final class SCIMUserAPITests: XCTestCase {
             let schemas = try await directory.call(.get, "/Schemas")
             XCTAssertEqual(schemas.status, .ok)
             let ids = schemas.json["Resources"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue }
-            XCTAssertEqual(ids, [Self.core, Self.enterprise])
+            XCTAssertEqual(ids, [Self.core, Self.enterprise, "urn:ietf:params:scim:schemas:core:2.0:Group"])
             let user = try await directory.call(.get, "/Schemas/" + Self.core)
             let names = user.json["attributes"]?.arrayValue?.compactMap { $0.objectValue?["name"]?.stringValue } ?? []
             XCTAssertTrue(["userName", "name", "displayName", "active", "emails", "password"].allSatisfy(names.contains), "\(names)")

@@ -32,6 +32,7 @@ final class MigrationHistoryTests: XCTestCase {
         21: ("administration over HTTP: admin scopes, user revisions", "f59423b456af7c6a0f50810a988832d7d1a099883b2e0940ba20c23f9e11f846", "f59423b456af7c6a0f50810a988832d7d1a099883b2e0940ba20c23f9e11f846"),
         22: ("SCIM directory tokens", "976193d6a6b71494d1f57eaed6ca0287b0cd4a5ce55798b7521c714226fbd5de", "976193d6a6b71494d1f57eaed6ca0287b0cd4a5ce55798b7521c714226fbd5de"),
         23: ("user profiles and e-mail addresses", "68d6dc5592028f76b6af279f06f55eab8999e6e72c0365d563f9d403d981effe", "5194d39cbb5e06ca1b78a4c9024f08de956a702967277411fd6d30e868bd573a"),
+        24: ("SCIM groups", "a60df4a29baf48d047c01b28170114be9a33416aef309da48747abcaff200df8", "a60df4a29baf48d047c01b28170114be9a33416aef309da48747abcaff200df8"),
     ]
 
     static func digest(_ migration: SchemaMigration, _ engine: DatabaseEngine) -> String {
