@@ -146,6 +146,32 @@ def test_entra_and_okta_patches_and_deactivation_ends_the_session(server, keywar
     assert okta_active.json()["active"] is True
 
 
+def test_groups_as_entra_and_okta_fill_them(directory):
+    ids = [raw(directory, "POST", "/Users", {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": f"g{i}-{uuid.uuid4().hex[:6]}"}).json()["id"]
+           for i in range(3)]
+    made = raw(directory, "POST", "/Groups", {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "Engineering",
+                                              "externalId": "e-eng", "members": [{"value": ids[0]}]})
+    assert made.status_code == 201 and made.headers["ETag"] == 'W/"1"', made.text
+    group = made.json()["id"]
+    # Microsoft Entra ID's documented group update: Add and Remove on members with value lists.
+    entra = raw(directory, "PATCH", f"/Groups/{group}", {"schemas": [PATCH_OP], "Operations": [
+        {"op": "Add", "path": "members", "value": [{"value": ids[1]}, {"value": ids[2]}]},
+        {"op": "Remove", "path": "members", "value": [{"value": ids[0]}]},
+    ]})
+    assert entra.status_code == 200, entra.text
+    assert sorted(member["value"] for member in entra.json()["members"]) == sorted(ids[1:])
+    # Okta's: a rename by a no-path replace naming the id, a member removed by filter.
+    okta = raw(directory, "PATCH", f"/Groups/{group}", {"schemas": [PATCH_OP], "Operations": [
+        {"op": "replace", "value": {"id": group, "displayName": "Engineering EU"}},
+        {"op": "remove", "path": f'members[value eq "{ids[1]}"]'},
+    ]})
+    assert okta.status_code == 200 and okta.json()["displayName"] == "Engineering EU", okta.text
+    assert [member["value"] for member in okta.json()["members"]] == [ids[2]]
+    found = raw(directory, "GET", f'/Groups?filter=members.value%20eq%20%22{ids[2]}%22&excludedAttributes=members').json()
+    assert found["totalResults"] == 1 and "members" not in found["Resources"][0], found
+    assert raw(directory, "DELETE", f"/Groups/{group}").status_code == 204
+
+
 def test_hostile_inputs_are_scim_errors(server, keyward_bin, directory):
     realm, token, base = directory
     cases = [
