@@ -97,7 +97,9 @@ struct SQLUserMatch {
         .equal: "=", .notEqual: "<>", .greater: ">", .greaterOrEqual: ">=", .less: "<", .lessOrEqual: "<=",
     ]
 
-    private func textComparison(_ column: String, _ comparison: UserComparison, _ text: String) -> SQLQueryString {
+    /// `column` compared with `text` (both folded already where the attribute folds case), never NULL; the
+    /// groups' search (`SQLSCIMGroupStore`) compares its columns the same way.
+    func textComparison(_ column: String, _ comparison: UserComparison, _ text: String) -> SQLQueryString {
         let length = text.unicodeScalars.count
         if length == 0, [.contains, .startsWith, .endsWith].contains(comparison) { return "(\(unsafeRaw: column) IS NOT NULL)" }
         switch comparison {

@@ -14,15 +14,7 @@ struct SCIMGroupService: Sendable {
 
     func list(realm: String, filter: String?, startIndex: Int, count: Int, withMembers: Bool) async throws -> (total: Int, resources: [JSONObject]) {
         var match: SCIMGroupMatch?
-        if let filter {
-            let parsed: SCIMFilter
-            do {
-                parsed = try SCIMFilter.parse(filter)
-            } catch {
-                throw SCIMError(.badRequest, .invalidFilter, "\(error.message) (at byte \(error.offset) of the filter)")
-            }
-            match = try SCIMGroupFilter.match(parsed)
-        }
+        if let filter { match = try SCIMGroupFilter.match(try SCIMFilter.read(filter)) }
         let page = try await store.groups(realm: realm, match: match, offset: startIndex - 1, limit: count)
         var resources: [JSONObject] = []
         for group in page.groups {
@@ -129,41 +121,21 @@ extension Array where Element == String {
 /// `displayName`, and replaces the member list with `replace members`.
 enum SCIMGroupPatch {
     static func change(_ body: JSONObject, groupId: String) throws(SCIMError) -> SCIMGroupChange {
-        let members = try Members(body, at: nil)
-        try members.refuseUnknown(["schemas", "Operations"])
-        guard case .array(let schemas)? = members["schemas"], schemas.contains(where: { $0.stringValue.map { SCIMName.equal($0, SCIMPatch.schema) } ?? false }) else {
-            throw SCIMError(.badRequest, .invalidSyntax, "'schemas' must list \(SCIMPatch.schema)")
-        }
-        guard case .array(let operations)? = members["Operations"], !operations.isEmpty, operations.count <= SCIMPatch.maxOperations else {
-            throw SCIMError(.badRequest, .invalidSyntax, "'Operations' holds 1 to \(SCIMPatch.maxOperations) operations")
-        }
         var change = SCIMGroupChange()
-        for (index, item) in operations.enumerated() {
-            guard case .object(let object) = item else { throw SCIMError(.badRequest, .invalidSyntax, "operation \(index) is not an object") }
-            let operation = try Members(object, at: "Operations[\(index)]")
-            try operation.refuseUnknown(["op", "path", "value"])
-            guard let name = try operation.text("op"), let op = SCIMPatch.Operation(rawValue: SCIMName.folded(name)) else {
-                throw SCIMError(.badRequest, .invalidSyntax, "operation \(index): 'op' is add, remove or replace")
+        for step in try SCIMPatch.steps(body) {
+            if let path = step.path {
+                try apply(step.op, path, step.value, to: &change, groupId: groupId)
+                continue
             }
-            if let pathText = try operation.text("path") {
-                let path: SCIMPatchPath
-                do throws(SCIMFilterError) {
-                    path = try SCIMPatchPath.parse(pathText)
-                } catch {
-                    throw SCIMError(.badRequest, .invalidPath, "operation \(index): \(error.message) (at byte \(error.offset) of the path)")
+            guard step.op != .remove, case .object(let values)? = step.value else {
+                throw SCIMError(.badRequest, .invalidValue, "operation \(step.index): without a 'path', \(step.op.rawValue) takes an object of attributes")
+            }
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+                if SCIMName.equal(key, "id") {
+                    guard value.stringValue == groupId else { throw SCIMError(.badRequest, .mutability, "'id' is read-only") }
+                    continue
                 }
-                try apply(op, path, operation["value"], to: &change, groupId: groupId)
-            } else {
-                guard op != .remove, case .object(let values)? = operation["value"] else {
-                    throw SCIMError(.badRequest, .invalidValue, "operation \(index): without a 'path', \(op.rawValue) takes an object of attributes")
-                }
-                for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-                    if SCIMName.equal(key, "id") {
-                        guard value.stringValue == groupId else { throw SCIMError(.badRequest, .mutability, "'id' is read-only") }
-                        continue
-                    }
-                    try apply(op, SCIMPatchPath(attribute: .init(attribute: key)), value, to: &change, groupId: groupId)
-                }
+                try apply(step.op, SCIMPatchPath(attribute: .init(attribute: key)), value, to: &change, groupId: groupId)
             }
         }
         return change

@@ -14,7 +14,17 @@ enum SCIMPatch {
 
     enum Operation: String { case add, remove, replace }
 
-    static func apply(_ body: JSONObject, to resource: JSONObject) throws(SCIMError) -> JSONObject {
+    /// One operation of a PatchOp body, read: its `op`, its `path` parsed, its `value`.
+    struct Step {
+        let index: Int
+        let op: Operation
+        let path: SCIMPatchPath?
+        let value: JSONValue?
+    }
+
+    /// A PatchOp body's operations (RFC 7644 §3.5.2): `schemas` naming the PatchOp URN, 1 to `maxOperations`
+    /// operations, each with an `op` (in any case) and a `path` that parses.
+    static func steps(_ body: JSONObject) throws(SCIMError) -> [Step] {
         let members = try Members(body, at: nil)
         try members.refuseUnknown(["schemas", "Operations"])
         guard case .array(let schemas)? = members["schemas"], schemas.contains(where: { $0.stringValue.map { SCIMName.equal($0, schema) } ?? false }) else {
@@ -26,22 +36,30 @@ enum SCIMPatch {
         guard operations.count <= maxOperations else {
             throw SCIMError(.badRequest, .invalidValue, "a PATCH takes at most \(maxOperations) operations")
         }
-        var resource = resource
-        for (index, value) in operations.enumerated() {
+        return try operations.enumerated().map { index, value throws(SCIMError) in
             guard case .object(let object) = value else { throw SCIMError(.badRequest, .invalidSyntax, "operation \(index) is not an object") }
             let operation = try Members(object, at: "Operations[\(index)]")
             try operation.refuseUnknown(["op", "path", "value"])
             guard let name = try operation.text("op"), let op = Operation(rawValue: SCIMName.folded(name)) else {
                 throw SCIMError(.badRequest, .invalidSyntax, "operation \(index): 'op' is add, remove or replace")
             }
-            let value = operation["value"]
+            var path: SCIMPatchPath?
             if let pathText = try operation.text("path") {
-                let path: SCIMPatchPath
-                do {
+                do throws(SCIMFilterError) {
                     path = try SCIMPatchPath.parse(pathText)
                 } catch {
                     throw SCIMError(.badRequest, .invalidPath, "operation \(index): \(error.message) (at byte \(error.offset) of the path)")
                 }
+            }
+            return Step(index: index, op: op, path: path, value: operation["value"])
+        }
+    }
+
+    static func apply(_ body: JSONObject, to resource: JSONObject) throws(SCIMError) -> JSONObject {
+        var resource = resource
+        for step in try steps(body) {
+            let (index, op, value) = (step.index, step.op, step.value)
+            if let path = step.path {
                 try apply(op, path, value, to: &resource)
             } else {
                 guard op != .remove else { throw SCIMError(.badRequest, .noTarget, "operation \(index): remove needs a 'path'") }

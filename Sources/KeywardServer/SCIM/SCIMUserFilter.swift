@@ -127,3 +127,14 @@ extension SCIMCompareOperator {
         }
     }
 }
+
+extension SCIMFilter {
+    /// A request's `filter` read, its refusal a SCIM `invalidFilter` error naming the problem and its offset.
+    static func read(_ text: String) throws(SCIMError) -> SCIMFilter {
+        do throws(SCIMFilterError) {
+            return try parse(text)
+        } catch {
+            throw SCIMError(.badRequest, .invalidFilter, "\(error.message) (at byte \(error.offset) of the filter)")
+        }
+    }
+}

@@ -18,15 +18,7 @@ struct SCIMUserService: Sendable {
 
     func list(realm: String, filter: String?, startIndex: Int, count: Int) async throws -> Listing {
         var match: UserMatch?
-        if let filter {
-            let parsed: SCIMFilter
-            do {
-                parsed = try SCIMFilter.parse(filter)
-            } catch {
-                throw SCIMError(.badRequest, .invalidFilter, "\(error.message) (at byte \(error.offset) of the filter)")
-            }
-            match = try SCIMUserFilter.match(parsed)
-        }
+        if let filter { match = try SCIMUserFilter.match(try SCIMFilter.read(filter)) }
         let page: UserSearchPage
         do {
             page = try await users.search(realm: realm, match: match, offset: startIndex - 1, limit: count)

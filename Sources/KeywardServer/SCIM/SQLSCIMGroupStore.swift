@@ -137,24 +137,7 @@ struct SQLSCIMGroupStore: SCIMGroupStore {
                 return comparison == .equal ? "(NOT " + present + ")" : present
             }
             let text = attribute == .displayName ? UserNameFolding.folded(value) : value
-            let length = text.unicodeScalars.count
-            if length == 0, [.contains, .startsWith, .endsWith].contains(comparison) { return "(\(unsafeRaw: column) IS NOT NULL)" }
-            switch comparison {
-            case .equal: return "COALESCE(\(unsafeRaw: column) = \(bind: text), FALSE)"
-            case .notEqual: return "COALESCE(\(unsafeRaw: column) <> \(bind: text), TRUE)"
-            case .contains:
-                let position = database.engine == .postgres ? "strpos" : "instr"
-                return "COALESCE(\(unsafeRaw: position)(\(unsafeRaw: column), \(bind: text)) > 0, FALSE)"
-            case .startsWith: return "COALESCE(substr(\(unsafeRaw: column), 1, CAST(\(bind: length) AS INTEGER)) = \(bind: text), FALSE)"
-            case .endsWith:
-                let tail: SQLQueryString = database.engine == .postgres
-                    ? "right(\(unsafeRaw: column), CAST(\(bind: length) AS INTEGER))" : "substr(\(unsafeRaw: column), -CAST(\(bind: length) AS INTEGER))"
-                return "COALESCE(" + tail + " = \(bind: text), FALSE)"
-            case .greater, .greaterOrEqual, .less, .lessOrEqual:
-                let symbol = [UserComparison.greater: ">", .greaterOrEqual: ">=", .less: "<", .lessOrEqual: "<="][comparison]!
-                let collated = database.engine == .postgres ? column + " COLLATE \"C\"" : column
-                return "COALESCE(\(unsafeRaw: collated) \(unsafeRaw: symbol) \(bind: text), FALSE)"
-            }
+            return SQLUserMatch(engine: database.engine).textComparison(column, comparison, text)
         }
     }
 
