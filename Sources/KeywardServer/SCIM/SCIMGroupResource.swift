@@ -31,10 +31,7 @@ enum SCIMGroupResource {
 
     static func read(_ body: JSONObject) throws(SCIMError) -> Input {
         let members = try Members(body, at: nil)
-        guard case .array(let schemas)? = members["schemas"], schemas.contains(where: { $0.stringValue.map { SCIMName.equal($0, schema) } ?? false }) else {
-            throw SCIMError(.badRequest, .invalidSyntax, "'schemas' must list \(schema)")
-        }
-        for urn in schemas where !(urn.stringValue.map { SCIMName.equal($0, schema) } ?? false) {
+        for urn in try members.schemas(listing: schema) where !(urn.stringValue.map { SCIMName.equal($0, schema) } ?? false) {
             throw SCIMError(.badRequest, .invalidValue, "unknown schema '\(urn.stringValue ?? "")': Groups take \(schema)")
         }
         try members.refuseUnknown(["schemas", "id", "meta", "displayName", "externalId", "members"])

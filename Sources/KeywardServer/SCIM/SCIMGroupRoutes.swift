@@ -9,11 +9,7 @@ struct SCIMGroupRoutes {
 
     func register(on realm: RouterGroup<KeywardRequestContext>) {
         realm.get("Groups") { request, context in
-            let query = try SCIMUserRoutes.query(request)
-            let search = SCIMSearch(
-                filter: query["filter"], startIndex: try SCIMUserRoutes.integer(query, "startIndex"), count: try SCIMUserRoutes.integer(query, "count"),
-                projection: try SCIMUserRoutes.projection(request)
-            )
+            let search = try SCIMSearch(query: request)
             let listing = try await service.list(
                 realm: try context.realm.name, filter: search.filter, startIndex: search.firstIndex, count: search.pageSize,
                 withMembers: search.projection.returns("members")

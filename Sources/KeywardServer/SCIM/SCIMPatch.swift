@@ -27,9 +27,7 @@ enum SCIMPatch {
     static func steps(_ body: JSONObject) throws(SCIMError) -> [Step] {
         let members = try Members(body, at: nil)
         try members.refuseUnknown(["schemas", "Operations"])
-        guard case .array(let schemas)? = members["schemas"], schemas.contains(where: { $0.stringValue.map { SCIMName.equal($0, schema) } ?? false }) else {
-            throw SCIMError(.badRequest, .invalidSyntax, "'schemas' must list \(schema)")
-        }
+        try members.schemas(listing: schema)
         guard case .array(let operations)? = members["Operations"], !operations.isEmpty else {
             throw SCIMError(.badRequest, .invalidSyntax, "'Operations' must hold at least one operation")
         }

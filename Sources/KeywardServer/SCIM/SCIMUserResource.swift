@@ -197,6 +197,15 @@ struct Members {
 
     subscript(_ name: String) -> JSONValue? { byName[SCIMName.folded(name)]?.value }
 
+    /// The message's `schemas`, which must list `urn` (RFC 7644 §3.1).
+    @discardableResult
+    func schemas(listing urn: String) throws(SCIMError) -> [JSONValue] {
+        guard case .array(let schemas)? = self["schemas"], schemas.contains(where: { $0.stringValue.map { SCIMName.equal($0, urn) } ?? false }) else {
+            throw SCIMError(.badRequest, .invalidSyntax, "'schemas' must list \(urn)")
+        }
+        return schemas
+    }
+
     private func named(_ name: String) -> String { path.map { "\($0).\(name)" } ?? name }
 
     func refuseUnknown(_ known: [String]) throws(SCIMError) {

@@ -13,12 +13,7 @@ struct SCIMUserRoutes {
 
     func register(on realm: RouterGroup<KeywardRequestContext>) {
         realm.get("Users") { request, context in
-            let query = try Self.query(request)
-            let search = SCIMSearch(
-                filter: query["filter"], startIndex: try Self.integer(query, "startIndex"), count: try Self.integer(query, "count"),
-                projection: try Self.projection(request)
-            )
-            return try await list(search, realm: try context.realm.name)
+            try await list(try SCIMSearch(query: request), realm: try context.realm.name)
         }
         realm.post("Users") { request, context in
             let projection = try Self.projection(request)
@@ -66,8 +61,11 @@ struct SCIMUserRoutes {
     }
 
     static func projection(_ request: Request) throws(SCIMError) -> SCIMProjection {
-        let query = try query(request)
-        return try SCIMProjection(query: query["attributes"], excluded: query["excludedAttributes"])
+        try projection(query(request))
+    }
+
+    static func projection(_ query: [String: String]) throws(SCIMError) -> SCIMProjection {
+        try SCIMProjection(query: query["attributes"], excluded: query["excludedAttributes"])
     }
 
     /// The query as a form (`+` is a space, as the HTTP libraries directories use write it); a parameter twice is refused.
@@ -139,6 +137,15 @@ struct SCIMSearch {
         (self.filter, self.startIndex, self.count, self.projection) = (filter, startIndex, count, projection)
     }
 
+    /// A list's query (`GET /Users`, `GET /Groups`), read once: `filter`, `startIndex`, `count` and the projection.
+    init(query request: Request) throws(SCIMError) {
+        let query = try SCIMUserRoutes.query(request)
+        self.init(
+            filter: query["filter"], startIndex: try SCIMUserRoutes.integer(query, "startIndex"), count: try SCIMUserRoutes.integer(query, "count"),
+            projection: try SCIMUserRoutes.projection(query)
+        )
+    }
+
     /// `startIndex` as a 1-based index (RFC 7644 §3.4.2.4: below 1 is 1).
     var firstIndex: Int { max(startIndex ?? 1, 1) }
     /// `count` within 0…`SCIMDiscoveryRoutes.maxResults`, that when absent.
@@ -147,9 +154,7 @@ struct SCIMSearch {
     init(body: JSONObject) throws(SCIMError) {
         let members = try Members(body, at: nil)
         try members.refuseUnknown(["schemas", "attributes", "excludedAttributes", "filter", "startIndex", "count", "sortBy", "sortOrder"])
-        guard case .array(let schemas)? = members["schemas"], schemas.contains(where: { $0.stringValue.map { SCIMName.equal($0, Self.schema) } ?? false }) else {
-            throw SCIMError(.badRequest, .invalidSyntax, "'schemas' must list \(Self.schema)")
-        }
+        try members.schemas(listing: Self.schema)
         if members["sortBy"] != nil && members["sortBy"] != .null {
             throw SCIMError(.badRequest, .invalidValue, "sorting is not supported (ServiceProviderConfig: sort.supported false)")
         }
