@@ -114,6 +114,15 @@ def jwks(server) -> dict:
     return response.json()
 
 
+def pytest_collection_modifyitems(config, items):
+    """Marks each test with the engine it runs on (`engine_sqlite`, `engine_postgres`), or `engine_none` when it
+    starts no shared server of either; CI runs `-m engine_postgres` and `-m "not engine_postgres"` side by side."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        engine = callspec.params.get("backend") if callspec else None
+        item.add_marker(f"engine_{engine or 'none'}")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """On a failure, append the tail of the involved server logs to the report."""
