@@ -47,7 +47,7 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "Write the results as JSON to this file.")
     var json: String?
 
-    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker, passkey (default: all but social-callback, auth-code, broker and passkey; with --url, token, protected and app-attest: push-login, host-token, social-callback, auth-code, broker and passkey set up with the keyward CLI on the server's database). auth-code: --requests sign-in round trips (authorize, code, refresh), then one more refresh per family alone. broker: --requests relay round trips (relay, take, exchange). passkey: --requests usernameless sign-ins (options, assertion, session), one passkey per connection.")
+    @Option(help: "Scenarios to run, comma-separated: token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker, passkey, scim (default: all but social-callback, auth-code, broker, passkey and scim; with --url, token, protected and app-attest: push-login, host-token, social-callback, auth-code, broker, passkey and scim set up with the keyward CLI on the server's database). auth-code: --requests sign-in round trips (authorize, code, refresh), then one more refresh per family alone. broker: --requests relay round trips (relay, take, exchange). passkey: --requests usernameless sign-ins (options, assertion, session), one passkey per connection. scim: --scim-users creates with a SCIM token, then --requests filtered reads and --requests deactivations (PATCH active=false), --concurrency of them of users signed in from a browser.")
     var scenarios: String?
 
     private var scenarioNames: [String] {
@@ -73,6 +73,9 @@ struct KeywardBench: AsyncParsableCommand {
     @Option(help: "social-callback: returning sign-ins, spread over the --subjects users (the second measurement).")
     var callbacks = 10_000
 
+    @Option(name: .customLong("scim-users"), help: "scim: users created through SCIM before the reads and deactivations (the issue's target is with 100,000 present).")
+    var scimUsers = 100_000
+
     @Option(name: .customLong("generator-nice"), help: "Nice value of the load generator's threads, 0...19: higher lets the server under test run first on shared cores (0: same priority).")
     var generatorNice: Int32 = 10
 
@@ -91,15 +94,16 @@ struct KeywardBench: AsyncParsableCommand {
         guard (1...400).contains(logins) else { throw ValidationError("--logins must be 1...400") }
         guard (0...19).contains(generatorNice) else { throw ValidationError("--generator-nice must be 0...19") }
         // Every flow is started before its measurement and its transaction cookie lives 10 minutes.
+        guard (1...1_000_000).contains(scimUsers) else { throw ValidationError("--scim-users must be 1...1000000") }
         guard (1...100_000).contains(subjects) else { throw ValidationError("--subjects must be 1...100000") }
         guard (1...200_000).contains(callbacks) else { throw ValidationError("--callbacks must be 1...200000") }
         if let loginRate, !(1...10_000).contains(loginRate) { throw ValidationError("--login-rate must be 1...10000 round trips per second") }
-        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest", "social-callback", "auth-code", "broker", "passkey"]
+        let known: Set<String> = ["token", "protected", "push-login", "host-token", "app-attest", "social-callback", "auth-code", "broker", "passkey", "scim"]
         let names = scenarioNames
         for name in names where !known.contains(name) {
-            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker, passkey)")
+            throw ValidationError("--scenarios: unknown scenario '\(name)' (token, protected, push-login, host-token, app-attest, social-callback, auth-code, broker, passkey, scim)")
         }
-        if url != nil, let needsCLI = names.first(where: { ["push-login", "host-token", "social-callback", "auth-code", "broker", "passkey"].contains($0) }) {
+        if url != nil, let needsCLI = names.first(where: { ["push-login", "host-token", "social-callback", "auth-code", "broker", "passkey", "scim"].contains($0) }) {
             throw ValidationError("\(needsCLI) sets up with the keyward CLI on the server's database: let keyward-bench start the server (no --url)")
         }
         if names.contains("social-callback") {
@@ -216,6 +220,11 @@ struct KeywardBench: AsyncParsableCommand {
         if selected.contains("passkey") {
             results += try PasskeyScenario(
                 baseURL: baseURL, port: port, cli: cli, roundTrips: requests, concurrency: concurrency, threads: threads, ceiling: ceiling, log: log
+            ).run()
+        }
+        if selected.contains("scim") {
+            results += try SCIMScenario(
+                baseURL: baseURL, port: port, cli: cli, population: scimUsers, requests: requests, concurrency: concurrency, threads: threads, log: log
             ).run()
         }
         if selected.contains("social-callback") {

@@ -65,7 +65,8 @@ extension SQLUserStore {
             guard limit > 0, offset < total else { return UserSearchPage(total: total, users: []) }
             let users = try await database.sql.raw(
                 "SELECT \(unsafeRaw: Self.columns(prefixed: "", from: "users")) " + from
-                    + " ORDER BY users.id LIMIT \(bind: limit) OFFSET \(bind: offset)"
+                    + " ORDER BY \(unsafeRaw: SQLUserMatch(engine: database.engine).pageOrder("users.id", filtered: match != nil))"
+                    + " LIMIT \(bind: limit) OFFSET \(bind: offset)"
             ).all().map(Self.user(from:))
             return UserSearchPage(total: total, users: users)
         }

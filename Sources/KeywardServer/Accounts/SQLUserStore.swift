@@ -5,21 +5,79 @@ import SQLKit
 public struct SQLUserStore: UserStore {
     let database: KeywardDatabase
 
-    public init(database: KeywardDatabase) {
-        self.database = database
+    /// Users created by concurrent requests (a directory provisioning a realm over SCIM) are written together: one
+    /// transaction and one commit for the group, where a commit each queued them behind one another on SQLite.
+    private let creations: GroupCommit<NewUser, Result<Void, any Error>>
+
+    /// Users a grouped transaction creates at most.
+    static let maxGroup = 64
+
+    private struct NewUser: Sendable {
+        let user: User
+        let profile: UserProfile
     }
 
+    public init(database: KeywardDatabase) {
+        self.database = database
+        // On the default executor, not `writerExecutor`: a group is a transaction, which SQLite runs on its session
+        // connection, and a statement of another writer waiting for the transaction's lock on the statement
+        // connection's thread would keep the transaction from resuming there (a deadlock).
+        creations = GroupCommit(maxGroup: Self.maxGroup) { group in
+            await Self.create(group, in: database)
+        }
+    }
+
+    /// Returns once the user is stored, or refused (a name or id taken, the realm gone), grouped with the creations
+    /// of other requests under way.
     public func createUser(_ user: User, profile: UserProfile) async throws {
+        try await creations.submit(NewUser(user: user, profile: profile)).get()
+    }
+
+    /// One transaction for the group. When any user of it is refused, each is created alone, so that only the request
+    /// whose user is at fault learns of it, with its own message; a database that is gone fails them all at once.
+    private static func create(_ group: [NewUser], in database: KeywardDatabase) async -> [Result<Void, any Error>] {
+        if group.count > 1 {
+            do {
+                try await StoreErrorMapping.mapping("createUser", conflict: "a user of the group exists already", missingParent: "a user's realm does not exist") {
+                    try await database.transaction { session in
+                        for item in group { try await write(item, on: session) }
+                    }
+                }
+                return group.map { _ in .success(()) }
+            } catch let error as StoreError {
+                if case .unavailable = error { return group.map { _ in .failure(error) } }
+            } catch {
+                return group.map { _ in .failure(error) }
+            }
+        }
+        var outcomes: [Result<Void, any Error>] = []
+        for item in group {
+            do {
+                try await createAlone(item, in: database)
+                outcomes.append(.success(()))
+            } catch {
+                outcomes.append(.failure(error))
+            }
+        }
+        return outcomes
+    }
+
+    private static func createAlone(_ item: NewUser, in database: KeywardDatabase) async throws {
+        let user = item.user
         try await StoreErrorMapping.mapping(
             "createUser",
             conflict: "a user named '\(user.username)' or with id '\(user.id)' exists already in realm '\(user.realm)'",
             missingParent: "realm '\(user.realm)' does not exist"
         ) {
-            guard !profile.isEmpty else { return try await Self.insert(user, on: database.sql) }
-            try await database.transaction { session in
-                try await Self.insert(user, on: session)
-                try await Self.writeProfile(profile, realm: user.realm, userId: user.id, on: session)
-            }
+            guard !item.profile.isEmpty else { return try await insert(user, on: database.sql) }
+            try await database.transaction { session in try await write(item, on: session) }
+        }
+    }
+
+    private static func write(_ item: NewUser, on session: any SQLDatabase) async throws {
+        try await insert(item.user, on: session)
+        if !item.profile.isEmpty {
+            try await writeProfile(item.profile, realm: item.user.realm, userId: item.user.id, on: session)
         }
     }
 

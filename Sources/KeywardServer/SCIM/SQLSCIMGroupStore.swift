@@ -59,7 +59,9 @@ struct SQLSCIMGroupStore: SCIMGroupStore {
             let total = try await database.sql.raw("SELECT count(*) AS n " + from).first()?.decode(column: "n", as: Int.self) ?? 0
             guard limit > 0, offset < total else { return (total, []) }
             let groups = try await database.sql.raw(
-                "SELECT \(unsafeRaw: Self.columns) " + from + " ORDER BY g.id LIMIT \(bind: limit) OFFSET \(bind: offset)"
+                "SELECT \(unsafeRaw: Self.columns) " + from
+                    + " ORDER BY \(unsafeRaw: SQLUserMatch(engine: database.engine).pageOrder("g.id", filtered: match != nil))"
+                    + " LIMIT \(bind: limit) OFFSET \(bind: offset)"
             ).all().map(Self.group(from:))
             return (total, groups)
         }
