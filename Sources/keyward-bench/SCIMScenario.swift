@@ -28,42 +28,25 @@ struct SCIMScenario: Sendable {
         let tag = KeywardCLI.runTag
         let token = try scimToken(tag)
         let signedIn = try cli.signedInBrowsers("bench-scim-\(tag)-signed-in", count: concurrency, port: port)
-        let clock = ContinuousClock()
 
         log("scim: creating \(population) users over \(concurrency) connections")
         let created = Atomic<Int>(0)
-        let creates = (0..<concurrency).map { worker -> @Sendable () -> LoadRunner.Outcome in
-            let mine = LoadRunner.share(of: population, part: worker, parts: concurrency)
-            return { [self] in
-                var next = mine.lowerBound
-                return LoadRunner.Outcome.roundTrips(mine.count, port: port, clock: clock) { connection in
-                    defer { next += 1 }
-                    try create(connection, index: next, tag: tag, token: token)
-                    let done = created.wrappingAdd(1, ordering: .relaxed).newValue
-                    if done % 10_000 == 0 { log("scim: \(done)/\(population) users created") }
-                }
-            }
-        }
-        var createResult = ScenarioResult(name: "SCIM create", outcome: threads.run(creates))
+        var createResult = ScenarioResult(name: "SCIM create", outcome: measure(population) { [self] connection, index in
+            try create(connection, index: index, tag: tag, token: token)
+            let done = created.wrappingAdd(1, ordering: .relaxed).newValue
+            if done % 10_000 == 0 { log("scim: \(done)/\(population) users created") }
+        })
         createResult.notes = ["POST /Users: userName, name, one email, externalId; the realm grows to \(population) users and more"]
 
-        // Reads spread over the whole population; each answer's id is kept for a deactivation.
+        // Reads spread over the whole population (the n-th finds user n × population / reads); each answer's id is
+        // kept for a deactivation.
         let reads = min(requests, population)
         log("scim: \(reads) filtered reads (userName eq, externalId eq) among \(population) users")
         let found = Mutex<[String]>([])
-        let lookups = (0..<concurrency).map { worker -> @Sendable () -> LoadRunner.Outcome in
-            let mine = LoadRunner.share(of: reads, part: worker, parts: concurrency)
-            return { [self] in
-                var next = mine.lowerBound
-                return LoadRunner.Outcome.roundTrips(mine.count, port: port, clock: clock) { connection in
-                    defer { next += 1 }
-                    // Spread over the population: the n-th read finds user n × population / reads.
-                    let id = try lookUp(connection, index: next * population / reads, byExternalId: next % 2 == 1, tag: tag, token: token)
-                    found.withLock { $0.append(id) }
-                }
-            }
-        }
-        var readResult = ScenarioResult(name: "SCIM filtered read", outcome: threads.run(lookups))
+        var readResult = ScenarioResult(name: "SCIM filtered read", outcome: measure(reads) { [self] connection, index in
+            let id = try lookUp(connection, index: index * population / reads, byExternalId: index % 2 == 1, tag: tag, token: token)
+            found.withLock { $0.append(id) }
+        })
         readResult.notes = ["GET /Users?filter=userName eq \"…\" and externalId eq \"…\" in turn, one user found among \(population)"]
 
         var targets = try signedIn.indices.map { index in
@@ -74,21 +57,30 @@ struct SCIMScenario: Sendable {
             throw BenchError("scim: a signed-in browser's session did not open its account page before the deactivations")
         }
         log("scim: \(targets.count) deactivations (PATCH active=false), \(signedIn.count) of them of users signed in")
-        let deactivations = (0..<concurrency).map { worker -> @Sendable () -> LoadRunner.Outcome in
-            let mine = Array(targets[LoadRunner.share(of: targets.count, part: worker, parts: concurrency)])
-            return { [self] in
-                var next = 0
-                return LoadRunner.Outcome.roundTrips(mine.count, port: port, clock: clock) { connection in
-                    defer { next += 1 }
-                    try deactivate(connection, id: mine[next], token: token)
-                }
-            }
-        }
-        var deactivateResult = ScenarioResult(name: "SCIM deactivate", outcome: threads.run(deactivations))
+        let ids = targets
+        var deactivateResult = ScenarioResult(name: "SCIM deactivate", outcome: measure(ids.count) { [self] connection, index in
+            try deactivate(connection, id: ids[index], token: token)
+        })
         let stillOpen = try signedIn.filter { try accountStatus($0) == 200 }.count
         guard stillOpen == 0 else { throw BenchError("scim: \(stillOpen) of \(signedIn.count) sessions of deactivated users still open their account page") }
         deactivateResult.notes = ["PATCH /Users/{id} replace active false; \(signedIn.count) of the users had a browser session, checked ended afterwards"]
         return [createResult, readResult, deactivateResult]
+    }
+
+    /// `count` round trips over `concurrency` connections, each connection taking the next share of the indices.
+    private func measure(_ count: Int, _ roundTrip: @escaping @Sendable (RawHTTPConnection, Int) throws -> Void) -> LoadRunner.Outcome {
+        let clock = ContinuousClock()
+        let workers = (0..<concurrency).map { worker -> @Sendable () -> LoadRunner.Outcome in
+            let mine = LoadRunner.share(of: count, part: worker, parts: concurrency)
+            return { [port] in
+                var next = mine.lowerBound
+                return LoadRunner.Outcome.roundTrips(mine.count, port: port, clock: clock) { connection in
+                    defer { next += 1 }
+                    try roundTrip(connection, next)
+                }
+            }
+        }
+        return threads.run(workers)
     }
 
     /// A SCIM token for the demo realm, made with the CLI: its output's line that starts with the token prefix.
