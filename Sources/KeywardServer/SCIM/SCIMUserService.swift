@@ -42,21 +42,43 @@ struct SCIMUserService: Sendable {
         return (user, SCIMUserResource.render(user, profile: input.profile, base: base(realm)))
     }
 
-    /// `PUT`: the user becomes what the body says; `active` left out keeps the user as it is.
+    /// `PUT`: the user becomes what the body says; `active` left out keeps the user as it is. Without `If-Match`, a
+    /// concurrent change is overwritten, as the later of two `PUT`s would overwrite the earlier.
     func replace(realm: String, id: String, body: JSONObject, ifMatch: [String]) async throws -> (User, JSONObject) {
-        let current = try await existing(realm: realm, id: id)
-        let expected = try SCIMPrecondition.expectedRevision(ifMatch, current: current.revision)
-        return try await write(try SCIMUserResource.read(body), over: current, expectedRevision: expected ?? current.revision)
+        let input = try SCIMUserResource.read(body)
+        var attempt = 1
+        while true {
+            let current = try await existing(realm: realm, id: id)
+            let expected = try SCIMPrecondition.expectedRevision(ifMatch, current: current.revision)
+            do {
+                return try await write(input, over: current, expectedRevision: expected ?? current.revision)
+            } catch UserError.stale where ifMatch.isEmpty && attempt < Self.patchAttempts {
+                attempt += 1
+            }
+        }
     }
 
     /// `PATCH`: the operations applied to the user as it is rendered, then written as a `PUT` of the result would be,
-    /// only while the user is still at the revision read (a concurrent change is a 412, never lost).
+    /// only while the user is still at the revision read, so a concurrent change is never lost. With `If-Match`, a
+    /// concurrent change is a 412. Without it (Entra ID and Okta send none), the operations are applied again to the
+    /// user as it is now, as they would have been had they come a moment later.
     func patch(realm: String, id: String, body: JSONObject, ifMatch: [String]) async throws -> (User, JSONObject) {
-        let (current, resource) = try await user(realm: realm, id: id)
-        let expected = try SCIMPrecondition.expectedRevision(ifMatch, current: current.revision)
-        let patched = try SCIMPatch.apply(body, to: resource)
-        return try await write(try SCIMUserResource.read(patched), over: current, expectedRevision: expected ?? current.revision)
+        var attempt = 1
+        while true {
+            let (current, resource) = try await user(realm: realm, id: id)
+            let expected = try SCIMPrecondition.expectedRevision(ifMatch, current: current.revision)
+            let patched = try SCIMPatch.apply(body, to: resource)
+            do {
+                return try await write(try SCIMUserResource.read(patched), over: current, expectedRevision: expected ?? current.revision)
+            } catch UserError.stale where ifMatch.isEmpty && attempt < Self.patchAttempts {
+                attempt += 1
+            }
+        }
     }
+
+    /// How often a PATCH or PUT without `If-Match` is tried before a run of concurrent changes is answered 412: each
+    /// attempt lost means another change was written, so N changes of one user at once all land within N attempts.
+    static let patchAttempts = 8
 
     func delete(realm: String, id: String, ifMatch: [String]) async throws {
         let current = try await existing(realm: realm, id: id)

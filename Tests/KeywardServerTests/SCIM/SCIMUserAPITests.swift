@@ -169,6 +169,43 @@ final class SCIMUserAPITests: XCTestCase {
         }
     }
 
+    /// Entra ID and Okta send no `If-Match`: PATCHes of one user at once are each applied to the user as it is when
+    /// written, so none is refused and none is lost; with `If-Match` naming an old version, one is still a 412.
+    func testConcurrentPatchesWithoutIfMatchAllLand() async throws {
+        try await TestServer.forEachEngine { server, client in
+            let directory = try await SCIMDirectory.make(server, client)
+            let created = try await directory.call(.post, "/Users", json: Self.entraUser("busy", externalId: "x-9", email: "busy@example.com"))
+            let id = try XCTUnwrap(created.json["id"]?.stringValue)
+            let phones = (0..<6).map { "+1 555 01\($0)\($0)" }
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for phone in phones {
+                    group.addTask {
+                        let patch: JSONObject = [
+                            "schemas": .array([.string(Self.patchOp)]),
+                            "Operations": .array([.object(["op": .string("add"), "path": .string("phoneNumbers"), "value": .array([
+                                .object(["type": .string("other"), "value": .string(phone)]),
+                            ])])]),
+                        ]
+                        return try await directory.call(.patch, "/Users/" + id, json: patch).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(statuses, Array(repeating: .ok, count: phones.count))
+            let read = try await directory.call(.get, "/Users/" + id)
+            let numbers = Set(read.json["phoneNumbers"]?.arrayValue?.compactMap { $0.objectValue?["value"]?.stringValue } ?? [])
+            XCTAssertEqual(numbers, Set(phones + ["+1 555 0100"]), "every PATCH's number is kept")
+            XCTAssertEqual(read.headers[.eTag], "W/\"\(1 + phones.count)\"")
+
+            let old: JSONObject = [
+                "schemas": .array([.string(Self.patchOp)]),
+                "Operations": .array([.object(["op": .string("replace"), "path": .string("title"), "value": .string("Lead")])]),
+            ]
+            let refused = try await directory.call(.patch, "/Users/" + id, json: old, headers: [.ifMatch: "W/\"1\""])
+            SCIMTokenTests.assertSCIMError(refused, .preconditionFailed, "a PATCH naming an old version")
+        }
+    }
+
     func testEntraAndOktaPatchesAndDeactivationEndsSessions() async throws {
         try await TestServer.forEachEngine { server, client in
             let directory = try await SCIMDirectory.make(server, client)
