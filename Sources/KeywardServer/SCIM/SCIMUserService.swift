@@ -46,15 +46,10 @@ struct SCIMUserService: Sendable {
     /// concurrent change is overwritten, as the later of two `PUT`s would overwrite the earlier.
     func replace(realm: String, id: String, body: JSONObject, ifMatch: [String]) async throws -> (User, JSONObject) {
         let input = try SCIMUserResource.read(body)
-        var attempt = 1
-        while true {
+        return try await againWhileStale(ifMatch) {
             let current = try await existing(realm: realm, id: id)
             let expected = try SCIMPrecondition.expectedRevision(ifMatch, current: current.revision)
-            do {
-                return try await write(input, over: current, expectedRevision: expected ?? current.revision)
-            } catch UserError.stale where ifMatch.isEmpty && attempt < Self.patchAttempts {
-                attempt += 1
-            }
+            return try await write(input, over: current, expectedRevision: expected ?? current.revision)
         }
     }
 
@@ -63,22 +58,30 @@ struct SCIMUserService: Sendable {
     /// concurrent change is a 412. Without it (Entra ID and Okta send none), the operations are applied again to the
     /// user as it is now, as they would have been had they come a moment later.
     func patch(realm: String, id: String, body: JSONObject, ifMatch: [String]) async throws -> (User, JSONObject) {
-        var attempt = 1
-        while true {
+        try await againWhileStale(ifMatch) {
             let (current, resource) = try await user(realm: realm, id: id)
             let expected = try SCIMPrecondition.expectedRevision(ifMatch, current: current.revision)
             let patched = try SCIMPatch.apply(body, to: resource)
-            do {
-                return try await write(try SCIMUserResource.read(patched), over: current, expectedRevision: expected ?? current.revision)
-            } catch UserError.stale where ifMatch.isEmpty && attempt < Self.patchAttempts {
-                attempt += 1
-            }
+            return try await write(try SCIMUserResource.read(patched), over: current, expectedRevision: expected ?? current.revision)
         }
     }
 
     /// How often a PATCH or PUT without `If-Match` is tried before a run of concurrent changes is answered 412: each
     /// attempt lost means another change was written, so N changes of one user at once all land within N attempts.
     static let patchAttempts = 8
+
+    /// `attempt` (a read, then a write at the revision read) run again when the write finds the user changed since,
+    /// up to `patchAttempts` times, unless the request named a version in `If-Match`: then the change is the 412.
+    private func againWhileStale<R>(_ ifMatch: [String], _ attempt: () async throws -> R) async throws -> R {
+        var attempts = 1
+        while true {
+            do {
+                return try await attempt()
+            } catch UserError.stale where ifMatch.isEmpty && attempts < Self.patchAttempts {
+                attempts += 1
+            }
+        }
+    }
 
     func delete(realm: String, id: String, ifMatch: [String]) async throws {
         let current = try await existing(realm: realm, id: id)
