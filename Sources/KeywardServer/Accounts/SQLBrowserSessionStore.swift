@@ -15,40 +15,16 @@ public struct SQLBrowserSessionStore: BrowserSessionStore {
 
     public init(database: KeywardDatabase) {
         self.database = database
-        inserts = GroupCommit(maxGroup: Self.maxGroup, executor: database.writerExecutor) { sessions in
-            await Self.insert(sessions, into: database)
-        }
+        inserts = GroupCommit(maxGroup: Self.maxGroup, executor: database.writerExecutor, writeTogether: { sessions in
+            try await Self.insertStatement(sessions, database)
+        })
     }
 
     /// Returns once the session is stored (or its insert failed), grouped with the sessions of other sign-ins under
-    /// way: every sign-in writes one, and with a commit each they queued behind one another on SQLite.
+    /// way: every sign-in writes one, and with a commit each they queued behind one another on SQLite. When a row of
+    /// a group is refused, only the sign-in whose row is at fault (its realm deleted meanwhile) learns of it.
     public func insertSession(_ session: BrowserSession) async throws {
         try await inserts.submit(session).get()
-    }
-
-    /// One statement for the group. When a row of it is refused, each session is inserted alone, so that only the
-    /// sign-in whose row is at fault (its realm deleted meanwhile) learns of it; a database that is gone fails them
-    /// all at once.
-    private static func insert(_ sessions: [BrowserSession], into database: KeywardDatabase) async -> [Result<Void, any Error>] {
-        do {
-            try await insertStatement(sessions, database)
-            return sessions.map { _ in .success(()) }
-        } catch let error as StoreError {
-            if case .unavailable = error { return sessions.map { _ in .failure(error) } }
-            if sessions.count == 1 { return [.failure(error)] }
-        } catch {
-            return sessions.map { _ in .failure(error) }
-        }
-        var outcomes: [Result<Void, any Error>] = []
-        for session in sessions {
-            do {
-                try await insertStatement([session], database)
-                outcomes.append(.success(()))
-            } catch {
-                outcomes.append(.failure(error))
-            }
-        }
-        return outcomes
     }
 
     private static func insertStatement(_ sessions: [BrowserSession], _ database: KeywardDatabase) async throws {

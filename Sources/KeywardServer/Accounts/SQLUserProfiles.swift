@@ -2,6 +2,13 @@
 import Foundation
 import SQLKit
 
+/// A profile to store with its user's key.
+struct NewProfile: Sendable {
+    let realm: String
+    let userId: String
+    let profile: UserProfile
+}
+
 extension SQLUserStore {
     /// Writes `profile` as the user's whole profile (an empty one removes it), on a transaction's session.
     static func writeProfile(_ profile: UserProfile, realm: String, userId: String, on sql: any SQLDatabase) async throws {
@@ -10,21 +17,52 @@ extension SQLUserStore {
             try await sql.raw("DELETE FROM user_profiles WHERE realm = \(bind: realm) AND user_id = \(bind: userId)").run()
             return
         }
-        let attributes = String(decoding: try profileEncoder.encode(profile), as: UTF8.self)
         try await sql.raw("""
             INSERT INTO user_profiles (realm, user_id, external_id, display_name, given_name, family_name, attributes)
-            VALUES (\(bind: realm), \(bind: userId), \(bind: profile.externalId), \(bind: profile.displayName),
-                \(bind: profile.name?.givenName), \(bind: profile.name?.familyName), \(bind: attributes))
+            VALUES \(try profileRow(NewProfile(realm: realm, userId: userId, profile: profile)))
             ON CONFLICT (realm, user_id) DO UPDATE SET external_id = excluded.external_id, display_name = excluded.display_name,
                 given_name = excluded.given_name, family_name = excluded.family_name, attributes = excluded.attributes
             """).run()
-        for (position, email) in profile.emails.enumerated() {
+        try await insertEmails(of: [NewProfile(realm: realm, userId: userId, profile: profile)], on: sql)
+    }
+
+    /// The profiles of users just created (64 at most, as a group of creations), on a transaction's session: one
+    /// statement for the profiles and as few as the engines' parameter limits allow for their addresses.
+    static func insertProfiles(_ profiles: [NewProfile], on sql: any SQLDatabase) async throws {
+        guard !profiles.isEmpty else { return }
+        try await sql.raw("""
+            INSERT INTO user_profiles (realm, user_id, external_id, display_name, given_name, family_name, attributes)
+            VALUES \(SQLList(try profiles.map(profileRow)))
+            """).run()
+        try await insertEmails(of: profiles, on: sql)
+    }
+
+    /// Addresses in 1,000 rows a statement at most: 7,000 parameters, inside SQLite's 32,766 and PostgreSQL's 65,535
+    /// whatever number of addresses a profile holds.
+    private static func insertEmails(of profiles: [NewProfile], on sql: any SQLDatabase) async throws {
+        let rows = profiles.flatMap { new in
+            new.profile.emails.enumerated().map { position, email in
+                SQLQueryString("""
+                    (\(bind: new.realm), \(bind: new.userId), \(bind: position), \(bind: email.value), \(bind: UserNameFolding.folded(email.value)),
+                        \(bind: email.type), \(bind: email.primary))
+                    """)
+            }
+        }
+        for start in stride(from: 0, to: rows.count, by: 1_000) {
             try await sql.raw("""
                 INSERT INTO user_emails (realm, user_id, position, value, value_folded, type, is_primary)
-                VALUES (\(bind: realm), \(bind: userId), \(bind: position), \(bind: email.value), \(bind: UserNameFolding.folded(email.value)),
-                    \(bind: email.type), \(bind: email.primary))
+                VALUES \(SQLList(Array(rows[start..<min(start + 1_000, rows.count)])))
                 """).run()
         }
+    }
+
+    private static func profileRow(_ new: NewProfile) throws -> SQLQueryString {
+        let profile = new.profile
+        let attributes = String(decoding: try profileEncoder.encode(profile), as: UTF8.self)
+        return """
+            (\(bind: new.realm), \(bind: new.userId), \(bind: profile.externalId), \(bind: profile.displayName),
+                \(bind: profile.name?.givenName), \(bind: profile.name?.familyName), \(bind: attributes))
+            """
     }
 
     public func profiles(realm: String, userIds: [String]) async throws -> [String: UserProfile] {

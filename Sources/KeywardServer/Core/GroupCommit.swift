@@ -74,3 +74,32 @@ extension GroupCommit where Outcome == Void {
         }
     }
 }
+
+extension GroupCommit where Outcome == Result<Void, any Error> {
+    /// Groups that `write` stores together (one statement or one transaction for all of them). When it refuses a
+    /// group, each item is written again alone, so that only the caller whose item is at fault learns of it, with its
+    /// own message; a database that is gone (`StoreError.unavailable`) fails the whole group at once instead.
+    convenience init(maxGroup: Int, executor: (any TaskExecutor)? = nil, writeTogether write: @escaping @Sendable ([Item]) async throws -> Void) {
+        self.init(maxGroup: maxGroup, executor: executor) { items in
+            do {
+                try await write(items)
+                return items.map { _ in .success(()) }
+            } catch let error as StoreError {
+                if case .unavailable = error { return items.map { _ in .failure(error) } }
+                if items.count == 1 { return [.failure(error)] }
+            } catch {
+                return items.map { _ in .failure(error) }
+            }
+            var outcomes: [Result<Void, any Error>] = []
+            for item in items {
+                do {
+                    try await write([item])
+                    outcomes.append(.success(()))
+                } catch {
+                    outcomes.append(.failure(error))
+                }
+            }
+            return outcomes
+        }
+    }
+}

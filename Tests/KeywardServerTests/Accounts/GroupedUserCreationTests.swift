@@ -8,8 +8,8 @@ final class GroupedUserCreationTests: XCTestCase {
     private static let rounds = 10
     private static let perRound = 24
 
-    /// Each round: `perRound` creations at once, with profiles (a transaction each alone), one of them a name taken
-    /// already and one for a realm that does not exist. Every audit event is written meanwhile by the audit log's own
+    /// Each round: `perRound` creations at once, most with profiles (a transaction each alone) and every third
+    /// without, one of them a name taken already and one for a realm that does not exist. Every audit event is written meanwhile by the audit log's own
     /// group writer, so a grouped transaction and single statements wait on each other's write lock as in a server.
     func testConcurrentCreationsAreAllStoredAndARefusedOneFailsOnlyItself() async throws {
         try await TestServer.forEachEngine { server, _ in
@@ -17,6 +17,7 @@ final class GroupedUserCreationTests: XCTestCase {
             _ = try await users.createUser(realm: "demo", username: "taken", password: nil)
             func profile(_ name: String) -> UserProfile {
                 var profile = UserProfile()
+                guard !name.hasSuffix("-0"), !name.hasSuffix("3"), !name.hasSuffix("6"), !name.hasSuffix("9") else { return profile }
                 profile.externalId = "ext-\(name)"
                 profile.displayName = "User \(name)"
                 profile.emails = [.init(value: "\(name)@example.com", type: "work", primary: true)]
@@ -48,11 +49,44 @@ final class GroupedUserCreationTests: XCTestCase {
                     let stored = try await users.user(realm: "demo", username: name)
                     XCTAssertEqual(stored?.id, created.id)
                     let profiles = try await users.profiles(realm: "demo", userIds: [created.id])
-                    XCTAssertEqual(profiles[created.id], profile(name), "\(name)'s profile is stored with it")
+                    XCTAssertEqual(profiles[created.id] ?? UserProfile(), profile(name), "\(name)'s profile is stored with it")
+                    let byAddress = try await users.search(realm: "demo", match: .anyEmail(.compare(.emailValue, .equal, .text("\(name)@EXAMPLE.com"))), offset: 0, limit: 2)
+                    XCTAssertEqual(byAddress.users.map(\.id), profile(name).emails.isEmpty ? [] : [created.id], "\(name) is found by its address")
                 }
             }
             let names = try await users.listUsers(realm: "demo").map(\.username)
             XCTAssertEqual(names.filter { $0.hasPrefix("grouped-") }.count, Self.rounds * (Self.perRound - 2))
+        }
+    }
+}
+
+extension GroupedUserCreationTests {
+    /// A profile with more addresses than one statement may bind (1,000 rows): stored whole, alone and beside
+    /// others in a group, and found by its last address.
+    func testAProfileWithThousandsOfAddressesIsStoredWhole() async throws {
+        try await TestServer.forEachEngine { server, _ in
+            let users = server.runtime.accounts.users
+            func profile(_ name: String) -> UserProfile {
+                var profile = UserProfile()
+                profile.emails = (0..<2_500).map { .init(value: "\(name)-\($0)@example.com", type: "other", primary: $0 == 7) }
+                return profile
+            }
+            let names = ["many-a", "many-b", "many-c"]
+            let created = try await withThrowingTaskGroup(of: User.self) { group in
+                for name in names { group.addTask { try await users.createUser(realm: "demo", username: name, password: nil, profile: profile(name)) } }
+                return try await group.reduce(into: [User]()) { $0.append($1) }
+            }
+            XCTAssertEqual(created.count, names.count)
+            for user in created {
+                let stored = try await users.profiles(realm: "demo", userIds: [user.id])
+                XCTAssertEqual(stored[user.id], profile(user.username))
+                let last = try await users.search(
+                    realm: "demo", match: .anyEmail(.compare(.emailValue, .equal, .text("\(user.username)-2499@example.com"))), offset: 0, limit: 2
+                )
+                XCTAssertEqual(last.users.map(\.id), [user.id])
+                let total = try await users.search(realm: "demo", match: .anyEmail(.compare(.emailValue, .startsWith, .text("\(user.username)-"))), offset: 0, limit: 2)
+                XCTAssertEqual(total.total, 1)
+            }
         }
     }
 }
