@@ -19,7 +19,7 @@ extension SQLUserStore {
         }
         try await sql.raw("""
             INSERT INTO user_profiles (realm, user_id, external_id, display_name, given_name, family_name, attributes)
-            VALUES \(try profileRow(NewProfile(realm: realm, userId: userId, profile: profile)))
+            VALUES \(profileRow(NewProfile(realm: realm, userId: userId, profile: profile)))
             ON CONFLICT (realm, user_id) DO UPDATE SET external_id = excluded.external_id, display_name = excluded.display_name,
                 given_name = excluded.given_name, family_name = excluded.family_name, attributes = excluded.attributes
             """).run()
@@ -32,7 +32,7 @@ extension SQLUserStore {
         guard !profiles.isEmpty else { return }
         try await sql.raw("""
             INSERT INTO user_profiles (realm, user_id, external_id, display_name, given_name, family_name, attributes)
-            VALUES \(SQLList(try profiles.map(profileRow)))
+            VALUES \(SQLList(profiles.map(profileRow)))
             """).run()
         try await insertEmails(of: profiles, on: sql)
     }
@@ -56,9 +56,9 @@ extension SQLUserStore {
         }
     }
 
-    private static func profileRow(_ new: NewProfile) throws -> SQLQueryString {
+    private static func profileRow(_ new: NewProfile) -> SQLQueryString {
         let profile = new.profile
-        let attributes = String(decoding: try profileEncoder.encode(profile), as: UTF8.self)
+        let attributes = UserProfileStorage.encode(profile)
         return """
             (\(bind: new.realm), \(bind: new.userId), \(bind: profile.externalId), \(bind: profile.displayName),
                 \(bind: profile.name?.givenName), \(bind: profile.name?.familyName), \(bind: attributes))
@@ -75,7 +75,7 @@ extension SQLUserStore {
         var profiles: [String: UserProfile] = [:]
         for row in rows {
             let attributes = try row.decode(column: "attributes", as: String.self)
-            profiles[try row.decode(column: "user_id", as: String.self)] = try Self.profileDecoder.decode(UserProfile.self, from: Data(attributes.utf8))
+            profiles[try row.decode(column: "user_id", as: String.self)] = try UserProfileStorage.decode(attributes)
         }
         return profiles
     }
@@ -110,13 +110,6 @@ extension SQLUserStore {
         }
     }
 
-    private static let profileEncoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
-
-    private static let profileDecoder = JSONDecoder()
 }
 
 /// A `UserMatch` the store cannot search with (an attribute compared with a value of another kind).

@@ -4,8 +4,8 @@ import Foundation
 
 /// A user's profile. The fields are SCIM's core and enterprise user attributes that Keyward keeps; an empty
 /// profile is a user no directory has described.
-public struct UserProfile: Sendable, Equatable, Codable {
-    public struct Name: Sendable, Equatable, Codable {
+public struct UserProfile: Sendable, Equatable {
+    public struct Name: Sendable, Equatable {
         public var formatted: String?
         public var familyName: String?
         public var givenName: String?
@@ -23,7 +23,7 @@ public struct UserProfile: Sendable, Equatable, Codable {
     }
 
     /// An e-mail address or a phone number, with its kind (`work`, `home`, …) and whether it is the primary one.
-    public struct Contact: Sendable, Equatable, Codable {
+    public struct Contact: Sendable, Equatable {
         public var value: String
         public var type: String?
         public var primary: Bool
@@ -34,7 +34,7 @@ public struct UserProfile: Sendable, Equatable, Codable {
     }
 
     /// A postal address (RFC 7643 §4.1.2).
-    public struct Address: Sendable, Equatable, Codable {
+    public struct Address: Sendable, Equatable {
         public var formatted: String?
         public var streetAddress: String?
         public var locality: String?
@@ -54,7 +54,7 @@ public struct UserProfile: Sendable, Equatable, Codable {
     }
 
     /// The enterprise extension (RFC 7643 §4.3); `managerId` is the id of another user of the realm, as the directory sent it.
-    public struct Enterprise: Sendable, Equatable, Codable {
+    public struct Enterprise: Sendable, Equatable {
         public var employeeNumber: String?
         public var costCenter: String?
         public var organization: String?
@@ -89,50 +89,6 @@ public struct UserProfile: Sendable, Equatable, Codable {
     public init() {}
 
     public var isEmpty: Bool { self == UserProfile() }
-}
-
-// Stored profiles are JSON: a member a later version adds, or one an earlier left out, reads as its default, never as
-// an undecodable row. (The synthesized decoders require every non-optional member.)
-extension UserProfile {
-    public init(from decoder: any Decoder) throws {
-        let values = try decoder.container(keyedBy: CodingKeys.self)
-        externalId = try values.decodeIfPresent(String.self, forKey: .externalId)
-        displayName = try values.decodeIfPresent(String.self, forKey: .displayName)
-        nickName = try values.decodeIfPresent(String.self, forKey: .nickName)
-        title = try values.decodeIfPresent(String.self, forKey: .title)
-        userType = try values.decodeIfPresent(String.self, forKey: .userType)
-        preferredLanguage = try values.decodeIfPresent(String.self, forKey: .preferredLanguage)
-        locale = try values.decodeIfPresent(String.self, forKey: .locale)
-        timezone = try values.decodeIfPresent(String.self, forKey: .timezone)
-        name = try values.decodeIfPresent(Name.self, forKey: .name)
-        emails = try values.decodeIfPresent([Contact].self, forKey: .emails) ?? []
-        phoneNumbers = try values.decodeIfPresent([Contact].self, forKey: .phoneNumbers) ?? []
-        addresses = try values.decodeIfPresent([Address].self, forKey: .addresses) ?? []
-        enterprise = try values.decodeIfPresent(Enterprise.self, forKey: .enterprise)
-    }
-}
-
-extension UserProfile.Contact {
-    public init(from decoder: any Decoder) throws {
-        let values = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            value: try values.decode(String.self, forKey: .value), type: try values.decodeIfPresent(String.self, forKey: .type),
-            primary: try values.decodeIfPresent(Bool.self, forKey: .primary) ?? false
-        )
-    }
-}
-
-extension UserProfile.Address {
-    public init(from decoder: any Decoder) throws {
-        let values = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            formatted: try values.decodeIfPresent(String.self, forKey: .formatted),
-            streetAddress: try values.decodeIfPresent(String.self, forKey: .streetAddress),
-            locality: try values.decodeIfPresent(String.self, forKey: .locality), region: try values.decodeIfPresent(String.self, forKey: .region),
-            postalCode: try values.decodeIfPresent(String.self, forKey: .postalCode), country: try values.decodeIfPresent(String.self, forKey: .country),
-            type: try values.decodeIfPresent(String.self, forKey: .type), primary: try values.decodeIfPresent(Bool.self, forKey: .primary) ?? false
-        )
-    }
 }
 
 /// SCIM compares user names and e-mail addresses without regard to case; Keyward folds ASCII letters only, alike in
