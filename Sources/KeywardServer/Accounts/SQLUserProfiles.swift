@@ -99,13 +99,18 @@ extension SQLUserStore {
         }
         let from: SQLQueryString = "FROM users LEFT JOIN user_profiles p ON p.realm = users.realm AND p.user_id = users.id WHERE " + condition
         return try await StoreErrorMapping.mapping("search(realm:match:)") {
+            // The page first: a page that ends the matches (a directory's lookup finds one user) tells the total, and
+            // the count is a statement saved on every such read.
+            var users: [User] = []
+            if limit > 0 {
+                users = try await database.sql.raw(
+                    "SELECT \(unsafeRaw: Self.columns(prefixed: "", from: "users")) " + from
+                        + " ORDER BY \(unsafeRaw: SQLUserMatch(engine: database.engine).pageOrder("users.id", filtered: match != nil))"
+                        + " LIMIT \(bind: limit) OFFSET \(bind: offset)"
+                ).all().map(Self.user(from:))
+                if users.count < limit, !users.isEmpty || offset == 0 { return UserSearchPage(total: offset + users.count, users: users) }
+            }
             let total = try await database.sql.raw("SELECT count(*) AS n " + from).first()?.decode(column: "n", as: Int.self) ?? 0
-            guard limit > 0, offset < total else { return UserSearchPage(total: total, users: []) }
-            let users = try await database.sql.raw(
-                "SELECT \(unsafeRaw: Self.columns(prefixed: "", from: "users")) " + from
-                    + " ORDER BY \(unsafeRaw: SQLUserMatch(engine: database.engine).pageOrder("users.id", filtered: match != nil))"
-                    + " LIMIT \(bind: limit) OFFSET \(bind: offset)"
-            ).all().map(Self.user(from:))
             return UserSearchPage(total: total, users: users)
         }
     }

@@ -26,7 +26,7 @@ final class AdminUserDeletionRaceTests: XCTestCase {
             let admin = try await AdminClient.make(server, client, scopes: [.usersRead, .usersWrite])
             server.runtime.accounts.plugins.add(removalStep: RenameWhileRemoving(users: server.runtime.accounts.users))
             let made = try await admin.call(.post, "/admin/realms/demo/users", json: ["username": .string("doomed")])
-            let id = try XCTUnwrap(made.json["id"]?.stringValue)
+            let id = try XCTUnwrap(made.json["id"]?.stringValue, "the user was not made: \(made.status) \(made.json)")
             let deleted = try await admin.call(.delete, "/admin/realms/demo/users/\(id)", headers: [.ifMatch: made.etag ?? ""])
             XCTAssertEqual(deleted.status, .noContent, "\(deleted.json)")
             let gone = try await server.runtime.accounts.users.user(realm: "demo", id: id)
@@ -41,7 +41,7 @@ final class AdminUserDeletionRaceTests: XCTestCase {
         try await TestServer.forEachEngine { server, client in
             let admin = try await AdminClient.make(server, client, scopes: [.usersRead, .usersWrite])
             let made = try await admin.call(.post, "/admin/realms/demo/users", json: ["username": .string("kept")])
-            let id = try XCTUnwrap(made.json["id"]?.stringValue)
+            let id = try XCTUnwrap(made.json["id"]?.stringValue, "the user was not made: \(made.status) \(made.json)")
             _ = try await admin.call(.patch, "/admin/realms/demo/users/\(id)", json: ["username": .string("kept-renamed")])
             let stale = try await admin.call(.delete, "/admin/realms/demo/users/\(id)", headers: [.ifMatch: made.etag ?? ""])
             XCTAssertEqual(stale.status, .preconditionFailed)
