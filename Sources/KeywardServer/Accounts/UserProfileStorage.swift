@@ -11,48 +11,16 @@ enum UserProfileStorage {
     }
 
     static func encode(_ profile: UserProfile) -> String {
-        var object = JSONObject()
-        object.set(profile.externalId, "externalId")
-        object.set(profile.displayName, "displayName")
-        object.set(profile.nickName, "nickName")
-        object.set(profile.title, "title")
-        object.set(profile.userType, "userType")
-        object.set(profile.preferredLanguage, "preferredLanguage")
-        object.set(profile.locale, "locale")
-        object.set(profile.timezone, "timezone")
-        if let name = profile.name {
-            var stored = JSONObject()
-            stored.set(name.formatted, "formatted")
-            stored.set(name.familyName, "familyName")
-            stored.set(name.givenName, "givenName")
-            stored.set(name.middleName, "middleName")
-            stored.set(name.honorificPrefix, "honorificPrefix")
-            stored.set(name.honorificSuffix, "honorificSuffix")
-            object["name"] = .object(stored)
-        }
+        var object = members(texts, of: profile)
+        if let name = profile.name { object["name"] = .object(members(nameTexts, of: name)) }
         object["emails"] = .array(profile.emails.map(contact))
         object["phoneNumbers"] = .array(profile.phoneNumbers.map(contact))
         object["addresses"] = .array(profile.addresses.map { address in
-            var stored: JSONObject = ["primary": .bool(address.primary)]
-            stored.set(address.formatted, "formatted")
-            stored.set(address.streetAddress, "streetAddress")
-            stored.set(address.locality, "locality")
-            stored.set(address.region, "region")
-            stored.set(address.postalCode, "postalCode")
-            stored.set(address.country, "country")
-            stored.set(address.type, "type")
+            var stored = members(addressTexts, of: address)
+            stored["primary"] = .bool(address.primary)
             return .object(stored)
         })
-        if let enterprise = profile.enterprise {
-            var stored = JSONObject()
-            stored.set(enterprise.employeeNumber, "employeeNumber")
-            stored.set(enterprise.costCenter, "costCenter")
-            stored.set(enterprise.organization, "organization")
-            stored.set(enterprise.division, "division")
-            stored.set(enterprise.department, "department")
-            stored.set(enterprise.managerId, "managerId")
-            object["enterprise"] = .object(stored)
-        }
+        if let enterprise = profile.enterprise { object["enterprise"] = .object(members(enterpriseTexts, of: enterprise)) }
         return String(decoding: StrictJSON.serialize(object), as: UTF8.self)
     }
 
@@ -64,44 +32,62 @@ enum UserProfileStorage {
             throw Unreadable(description: "a stored profile is not a JSON object: \(error)")
         }
         let stored = Stored(object, at: "profile")
-        var profile = UserProfile()
-        profile.externalId = try stored.text("externalId")
-        profile.displayName = try stored.text("displayName")
-        profile.nickName = try stored.text("nickName")
-        profile.title = try stored.text("title")
-        profile.userType = try stored.text("userType")
-        profile.preferredLanguage = try stored.text("preferredLanguage")
-        profile.locale = try stored.text("locale")
-        profile.timezone = try stored.text("timezone")
-        profile.name = try stored.object("name").map { name in
-            UserProfile.Name(
-                formatted: try name.text("formatted"), familyName: try name.text("familyName"), givenName: try name.text("givenName"),
-                middleName: try name.text("middleName"), honorificPrefix: try name.text("honorificPrefix"),
-                honorificSuffix: try name.text("honorificSuffix")
-            )
-        }
+        var profile = try stored.read(texts, into: UserProfile())
+        profile.name = try stored.object("name").map { try $0.read(nameTexts, into: UserProfile.Name()) }
         profile.emails = try stored.objects("emails").map(contact)
         profile.phoneNumbers = try stored.objects("phoneNumbers").map(contact)
-        profile.addresses = try stored.objects("addresses").map { address in
-            UserProfile.Address(
-                formatted: try address.text("formatted"), streetAddress: try address.text("streetAddress"),
-                locality: try address.text("locality"), region: try address.text("region"), postalCode: try address.text("postalCode"),
-                country: try address.text("country"), type: try address.text("type"), primary: try address.flag("primary") ?? false
-            )
+        profile.addresses = try stored.objects("addresses").map { stored in
+            var address = try stored.read(addressTexts, into: UserProfile.Address())
+            address.primary = try stored.flag("primary") ?? false
+            return address
         }
-        profile.enterprise = try stored.object("enterprise").map { enterprise in
-            UserProfile.Enterprise(
-                employeeNumber: try enterprise.text("employeeNumber"), costCenter: try enterprise.text("costCenter"),
-                organization: try enterprise.text("organization"), division: try enterprise.text("division"),
-                department: try enterprise.text("department"), managerId: try enterprise.text("managerId")
-            )
-        }
+        profile.enterprise = try stored.object("enterprise").map { try $0.read(enterpriseTexts, into: UserProfile.Enterprise()) }
         return profile
+    }
+
+    /// The text members of each stored object, by key: one list serves writing and reading, so the two cannot drift.
+    private typealias Texts<Value> = [(key: String, path: WritableKeyPath<Value, String?>)]
+
+    private static var texts: Texts<UserProfile> {
+        [
+            ("externalId", \.externalId), ("displayName", \.displayName), ("nickName", \.nickName), ("title", \.title),
+            ("userType", \.userType), ("preferredLanguage", \.preferredLanguage), ("locale", \.locale), ("timezone", \.timezone),
+        ]
+    }
+
+    private static var nameTexts: Texts<UserProfile.Name> {
+        [
+            ("formatted", \.formatted), ("familyName", \.familyName), ("givenName", \.givenName), ("middleName", \.middleName),
+            ("honorificPrefix", \.honorificPrefix), ("honorificSuffix", \.honorificSuffix),
+        ]
+    }
+
+    private static var addressTexts: Texts<UserProfile.Address> {
+        [
+            ("formatted", \.formatted), ("streetAddress", \.streetAddress), ("locality", \.locality), ("region", \.region),
+            ("postalCode", \.postalCode), ("country", \.country), ("type", \.type),
+        ]
+    }
+
+    private static var enterpriseTexts: Texts<UserProfile.Enterprise> {
+        [
+            ("employeeNumber", \.employeeNumber), ("costCenter", \.costCenter), ("organization", \.organization),
+            ("division", \.division), ("department", \.department), ("managerId", \.managerId),
+        ]
+    }
+
+    /// The members of `texts` that `value` has, left out when nil.
+    private static func members<Value>(_ texts: Texts<Value>, of value: Value) -> JSONObject {
+        var object = JSONObject()
+        for (key, path) in texts {
+            if let text = value[keyPath: path] { object[key] = .string(text) }
+        }
+        return object
     }
 
     private static func contact(_ contact: UserProfile.Contact) -> JSONValue {
         var stored: JSONObject = ["value": .string(contact.value), "primary": .bool(contact.primary)]
-        stored.set(contact.type, "type")
+        if let type = contact.type { stored["type"] = .string(type) }
         return .object(stored)
     }
 
@@ -117,6 +103,13 @@ enum UserProfileStorage {
 
         init(_ members: JSONObject, at path: String) {
             (self.members, self.path) = (members, path)
+        }
+
+        /// `value` with each member of `texts` read into it.
+        func read<Value>(_ texts: Texts<Value>, into value: Value) throws -> Value {
+            var value = value
+            for (key, path) in texts { value[keyPath: path] = try text(key) }
+            return value
         }
 
         func text(_ key: String) throws -> String? {
@@ -154,11 +147,5 @@ enum UserProfileStorage {
             default: throw Unreadable(description: "stored \(path).\(key) is not an array")
             }
         }
-    }
-}
-
-private extension Dictionary where Key == String, Value == JSONValue {
-    mutating func set(_ text: String?, _ key: String) {
-        if let text { self[key] = .string(text) }
     }
 }
