@@ -101,17 +101,28 @@ extension SQLUserStore {
         return try await StoreErrorMapping.mapping("search(realm:match:)") {
             // The page first: a page that ends the matches (a directory's lookup finds one user) tells the total, and
             // the count is a statement saved on every such read.
-            var users: [User] = []
+            // The profiles come with the page, from the join the match already needs: a statement fewer again.
+            var page = UserSearchPage(total: 0, users: [])
             if limit > 0 {
-                users = try await database.sql.raw(
-                    "SELECT \(unsafeRaw: Self.columns(prefixed: "", from: "users")) " + from
+                let rows = try await database.sql.raw(
+                    "SELECT \(unsafeRaw: Self.columns(prefixed: "", from: "users")), p.attributes AS profile_attributes " + from
                         + " ORDER BY \(unsafeRaw: SQLUserMatch(engine: database.engine).pageOrder("users.id", filtered: match != nil))"
                         + " LIMIT \(bind: limit) OFFSET \(bind: offset)"
-                ).all().map(Self.user(from:))
-                if users.count < limit, !users.isEmpty || offset == 0 { return UserSearchPage(total: offset + users.count, users: users) }
+                ).all()
+                for row in rows {
+                    let user = try Self.user(from: row)
+                    page.users.append(user)
+                    if let attributes = try row.decode(column: "profile_attributes", as: String?.self) {
+                        page.profiles[user.id] = try UserProfileStorage.decode(attributes)
+                    }
+                }
+                if rows.count < limit, !rows.isEmpty || offset == 0 {
+                    page.total = offset + rows.count
+                    return page
+                }
             }
-            let total = try await database.sql.raw("SELECT count(*) AS n " + from).first()?.decode(column: "n", as: Int.self) ?? 0
-            return UserSearchPage(total: total, users: users)
+            page.total = try await database.sql.raw("SELECT count(*) AS n " + from).first()?.decode(column: "n", as: Int.self) ?? 0
+            return page
         }
     }
 

@@ -48,4 +48,6 @@ public enum UserMatchValue: Sendable, Equatable {
 public struct UserSearchPage: Sendable, Equatable {
     public var total: Int
     public var users: [User]
+    /// The profiles of the page's users that have one, by user id.
+    public var profiles: [String: UserProfile] = [:]
 }

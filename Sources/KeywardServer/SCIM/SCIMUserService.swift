@@ -25,12 +25,13 @@ struct SCIMUserService: Sendable {
         } catch let error as UserSearchError {
             throw SCIMError(.badRequest, .invalidFilter, error.description)
         }
-        return Listing(total: page.total, startIndex: startIndex, resources: try await render(page.users, realm: realm))
+        let resources = page.users.map { SCIMUserResource.render($0, profile: page.profiles[$0.id] ?? UserProfile(), base: base(realm)) }
+        return Listing(total: page.total, startIndex: startIndex, resources: resources)
     }
 
     func user(realm: String, id: String) async throws -> (User, JSONObject) {
         let user = try await existing(realm: realm, id: id)
-        return (user, try await render([user], realm: realm)[0])
+        return (user, try await render(user, realm: realm))
     }
 
     func create(realm: String, body: JSONObject) async throws -> (User, JSONObject) {
@@ -118,9 +119,9 @@ struct SCIMUserService: Sendable {
         return user
     }
 
-    private func render(_ found: [User], realm: String) async throws -> [JSONObject] {
-        let profiles = try await users.profiles(realm: realm, userIds: found.map(\.id))
-        return found.map { SCIMUserResource.render($0, profile: profiles[$0.id] ?? UserProfile(), base: base(realm)) }
+    private func render(_ user: User, realm: String) async throws -> JSONObject {
+        let profile = try await users.profiles(realm: realm, userIds: [user.id])[user.id]
+        return SCIMUserResource.render(user, profile: profile ?? UserProfile(), base: base(realm))
     }
 
     func base(_ realm: String) -> String { SCIMPaths.base(publicURL: publicURL, realm: realm) }

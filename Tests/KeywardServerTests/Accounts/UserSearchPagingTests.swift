@@ -1,4 +1,5 @@
-// Tests: a search's total is the number of matches whatever the page asked for, whether the page told it or a count did.
+// Tests: a search's total is the number of matches whatever the page asked for, whether the page told it or a count did,
+// and the page's users come with their profiles.
 @testable import KeywardServer
 import XCTest
 
@@ -7,7 +8,14 @@ final class UserSearchPagingTests: XCTestCase {
         try await TestServer.forEachEngine { server, _ in
             let users = server.runtime.accounts.users
             var created: [String] = []
-            for index in 0..<5 { created.append(try await users.createUser(realm: "demo", username: "paged-\(index)", password: nil).id) }
+            var profiles: [String: UserProfile] = [:]
+            for index in 0..<5 {
+                var profile = UserProfile()
+                if index % 2 == 0 { profile.externalId = "ext-\(index)" }
+                let id = try await users.createUser(realm: "demo", username: "paged-\(index)", password: nil, profile: profile).id
+                created.append(id)
+                if !profile.isEmpty { profiles[id] = profile }
+            }
             _ = try await users.createUser(realm: "demo", username: "other", password: nil)
             let ids = created.sorted() // pages are in id order
             let paged = UserMatch.compare(.username, .startsWith, .text("PAGED-"))
@@ -20,6 +28,7 @@ final class UserSearchPagingTests: XCTestCase {
                 let page = try await users.search(realm: "demo", match: paged, offset: offset, limit: limit)
                 XCTAssertEqual(page.total, 5, "offset \(offset), limit \(limit)")
                 XCTAssertEqual(page.users.map(\.id), Array(expected), "offset \(offset), limit \(limit)")
+                XCTAssertEqual(page.profiles, profiles.filter { expected.contains($0.key) }, "each user's profile comes with the page")
             }
             let none = try await users.search(realm: "demo", match: .compare(.username, .equal, .text("nobody")), offset: 0, limit: 10)
             XCTAssertEqual(none, UserSearchPage(total: 0, users: []))
