@@ -17,13 +17,14 @@ extension SQLUserStore {
             try await sql.raw("DELETE FROM user_profiles WHERE realm = \(bind: realm) AND user_id = \(bind: userId)").run()
             return
         }
+        let new = NewProfile(realm: realm, userId: userId, profile: profile)
         try await sql.raw("""
             INSERT INTO user_profiles (realm, user_id, external_id, display_name, given_name, family_name, attributes)
-            VALUES \(profileRow(NewProfile(realm: realm, userId: userId, profile: profile)))
+            VALUES \(profileRow(new))
             ON CONFLICT (realm, user_id) DO UPDATE SET external_id = excluded.external_id, display_name = excluded.display_name,
                 given_name = excluded.given_name, family_name = excluded.family_name, attributes = excluded.attributes
             """).run()
-        try await insertEmails(of: [NewProfile(realm: realm, userId: userId, profile: profile)], on: sql)
+        try await insertEmails(of: [new], on: sql)
     }
 
     /// The profiles of users just created (64 at most, as a group of creations), on a transaction's session: one

@@ -45,17 +45,18 @@ public struct SQLUserStore: UserStore {
             conflict: alone ? "a user named '\(first.username)' or with id '\(first.id)' exists already in realm '\(first.realm)'" : "a user of the group exists already",
             missingParent: alone ? "realm '\(first.realm)' does not exist" : "a user's realm does not exist"
         ) {
+            let users = group.map(\.user)
             let profiled = group.filter { !$0.profile.isEmpty }.map { NewProfile(realm: $0.user.realm, userId: $0.user.id, profile: $0.profile) }
-            guard !profiled.isEmpty else { return try await insert(group.map(\.user), on: database.sql) }
+            guard !profiled.isEmpty else { return try await insert(users, on: database.sql) }
             try await database.transaction { session in
-                try await insert(group.map(\.user), on: session)
+                try await insert(users, on: session)
                 try await insertProfiles(profiled, on: session)
             }
         }
     }
 
     /// The inserts, on a connection or inside a transaction (64 users at most: 7 parameters each).
-    static func insert(_ users: [User], on sql: any SQLDatabase) async throws {
+    private static func insert(_ users: [User], on sql: any SQLDatabase) async throws {
         let rows = users.map { user in
             SQLQueryString("""
                 (\(bind: user.realm), \(bind: user.id), \(bind: user.username), \(bind: UserNameFolding.folded(user.username)),

@@ -46,35 +46,28 @@ enum UserProfileStorage {
     }
 
     /// The text members of each stored object, by key: one list serves writing and reading, so the two cannot drift.
-    private typealias Texts<Value> = [(key: String, path: WritableKeyPath<Value, String?>)]
+    /// Built once: every SCIM read and create goes through them.
+    private typealias Texts<Value> = [(key: String, path: any WritableKeyPath<Value, String?> & Sendable)]
 
-    private static var texts: Texts<UserProfile> {
-        [
-            ("externalId", \.externalId), ("displayName", \.displayName), ("nickName", \.nickName), ("title", \.title),
-            ("userType", \.userType), ("preferredLanguage", \.preferredLanguage), ("locale", \.locale), ("timezone", \.timezone),
-        ]
-    }
+    private static let texts: Texts<UserProfile> = [
+        ("externalId", \.externalId), ("displayName", \.displayName), ("nickName", \.nickName), ("title", \.title),
+        ("userType", \.userType), ("preferredLanguage", \.preferredLanguage), ("locale", \.locale), ("timezone", \.timezone),
+    ]
 
-    private static var nameTexts: Texts<UserProfile.Name> {
-        [
-            ("formatted", \.formatted), ("familyName", \.familyName), ("givenName", \.givenName), ("middleName", \.middleName),
-            ("honorificPrefix", \.honorificPrefix), ("honorificSuffix", \.honorificSuffix),
-        ]
-    }
+    private static let nameTexts: Texts<UserProfile.Name> = [
+        ("formatted", \.formatted), ("familyName", \.familyName), ("givenName", \.givenName), ("middleName", \.middleName),
+        ("honorificPrefix", \.honorificPrefix), ("honorificSuffix", \.honorificSuffix),
+    ]
 
-    private static var addressTexts: Texts<UserProfile.Address> {
-        [
-            ("formatted", \.formatted), ("streetAddress", \.streetAddress), ("locality", \.locality), ("region", \.region),
-            ("postalCode", \.postalCode), ("country", \.country), ("type", \.type),
-        ]
-    }
+    private static let addressTexts: Texts<UserProfile.Address> = [
+        ("formatted", \.formatted), ("streetAddress", \.streetAddress), ("locality", \.locality), ("region", \.region),
+        ("postalCode", \.postalCode), ("country", \.country), ("type", \.type),
+    ]
 
-    private static var enterpriseTexts: Texts<UserProfile.Enterprise> {
-        [
-            ("employeeNumber", \.employeeNumber), ("costCenter", \.costCenter), ("organization", \.organization),
-            ("division", \.division), ("department", \.department), ("managerId", \.managerId),
-        ]
-    }
+    private static let enterpriseTexts: Texts<UserProfile.Enterprise> = [
+        ("employeeNumber", \.employeeNumber), ("costCenter", \.costCenter), ("organization", \.organization),
+        ("division", \.division), ("department", \.department), ("managerId", \.managerId),
+    ]
 
     /// The members of `texts` that `value` has, left out when nil.
     private static func members<Value>(_ texts: Texts<Value>, of value: Value) -> JSONObject {
